@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proto.h - the netsetup <-> datapath wire protocol
+ *
+ * One SOCK_SEQPACKET message per record: a fixed struct proto_hdr, then
+ * netlink attributes (libnl nla_*), validated with nla_policy tables. File
+ * descriptors travel with SCM_RIGHTS on the message that declares them.
+ * docs/protocol.md is the normative description; this header is the API.
+ *
+ * The same API serves both sides: the proto_send_*() functions encode and send
+ * one message; proto_recv() receives, validates and decodes one into a
+ * struct proto_msg that owns its file descriptors; proto_msg_free() releases
+ * it and closes them. A malformed message never reaches the caller: it is
+ * answered with ERROR, its fds are closed, and the socket stays usable.
+ */
+#ifndef SANDNET_PROTO_H
+#define SANDNET_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <net/if.h>
+#include <netinet/in.h>
+
+/* "SNET" read as a big-endian number; the header is in host byte order. */
+#define PROTO_MAGIC		0x534e4554u
+
+/* Major versions this build speaks, lowest to highest, and its minor. */
+#define PROTO_VERSION_MIN	1
+#define PROTO_VERSION_MAX	1
+#define PROTO_VERSION_MINOR	0
+
+/* Limits; a message over any of them is refused with ERROR (E2BIG). */
+#define PROTO_MSG_MAX_BYTES	65536	/* one message, header included */
+#define PROTO_MAX_LINKS		64	/* LINK messages per configuration */
+#define PROTO_MAX_ADDRS		64	/* addresses per link */
+#define PROTO_MAX_ROUTES	256	/* routes per link */
+#define PROTO_MAX_NEIGHS	256	/* permanent neighbours per link */
+#define PROTO_MAX_CHANNELS	16	/* channel fds per link */
+#define PROTO_MAX_VERSIONS	16	/* versions listed in one HELLO */
+#define PROTO_TEXT_MAX		256	/* reason, error message, software: bytes with NUL */
+#define PROTO_MTU_MIN		68	/* RFC 791 minimum */
+#define PROTO_MTU_MAX		65535
+
+/**
+ * struct proto_hdr - fixed header in front of every message
+ * @magic:	PROTO_MAGIC
+ * @version:	major version the body is encoded in; HELLO always uses 1
+ * @minor:	sender's minor version (newer minors only add attributes)
+ * @type:	enum proto_msg_type
+ * @length:	total bytes of the message, this header included
+ * @seq:	sender's sequence number; ACK and ERROR echo the request's
+ */
+struct proto_hdr {
+	uint32_t magic;
+	uint8_t version;
+	uint8_t minor;
+	uint16_t type;
+	uint32_t length;
+	uint32_t seq;
+};
+
+enum proto_msg_type {
+	PROTO_MSG_NONE,		/* 0 is never sent */
+	PROTO_MSG_HELLO,
+	PROTO_MSG_LINK,
+	PROTO_MSG_DONE,
+	PROTO_MSG_ACK,
+	PROTO_MSG_ERROR,
+	PROTO_MSG_MAX
+};
+
+enum proto_gso_mode {
+	PROTO_GSO_OFF,		/* one MTU-sized frame per segment, one syscall each */
+	PROTO_GSO_SW,		/* sandnet splits, one sendmmsg for the batch */
+	PROTO_GSO_HW,		/* PACKET_VNET_HDR: the kernel segments */
+	PROTO_GSO_MODE_MAX
+};
+
+/* Attributes of HELLO. */
+enum {
+	PROTO_HELLO_UNSPEC,
+	PROTO_HELLO_VERSIONS,	/* nested: one PROTO_HELLO_VERSION (u8) per major */
+	PROTO_HELLO_MINOR,	/* u8 */
+	PROTO_HELLO_SOFTWARE,	/* string: "sandnet-netsetup 0.1" */
+	__PROTO_HELLO_MAX
+};
+#define PROTO_HELLO_ATTR_MAX (__PROTO_HELLO_MAX - 1)
+#define PROTO_HELLO_VERSION 1	/* type of each entry inside PROTO_HELLO_VERSIONS */
+
+/* Attributes of LINK. */
+enum {
+	PROTO_LINK_UNSPEC,
+	PROTO_LINK_IFINDEX,		/* u32, mandatory, > 0 */
+	PROTO_LINK_IFNAME,		/* string, mandatory, < IFNAMSIZ */
+	PROTO_LINK_MAC,			/* 6 bytes, mandatory */
+	PROTO_LINK_MTU,			/* u32, mandatory, PROTO_MTU_MIN..PROTO_MTU_MAX */
+	PROTO_LINK_FLAGS,		/* u32, IFF_* */
+	PROTO_LINK_GSO_MODE,		/* u8, enum proto_gso_mode, mandatory */
+	PROTO_LINK_GSO_REASON,		/* string */
+	PROTO_LINK_GSO_MAX_SIZE,	/* u32: largest frame the datapath may build */
+	PROTO_LINK_GSO_MAX_SEGS,	/* u32 */
+	PROTO_LINK_GSO_IPV4_MAX_SIZE,	/* u32: BIG TCP limit for IPv4 */
+	PROTO_LINK_CHANNELS,		/* u32, mandatory: fds attached, 1..PROTO_MAX_CHANNELS */
+	PROTO_LINK_ADDRS,		/* nested: PROTO_LINK_ADDR entries */
+	PROTO_LINK_ROUTES,		/* nested: PROTO_LINK_ROUTE entries */
+	PROTO_LINK_NEIGHS,		/* nested: PROTO_LINK_NEIGH entries */
+	__PROTO_LINK_MAX
+};
+#define PROTO_LINK_ATTR_MAX (__PROTO_LINK_MAX - 1)
+#define PROTO_LINK_ADDR  1	/* entry type inside PROTO_LINK_ADDRS */
+#define PROTO_LINK_ROUTE 1	/* entry type inside PROTO_LINK_ROUTES */
+#define PROTO_LINK_NEIGH 1	/* entry type inside PROTO_LINK_NEIGHS */
+
+/* Attributes of one address entry. */
+enum {
+	PROTO_ADDR_UNSPEC,
+	PROTO_ADDR_FAMILY,	/* u8 AF_INET or AF_INET6, mandatory */
+	PROTO_ADDR_ADDRESS,	/* 4 or 16 bytes matching the family, mandatory */
+	PROTO_ADDR_PREFIXLEN,	/* u8 <= 32 or 128, mandatory */
+	PROTO_ADDR_SCOPE,	/* u8 RT_SCOPE_* */
+	PROTO_ADDR_FLAGS,	/* u32 IFA_F_* */
+	__PROTO_ADDR_MAX
+};
+#define PROTO_ADDR_ATTR_MAX (__PROTO_ADDR_MAX - 1)
+
+/* Attributes of one route entry (main table only). */
+enum {
+	PROTO_ROUTE_UNSPEC,
+	PROTO_ROUTE_FAMILY,	/* u8, mandatory */
+	PROTO_ROUTE_DST,	/* 4 or 16 bytes; absent for a default route */
+	PROTO_ROUTE_DST_LEN,	/* u8 <= 32 or 128, mandatory */
+	PROTO_ROUTE_GATEWAY,	/* 4 or 16 bytes; absent for an on-link route */
+	PROTO_ROUTE_METRIC,	/* u32 priority */
+	__PROTO_ROUTE_MAX
+};
+#define PROTO_ROUTE_ATTR_MAX (__PROTO_ROUTE_MAX - 1)
+
+/* Attributes of one permanent neighbour entry. */
+enum {
+	PROTO_NEIGH_UNSPEC,
+	PROTO_NEIGH_FAMILY,	/* u8, mandatory */
+	PROTO_NEIGH_ADDRESS,	/* 4 or 16 bytes, mandatory */
+	PROTO_NEIGH_LLADDR,	/* 6 bytes, mandatory */
+	__PROTO_NEIGH_MAX
+};
+#define PROTO_NEIGH_ATTR_MAX (__PROTO_NEIGH_MAX - 1)
+
+/* Attributes of ERROR. */
+enum {
+	PROTO_ERROR_UNSPEC,
+	PROTO_ERROR_ERRNO,	/* u32, positive errno, mandatory */
+	PROTO_ERROR_MESSAGE,	/* string, mandatory */
+	__PROTO_ERROR_MAX
+};
+#define PROTO_ERROR_ATTR_MAX (__PROTO_ERROR_MAX - 1)
+
+union proto_inaddr {
+	struct in_addr v4;
+	struct in6_addr v6;
+	uint8_t bytes[16];
+};
+
+struct proto_addr {
+	uint8_t family;			/* AF_INET or AF_INET6 */
+	uint8_t prefixlen;
+	uint8_t scope;			/* RT_SCOPE_UNIVERSE, RT_SCOPE_LINK, ... */
+	uint32_t flags;			/* IFA_F_* */
+	union proto_inaddr addr;
+};
+
+struct proto_route {
+	uint8_t family;
+	uint8_t dst_len;		/* 0 for a default route */
+	bool has_gateway;
+	uint32_t metric;
+	union proto_inaddr dst;		/* zero when dst_len is 0 */
+	union proto_inaddr gateway;
+};
+
+struct proto_neigh {
+	uint8_t family;
+	union proto_inaddr addr;
+	uint8_t lladdr[6];
+};
+
+/**
+ * struct proto_link - one link and the channel sockets that serve it
+ *
+ * Owned fds: @channel_fds[0 .. @n_channels - 1], closed by proto_msg_free()
+ * on the receiving side. A sender keeps ownership of what it passes.
+ */
+struct proto_link {
+	uint32_t ifindex;
+	char ifname[IFNAMSIZ];
+	uint8_t mac[6];
+	uint32_t mtu;
+	uint32_t flags;
+	enum proto_gso_mode gso_mode;
+	char gso_reason[PROTO_TEXT_MAX];
+	uint32_t gso_max_size;
+	uint32_t gso_max_segs;
+	uint32_t gso_ipv4_max_size;
+	unsigned int n_channels;
+	int channel_fds[PROTO_MAX_CHANNELS];
+	unsigned int n_addrs;
+	struct proto_addr addrs[PROTO_MAX_ADDRS];
+	unsigned int n_routes;
+	struct proto_route routes[PROTO_MAX_ROUTES];
+	unsigned int n_neighs;
+	struct proto_neigh neighs[PROTO_MAX_NEIGHS];
+};
+
+struct proto_hello {
+	unsigned int n_versions;
+	uint8_t versions[PROTO_MAX_VERSIONS];	/* majors, any order */
+	uint8_t minor;
+	char software[PROTO_TEXT_MAX];
+};
+
+struct proto_error {
+	int err;			/* positive errno */
+	char message[PROTO_TEXT_MAX];
+};
+
+/**
+ * struct proto_msg - one decoded message
+ * @type:	which member of the union is valid (none for DONE and ACK)
+ * @version:	major version from the header
+ * @minor:	minor version from the header
+ * @seq:	sequence number from the header
+ */
+struct proto_msg {
+	enum proto_msg_type type;
+	uint8_t version;
+	uint8_t minor;
+	uint32_t seq;
+	union {
+		struct proto_hello hello;
+		struct proto_link link;
+		struct proto_error error;
+	};
+};
+
+/**
+ * struct proto_why - why a message was refused, in words for the user
+ * @err:	positive errno
+ * @text:	"LINK: attribute MTU: 40 is out of range 68..65535"
+ */
+struct proto_why {
+	int err;
+	char text[PROTO_TEXT_MAX];
+};
+
+const char *proto_msg_type_name(unsigned int type);
+const char *proto_gso_mode_name(unsigned int mode);
+int proto_gso_mode_parse(const char *name);
+
+/* Encoding and decoding without I/O; the fuzz target and the tests use these. */
+int proto_encode(const struct proto_msg *msg, void *buf, size_t size);
+int proto_decode(const void *buf, size_t len, const int *fds, unsigned int n_fds,
+		 struct proto_msg **msgp, struct proto_why *why);
+
+/* Sending; every function returns 0 or a negative errno. */
+int proto_send(int sock, const struct proto_msg *msg);
+int proto_send_hello(int sock, uint32_t seq, const char *software);
+int proto_send_link(int sock, uint32_t seq, const struct proto_link *link);
+int proto_send_done(int sock, uint32_t seq);
+int proto_send_ack(int sock, uint32_t seq);
+int proto_send_error(int sock, uint32_t seq, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+int proto_recv(int sock, struct proto_msg **msgp, struct proto_why *why);
+void proto_msg_free(struct proto_msg *msg);
+
+int proto_version_choose(const struct proto_hello *peer, struct proto_why *why);
+int proto_handshake(int sock, bool initiator, const char *software, uint8_t *versionp,
+		    struct proto_why *why);
+int proto_expect_ack(int sock, uint32_t seq, struct proto_why *why);
+
+#endif /* SANDNET_PROTO_H */

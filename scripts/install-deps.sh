@@ -1,0 +1,28 @@
+#!/bin/sh
+# Install the Debian packages sandnet builds, tests and demos with; idempotent:
+# apt-get runs only when a package is missing.
+set -eu
+
+packages="gcc make pkg-config clang libclang-rt-14-dev
+libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libcap-ng-dev check
+iproute2 ethtool nftables socat iputils-ping arping python3
+containernetworking-plugins procps valgrind"
+
+missing=""
+for p in $packages; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+		missing="$missing $p"
+	fi
+done
+
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing Debian packages:$missing (run as root, or install them)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

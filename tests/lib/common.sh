@@ -1,0 +1,70 @@
+# Sourced by integration tests: binaries, unique names, and cleanup on every exit.
+#
+#   . "$SANDNET_TESTS/lib/common.sh"
+#   sn_netns_add peer            # creates "${SN_PREFIX}peer", removed on exit
+#   sn_veth_add ct eth0 peer veth0   # veth between two of our namespaces
+#   sn_on_exit "kill $pid"       # more cleanup, run in reverse order
+#   sn_fail "what went wrong"    # print and exit 1
+#
+# Names are "sn<pid>-" prefixed so parallel or leftover runs never collide.
+set -u
+: "${SANDNET_BUILD:?run through tests/run-tests.sh or set SANDNET_BUILD}"
+: "${SANDNET_TESTS:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+NETSETUP=$SANDNET_BUILD/netsetup
+DATAPATH=$SANDNET_BUILD/datapath
+TOOLS=$SANDNET_BUILD/tests/tools
+SN_PREFIX=${SN_PREFIX:-sn$$-}
+SN_TMP=$(mktemp -d "/tmp/${SN_PREFIX}XXXX")
+_sn_cleanup=()
+_sn_netns=()
+
+sn_on_exit() { _sn_cleanup+=("$1"); }
+
+_sn_exit() {
+	local rc=$? i
+	for ((i = ${#_sn_cleanup[@]} - 1; i >= 0; i--)); do
+		eval "${_sn_cleanup[$i]}" >/dev/null 2>&1 || true
+	done
+	for ns in "${_sn_netns[@]}"; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	rm -rf "$SN_TMP"
+	exit $rc
+}
+trap _sn_exit EXIT
+trap 'exit 130' INT TERM
+
+sn_fail() { echo "FAIL: $*" >&2; exit 1; }
+sn_skip() { echo "skipped: $*"; exit 77; }
+sn_log() { echo "--- $*"; }
+
+# sn_netns_add NAME: create namespace ${SN_PREFIX}NAME with lo up.
+sn_netns_add() {
+	local ns=$SN_PREFIX$1
+	ip netns add "$ns" || sn_fail "ip netns add $ns"
+	_sn_netns+=("$ns")
+	ip -n "$ns" link set lo up
+}
+
+# sn_ns NAME: the full namespace name.
+sn_ns() { echo "$SN_PREFIX$1"; }
+
+# sn_veth_add NS1 IF1 NS2 IF2: a veth pair, both ends up.
+sn_veth_add() {
+	local tmp=sn$$v${RANDOM}
+	ip link add "$tmp" type veth peer name "${tmp}p" || sn_fail "ip link add veth"
+	ip link set "$tmp" netns "$SN_PREFIX$1" name "$2" || sn_fail "move veth to $1"
+	ip link set "${tmp}p" netns "$SN_PREFIX$3" name "$4" || sn_fail "move veth to $3"
+	ip -n "$SN_PREFIX$1" link set "$2" up
+	ip -n "$SN_PREFIX$3" link set "$4" up
+}
+
+# sn_wait_for TIMEOUT_S CMD...: retry CMD every 0.1 s until it succeeds or time runs out.
+sn_wait_for() {
+	local deadline=$(( $(date +%s) + $1 )); shift
+	until "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -ge "$deadline" ] && return 1
+		sleep 0.1
+	done
+}
