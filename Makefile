@@ -76,9 +76,16 @@ $(O)/netsetup: $(O)/netsetup/main.o $(LIBNETSETUP) $(LIBPROTO)
 $(O)/datapath: $(O)/datapath/main.o $(LIBDATAPATH) $(LIBPROTO)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(O)/tests/unit/%: $(O)/tests/unit/%.o $(LIBS_ALL)
+# A unit test links the module its name starts with: test_proto_*, test_netsetup_*,
+# test_datapath_*; so one module's work in progress never breaks another's tests.
+$(O)/tests/unit/test_proto%: $(O)/tests/unit/test_proto%.o $(LIBPROTO)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-$(O)/tests/tools/%: $(O)/tests/tools/%.o $(LIBS_ALL)
+$(O)/tests/unit/test_netsetup%: $(O)/tests/unit/test_netsetup%.o $(LIBNETSETUP) $(LIBPROTO)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+$(O)/tests/unit/test_datapath%: $(O)/tests/unit/test_datapath%.o $(LIBDATAPATH) $(LIBPROTO)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+# Test tools speak the protocol and nothing else of ours.
+$(O)/tests/tools/%: $(O)/tests/tools/%.o $(LIBPROTO)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(O)/tests/fuzz/%: $(O)/tests/fuzz/%.o $(LIBS_ALL)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
