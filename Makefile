@@ -16,7 +16,9 @@ FUZZ_SECONDS	?= 60
 PREFIX		?= /usr/local
 DESTDIR		?=
 
-CC		?= gcc
+ifeq ($(origin CC),default)
+CC		:= gcc
+endif
 PKGS		:= libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libcap-ng
 PKG_CFLAGS	:= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null)
