@@ -19,7 +19,7 @@ DESTDIR		?=
 ifeq ($(origin CC),default)
 CC		:= gcc
 endif
-PKGS		:= libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libcap-ng
+PKGS		:= libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libcap-ng libsodium
 PKG_CFLAGS	:= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_LIBS	:= $(shell pkg-config --libs check 2>/dev/null)
@@ -47,7 +47,9 @@ UNIT_SRC	:= $(sort $(wildcard tests/unit/test_*.c))
 TOOL_SRC	:= $(sort $(wildcard tests/tools/*.c))
 FUZZ_SRC	:= $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
-obj		= $(patsubst %.c,$(O)/%.o,$(1))
+# Objects live under $(O)/obj/ so that $(O)/netsetup (a program) and the
+# folder of netsetup/*.o never collide.
+obj		= $(patsubst %.c,$(O)/obj/%.o,$(1))
 LIBPROTO	:= $(O)/libproto.a
 LIBNETSETUP	:= $(O)/libnetsetup.a
 LIBDATAPATH	:= $(O)/libdatapath.a
@@ -62,7 +64,7 @@ FUZZ_BINS	:= $(patsubst tests/fuzz/%.c,$(O)/tests/fuzz/%,$(FUZZ_SRC))
 
 all: $(PROGRAMS)
 
-$(O)/%.o: %.c
+$(O)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -73,23 +75,33 @@ $(O)/lib%.a:
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(O)/netsetup: $(O)/netsetup/main.o $(LIBNETSETUP) $(LIBPROTO)
+$(O)/netsetup: $(O)/obj/netsetup/main.o $(LIBNETSETUP) $(LIBPROTO)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(O)/datapath: $(O)/datapath/main.o $(LIBDATAPATH) $(LIBPROTO)
+$(O)/datapath: $(O)/obj/datapath/main.o $(LIBDATAPATH) $(LIBPROTO)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # A unit test links the module its name starts with: test_proto_*, test_netsetup_*,
 # test_datapath_*; so one module's work in progress never breaks another's tests.
-$(O)/tests/unit/test_proto%: $(O)/tests/unit/test_proto%.o $(LIBPROTO)
+$(O)/tests/unit/test_proto%: $(O)/obj/tests/unit/test_proto%.o $(LIBPROTO)
+	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-$(O)/tests/unit/test_netsetup%: $(O)/tests/unit/test_netsetup%.o $(LIBNETSETUP) $(LIBPROTO)
+$(O)/tests/unit/test_netsetup%: $(O)/obj/tests/unit/test_netsetup%.o $(LIBNETSETUP) $(LIBPROTO)
+	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-$(O)/tests/unit/test_datapath%: $(O)/tests/unit/test_datapath%.o $(LIBDATAPATH) $(LIBPROTO)
+$(O)/tests/unit/test_datapath%: $(O)/obj/tests/unit/test_datapath%.o $(LIBDATAPATH) $(LIBPROTO)
+	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 # Test tools speak the protocol and nothing else of ours.
-$(O)/tests/tools/%: $(O)/tests/tools/%.o $(LIBPROTO)
+$(O)/tests/tools/%: $(O)/obj/tests/tools/%.o $(LIBPROTO)
+	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(O)/tests/fuzz/%: $(O)/tests/fuzz/%.o $(LIBS_ALL)
+# A proto fuzz target links proto alone, so that clang never has to build the
+# other modules for it.
+$(filter $(O)/tests/fuzz/fuzz_proto%,$(FUZZ_BINS)): $(O)/tests/fuzz/%: $(O)/obj/tests/fuzz/%.o $(LIBPROTO)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(O)/tests/fuzz/%: $(O)/obj/tests/fuzz/%.o $(LIBS_ALL)
+	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 unit-bins: $(UNIT_BINS)

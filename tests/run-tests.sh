@@ -22,6 +22,7 @@ failures=()
 run_one() {
 	local name=$1; shift
 	local log=$logdir/$name.log start end rc
+	mkdir -p "$(dirname "$log")"
 	start=$(date +%s)
 	timeout --kill-after=10 600 "$@" >"$log" 2>&1
 	rc=$?

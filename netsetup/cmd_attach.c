@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_attach.c - `netsetup attach` and `netsetup run`
+ *
+ * Theory of operation: both hand a namespace over to a datapath; attach
+ * connects to one that listens on a unix socket and exits once it has
+ * acknowledged DONE, run starts the datapath itself on a socketpair, stays
+ * as its parent, forwards SIGTERM/SIGINT/SIGHUP/SIGQUIT to it, and gives the
+ * addresses back when it exits, for whatever reason (SIGKILL included: we
+ * learn it from waitpid, not from the datapath).
+ *
+ * The steps, ordered so that everything that can fail without changing the
+ * namespace fails first:
+ *   1. capabilities, open the namespace (host refused), not yet attached;
+ *      run: start the datapath (in our own namespace);
+ *   2. enter the namespace; probe, select links, decide GSO modes, check the
+ *      protocol limits, open the channel sockets;
+ *   3. reach the datapath and agree on a version (HELLO);
+ *   4. capture what will be taken and write the state file (this also
+ *      claims the namespace: a concurrent attach fails here);
+ *   5. take the addresses;
+ *   6. send LINK..., DONE; on any failure give everything back and remove
+ *      the state file, so that nothing is ever left half-applied;
+ *   7. return to our own namespace.
+ * The namespace stays attached after attach exits: `netsetup detach` reads
+ * the state file and gives everything back.
+ *
+ * Signals in run: they are blocked from before the fork until the datapath
+ * is serving (a SIGTERM during setup waits, then is forwarded); the child
+ * unblocks them before exec. Afterwards sigwaitinfo() is the whole event
+ * loop: no handlers, no races with waitpid(). In attach they are blocked for
+ * the whole command, so that an interrupt takes effect only once the
+ * namespace is either fully attached or fully given back.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include "netsetup/netsetup.h"
+
+struct attach {
+	const struct ns_opts *o;
+	struct ns_netns ns;
+	struct nl_sock *sk;
+	struct ns_net net;
+	int **fds;			/* per link of net; NULL when not selected */
+	struct ns_state st;
+	char state_path[PATH_MAX];
+	bool state_written;
+	bool taken;
+	int orig_netns;			/* >= 0 while inside the target namespace */
+	int sock;
+	pid_t child;
+	sigset_t old_mask;
+	bool mask_set;
+};
+
+static void fwd_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGQUIT);
+}
+
+/* Fork and exec `DATAPATH --fd N [--user USER] ARGS...` on a socketpair. */
+static int child_start(struct attach *a, struct ns_err *e)
+{
+	const struct ns_opts *o = a->o;
+	char fdbuf[16];
+	char **argv;
+	unsigned int n = 0, i;
+	sigset_t set;
+	int sv[2], err;
+
+	for (i = 0; o->child_argv[i]; i++)
+		;
+	argv = calloc(i + 6, sizeof(*argv));
+	if (!argv) {
+		ns_err_set(e, "run: out of memory");
+		return -ENOMEM;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		err = -errno;
+		ns_err_set(e, "run: socketpair: %s", strerror(errno));
+		free(argv);
+		return err;
+	}
+	snprintf(fdbuf, sizeof(fdbuf), "%d", sv[1]);
+	argv[n++] = o->child_argv[0];
+	argv[n++] = "--fd";
+	argv[n++] = fdbuf;
+	if (o->user) {
+		argv[n++] = "--user";
+		argv[n++] = (char *)o->user;
+	}
+	for (i = 1; o->child_argv[i]; i++)
+		argv[n++] = o->child_argv[i];
+	argv[n] = NULL;
+
+	/*
+	 * A shell starts background jobs with SIGINT and SIGQUIT ignored; an
+	 * ignored signal is never pending, so it could neither be waited for
+	 * nor reach the datapath. Back to the defaults, then blocked.
+	 */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	fwd_signals(&set);
+	sigprocmask(SIG_BLOCK, &set, &a->old_mask);
+	a->mask_set = true;
+	fflush(NULL);
+	a->child = fork();
+	if (a->child < 0) {
+		err = -errno;
+		ns_err_set(e, "run: fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		free(argv);
+		return err;
+	}
+	if (a->child == 0) {
+		sigprocmask(SIG_SETMASK, &a->old_mask, NULL);
+		fcntl(sv[1], F_SETFD, 0);
+		execvp(argv[0], argv);
+		fprintf(stderr, "netsetup: run: cannot execute %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(sv[1]);
+	free(argv);
+	a->sock = sv[0];
+	return 0;
+}
+
+static void child_status_note(struct attach *a, struct ns_err *e)
+{
+	size_t used = strlen(e->text);
+	int status;
+
+	if (a->child <= 0 || waitpid(a->child, &status, WNOHANG) != a->child)
+		return;
+	a->child = 0;
+	if (WIFEXITED(status))
+		snprintf(e->text + used, sizeof(e->text) - used, " (the datapath exited with status %d)",
+			 WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(e->text + used, sizeof(e->text) - used, " (the datapath was killed by signal %d)",
+			 WTERMSIG(status));
+}
+
+static void child_stop(struct attach *a)
+{
+	if (a->child <= 0)
+		return;
+	kill(a->child, SIGTERM);
+	waitpid(a->child, NULL, 0);
+	a->child = 0;
+}
+
+/* Steps 3 to 6, inside the namespace. */
+static int attach_inside(struct attach *a, struct ns_err *e)
+{
+	const struct ns_opts *o = a->o;
+	struct proto_link *pl;
+	unsigned int i;
+	int err;
+
+	err = ns_nl_open(&a->sk, e);
+	if (err)
+		return err;
+	err = ns_probe(a->sk, &a->net, o->gso, o->gso_max_bytes, e);
+	if (err)
+		return err;
+	err = ns_select(&a->net, o->ifaces, o->n_ifaces, a->ns.name, e);
+	if (err < 0)
+		return err;
+	err = 0;
+
+	pl = malloc(sizeof(*pl));
+	a->fds = calloc(a->net.n_links, sizeof(*a->fds));
+	if (!pl || !a->fds) {
+		free(pl);
+		ns_err_set(e, "attach: out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < a->net.n_links && !err; i++) {
+		struct ns_link *l = &a->net.links[i];
+
+		if (!l->selected)
+			continue;
+		err = ns_link_to_proto(&a->net, l, pl, e);
+		if (err)
+			break;
+		a->fds[i] = malloc(o->channels * sizeof(int));
+		if (!a->fds[i]) {
+			ns_err_set(e, "attach: out of memory");
+			err = -ENOMEM;
+			break;
+		}
+		err = ns_channel_open(l, o->channels, a->fds[i], e);
+		if (err) {
+			free(a->fds[i]);
+			a->fds[i] = NULL;
+		}
+	}
+	free(pl);
+	if (err)
+		return err;
+
+	/* A unix socket path resolves the same from inside the namespace. */
+	if (o->cmd == NS_CMD_ATTACH) {
+		err = ns_handoff_connect(o->datapath, &a->sock, e);
+		if (err)
+			return err;
+	}
+	err = ns_handoff_hello(a->sock, e);
+	if (err)
+		return err;
+
+	err = ns_takeover_prepare(&a->net, &a->ns, &a->st, e);
+	if (err)
+		return err;
+	err = ns_state_write(a->state_path, &a->st, e);
+	if (err)
+		return err;
+	a->state_written = true;
+	/* From here on, any failure gives back (ns_restore() copes with a partial takeover). */
+	a->taken = true;
+	err = ns_takeover(a->sk, &a->st, e);
+	if (err)
+		return err;
+	return ns_handoff_links(a->sock, &a->net, (int *const *)a->fds, o->channels, e);
+}
+
+static void attach_release(struct attach *a)
+{
+	unsigned int i;
+
+	if (a->fds) {
+		for (i = 0; i < a->net.n_links; i++) {
+			if (!a->fds[i])
+				continue;
+			ns_channel_close(a->fds[i], a->o->channels);
+			free(a->fds[i]);
+		}
+		free(a->fds);
+		a->fds = NULL;
+	}
+}
+
+static void report(const struct attach *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < a->net.n_links; i++) {
+		const struct ns_link *l = &a->net.links[i];
+
+		if (l->selected)
+			fprintf(stderr, "netsetup: netns %s: link %s handed to the datapath: GSO %s (%s), %u channel%s\n",
+				a->ns.name, l->ifname, proto_gso_mode_name(l->mode), l->reason,
+				a->o->channels, a->o->channels == 1 ? "" : "s");
+	}
+}
+
+/* run, after the handoff: wait for the datapath, forwarding signals. */
+static int run_wait(struct attach *a)
+{
+	siginfo_t info;
+	sigset_t set;
+	int sig, status = 0;
+
+	fwd_signals(&set);
+	for (;;) {
+		sig = sigwaitinfo(&set, &info);
+		if (sig < 0) {
+			if (errno == EINTR)
+				continue;
+			/* Cannot wait for signals: wait for the child alone. */
+			waitpid(a->child, &status, 0);
+			break;
+		}
+		if (sig == SIGCHLD) {
+			if (waitpid(a->child, &status, WNOHANG) == a->child)
+				break;
+			continue;
+		}
+		kill(a->child, sig);
+	}
+	a->child = 0;
+	if (WIFEXITED(status)) {
+		fprintf(stderr, "netsetup: the datapath exited with status %d\n", WEXITSTATUS(status));
+		return WEXITSTATUS(status);
+	}
+	fprintf(stderr, "netsetup: the datapath was killed by signal %d\n", WTERMSIG(status));
+	return 128 + WTERMSIG(status);
+}
+
+/**
+ * ns_cmd_attach() - `netsetup attach` and `netsetup run`
+ * @o:		parsed options (o->cmd says which)
+ * @e:		error message
+ *
+ * Return: attach: 0; run: the exit code to use (the datapath's status, or
+ * 128 + signal); both: -errno on failure, with nothing left changed.
+ */
+int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e)
+{
+	struct attach a = { .o = o, .ns = { .fd = -1 }, .orig_netns = -1, .sock = -1 };
+	struct ns_err re = { "" };
+	int err, code = 0;
+
+	err = ns_caps_check(true, e);
+	if (err)
+		return err;
+	err = ns_netns_open(o->netns_path, o->pid, false, &a.ns, e);
+	if (err)
+		return err;
+	err = ns_state_path(a.ns.dev, a.ns.ino, a.state_path, sizeof(a.state_path));
+	if (err) {
+		ns_err_set(e, "state file: path too long");
+		goto out;
+	}
+	if (access(a.state_path, F_OK) == 0) {
+		ns_err_set(e, "netns %s is already attached (state file %s); run netsetup detach first",
+			   a.ns.name, a.state_path);
+		err = -EEXIST;
+		goto out;
+	}
+	if (o->cmd == NS_CMD_RUN) {
+		err = child_start(&a, e);
+		if (err)
+			goto out;
+	} else {
+		/*
+		 * attach: a SIGTERM or ^C must not stop us between taking the
+		 * addresses and handing them over; it waits until we are done
+		 * (fully attached or fully given back), then takes effect.
+		 */
+		sigset_t set;
+
+		fwd_signals(&set);
+		sigdelset(&set, SIGCHLD);
+		sigprocmask(SIG_BLOCK, &set, &a.old_mask);
+		a.mask_set = true;
+	}
+	err = ns_netns_enter(&a.ns, &a.orig_netns, e);
+	if (err)
+		goto out;
+	err = attach_inside(&a, e);
+	if (err) {
+		child_status_note(&a, e);
+		goto out;
+	}
+	attach_release(&a);
+	report(&a);
+	if (ns_netns_leave(a.orig_netns) < 0) {
+		/* Nothing sensible is possible in the wrong namespace. */
+		a.orig_netns = -1;
+		ns_err_set(e, "cannot return to our own netns after the handoff");
+		err = -EIO;
+		goto out;
+	}
+	a.orig_netns = -1;
+	if (o->cmd == NS_CMD_ATTACH) {
+		a.taken = false;
+		a.state_written = false;
+		goto out;
+	}
+
+	code = run_wait(&a);
+	err = ns_netns_enter(&a.ns, &a.orig_netns, e);
+	if (err) {
+		/* The state file stays: `netsetup detach` can still give back. */
+		a.taken = false;
+		a.state_written = false;
+		goto out;
+	}
+	err = ns_restore(a.sk, &a.st, e);
+	a.taken = false;
+	if (err) {
+		a.state_written = false;	/* keep it, for detach to retry */
+		goto out;
+	}
+	fprintf(stderr, "netsetup: netns %s: addresses and routes given back\n", a.ns.name);
+out:
+	/* The datapath goes first: it must not serve while the kernel takes over again. */
+	if (a.sock >= 0)
+		close(a.sock);
+	a.sock = -1;
+	child_stop(&a);
+	if (a.taken) {
+		if (ns_restore(a.sk, &a.st, &re) < 0) {
+			size_t used = strlen(e->text);
+
+			snprintf(e->text + used, sizeof(e->text) - used,
+				 "; giving back failed too: %s (state kept in %s)", re.text, a.state_path);
+			a.state_written = false;
+		}
+	}
+	if (a.state_written)
+		unlink(a.state_path);
+	attach_release(&a);
+	if (a.mask_set)
+		sigprocmask(SIG_SETMASK, &a.old_mask, NULL);
+	if (a.orig_netns >= 0)
+		ns_netns_leave(a.orig_netns);
+	if (a.sk)
+		nl_socket_free(a.sk);
+	ns_state_free(&a.st);
+	ns_net_free(&a.net);
+	ns_netns_close(&a.ns);
+	return err ? err : code;
+}

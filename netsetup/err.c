@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+/*
+ * err.c - the one error message a failed step leaves for main()
+ *
+ * A step that fails fills a struct ns_err with a sentence naming the thing
+ * and the reason, and returns a negative errno. The first message set wins
+ * over none; a later, more general step may overwrite it only when it has
+ * something better to say, so callers write only when e->text is empty or
+ * when they add context in front.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "netsetup/netsetup.h"
+
+/**
+ * ns_err_set() - write the error message
+ * @e:		where, may be NULL
+ * @fmt:	printf format
+ */
+void ns_err_set(struct ns_err *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!e)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(e->text, sizeof(e->text), fmt, ap);
+	va_end(ap);
+}

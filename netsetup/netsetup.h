@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * netsetup.h - what the files of netsetup share
+ *
+ * netsetup is a short pipeline: netns.c opens and enters the target network
+ * namespace, scrape.c reads its links/addresses/routes/neighbours into a
+ * struct ns_net, ethtool.c adds the offload features, gso.c decides the GSO
+ * mode of each link, channel.c opens the AF_PACKET sockets, takeover.c removes
+ * the addresses (saving them with state.c first) and gives them back,
+ * handoff.c sends everything to the datapath. cmd_*.c glue the steps into the
+ * subcommands; opts.c parses the command line; output.c prints text or JSON
+ * through one code path.
+ *
+ * Every function returns 0 (or a count) on success or a negative errno, and
+ * writes what went wrong, in words, to the struct ns_err it was given, so that
+ * main() prints one message a user can act on.
+ */
+#ifndef SANDNET_NETSETUP_H
+#define SANDNET_NETSETUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <net/if.h>
+
+#include "proto/proto.h"
+
+#define NS_SOFTWARE		"sandnet-netsetup 0.1"
+#define NS_STATE_DIR		"/run/sandnet"
+#define NS_ERR_MAX		512
+#define NS_MAX_IFACES		32	/* --iface options */
+#define NS_CHANNEL_BUF_BYTES	(4 << 20)	/* SO_SNDBUFFORCE / SO_RCVBUFFORCE */
+#define NS_FRAME_MAX_BYTES	65535	/* largest frame the datapath may build (DESIGN.md) */
+#define NS_DATAPATH_TIMEOUT_S	30	/* longest wait for one datapath answer */
+
+/**
+ * struct ns_err - the message main() prints when a step fails
+ * @text:	"netns /run/netns/x: not a network namespace file"
+ */
+struct ns_err {
+	char text[NS_ERR_MAX];
+};
+
+void ns_err_set(struct ns_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* --- netns.c --------------------------------------------------------- */
+
+/**
+ * struct ns_netns - an opened network namespace
+ * @fd:		O_RDONLY fd of the nsfs file
+ * @dev:	st_dev of the nsfs inode (with @ino, the namespace's identity)
+ * @ino:	st_ino of the nsfs inode
+ * @name:	what the user gave, for messages: "/run/netns/x" or "pid 1234"
+ */
+struct ns_netns {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	char name[128];
+};
+
+int ns_netns_open(const char *path, pid_t pid, bool allow_host, struct ns_netns *ns,
+		  struct ns_err *e);
+void ns_netns_close(struct ns_netns *ns);
+int ns_netns_enter(const struct ns_netns *ns, int *orig_fdp, struct ns_err *e);
+int ns_netns_leave(int orig_fd);
+int ns_caps_check(bool need_net_admin, struct ns_err *e);
+
+/* --- ethtool.c -------------------------------------------------------- */
+
+/* The offload features netsetup reports, by ethtool's (legacy) names. */
+enum ns_feature {
+	NS_FEAT_TX_CSUM,	/* tx-checksumming */
+	NS_FEAT_SG,		/* scatter-gather */
+	NS_FEAT_TSO,		/* tcp-segmentation-offload */
+	NS_FEAT_GSO,		/* generic-segmentation-offload */
+	NS_FEAT_GRO,		/* generic-receive-offload */
+	NS_FEAT_TX_UDP_SEG,	/* tx-udp-segmentation */
+	NS_FEAT_MAX
+};
+
+extern const char *const ns_feature_names[NS_FEAT_MAX];
+
+/**
+ * struct ns_features - offload state of one link
+ * @known:	the features were read (netlink or ioctl)
+ * @on:		per enum ns_feature; a group counts as on when any member is
+ * @tcp_tso:	tx-tcp-segmentation or tx-tcp6-segmentation itself is on; the
+ *		group can be on for tx-tcp-accecn-segmentation alone, which
+ *		plain TCP does not use, so the GSO decision looks at this
+ * @source:	"netlink" or "ioctl"
+ */
+struct ns_features {
+	bool known;
+	bool on[NS_FEAT_MAX];
+	bool tcp_tso;
+	const char *source;
+};
+
+int ns_feature_of_kernel_name(const char *name);
+int ns_ethtool_features(int ifindex, const char *ifname, struct ns_features *f, struct ns_err *e);
+
+/* --- scrape.c --------------------------------------------------------- */
+
+/**
+ * struct ns_addr - one address as the kernel had it
+ * @ifindex:	link it sits on
+ * @a:		what the datapath needs
+ * @has_peer:	IFA_ADDRESS differs from IFA_LOCAL (point-to-point)
+ * @peer:	that peer address, with the same prefix length
+ * @has_broadcast: IPv4 IFA_BROADCAST was set (`ip addr add ... brd +`)
+ * @broadcast:	that broadcast address
+ * @valid_lft:	seconds, 0xffffffff = forever
+ * @preferred_lft: seconds, 0xffffffff = forever
+ * @label:	IPv4 label, "" when none
+ */
+struct ns_addr {
+	int ifindex;
+	struct proto_addr a;
+	bool has_peer;
+	union proto_inaddr peer;
+	bool has_broadcast;
+	union proto_inaddr broadcast;
+	uint32_t valid_lft;
+	uint32_t preferred_lft;
+	char label[IFNAMSIZ];
+};
+
+/**
+ * struct ns_route - one main-table route with one nexthop
+ * @ifindex:	nexthop's link
+ * @r:		what the datapath needs
+ * @table:	RT_TABLE_MAIN
+ * @protocol:	RTPROT_*
+ * @scope:	RT_SCOPE_*
+ * @type:	RTN_*
+ * @has_prefsrc: @prefsrc is set
+ */
+struct ns_route {
+	int ifindex;
+	struct proto_route r;
+	uint32_t table;
+	uint8_t protocol;
+	uint8_t scope;
+	uint8_t type;
+	bool has_prefsrc;
+	union proto_inaddr prefsrc;
+};
+
+struct ns_neigh {
+	int ifindex;
+	struct proto_neigh n;
+};
+
+/**
+ * struct ns_link - one link and what netsetup decided about it
+ * @skip:	why attach leaves it alone ("loopback", "down"); "" if usable
+ * @mode:	GSO mode attach uses (or would use)
+ * @mode_refused: the requested mode cannot be honoured; @reason says why
+ * @reason:	why @mode, in words
+ * @frame_max_bytes: largest frame the datapath may build on it
+ */
+struct ns_link {
+	int ifindex;
+	char ifname[IFNAMSIZ];
+	uint8_t mac[6];
+	bool has_mac;
+	uint32_t mtu;
+	uint32_t flags;
+	uint8_t operstate;
+	bool loopback;
+	uint32_t gso_max_size;
+	uint32_t gso_ipv4_max_size;
+	uint32_t gso_max_segs;
+	uint32_t tso_max_size;
+	uint32_t gro_max_size;
+	struct ns_features feat;
+	char skip[64];
+	bool selected;
+	enum proto_gso_mode mode;
+	bool mode_refused;
+	char reason[PROTO_TEXT_MAX];
+	uint32_t frame_max_bytes;
+};
+
+/**
+ * struct ns_net - everything scraped from one netns
+ */
+struct ns_net {
+	unsigned int n_links;
+	struct ns_link *links;
+	unsigned int n_addrs;
+	struct ns_addr *addrs;
+	unsigned int n_routes;
+	struct ns_route *routes;
+	unsigned int n_neighs;
+	struct ns_neigh *neighs;
+	unsigned int n_routes_skipped;	/* multipath or other tables' kinds we cannot serve */
+};
+
+struct nl_sock;
+int ns_nl_open(struct nl_sock **skp, struct ns_err *e);
+int ns_scrape(struct nl_sock *sk, struct ns_net *net, struct ns_err *e);
+int ns_scrape_routes(struct nl_sock *sk, int ifindex, struct ns_route **routesp,
+		     unsigned int *np, struct ns_err *e);
+void ns_net_free(struct ns_net *net);
+struct ns_link *ns_net_link(struct ns_net *net, const char *ifname);
+const char *ns_operstate_name(uint8_t operstate);
+
+/* --- gso.c ------------------------------------------------------------ */
+
+enum ns_gso_request {
+	NS_GSO_AUTO,
+	NS_GSO_HW,
+	NS_GSO_SW,
+	NS_GSO_OFF,
+	NS_GSO_REQUEST_MAX
+};
+
+extern const char *const ns_gso_request_names[NS_GSO_REQUEST_MAX];
+
+int ns_gso_request_parse(const char *s);
+int ns_gso_decide(struct ns_link *link, enum ns_gso_request req, uint32_t user_max_bytes);
+
+/* --- channel.c -------------------------------------------------------- */
+
+int ns_channel_open(const struct ns_link *link, unsigned int n, int *fds, struct ns_err *e);
+void ns_channel_close(int *fds, unsigned int n);
+
+/* --- state.c ---------------------------------------------------------- */
+
+/**
+ * struct ns_state_link - per-link settings attach changed
+ * @addr_gen_mode: /proc/sys/net/ipv6/conf/IF/addr_gen_mode before, -1 absent
+ * @accept_ra:	likewise
+ * @autoconf:	likewise
+ */
+struct ns_state_link {
+	int ifindex;
+	char ifname[IFNAMSIZ];
+	int addr_gen_mode;
+	int accept_ra;
+	int autoconf;
+};
+
+/**
+ * struct ns_state - what attach took away, enough to give it all back
+ */
+struct ns_state {
+	uint64_t dev;
+	uint64_t ino;
+	unsigned int n_links;
+	struct ns_state_link *links;
+	unsigned int n_addrs;
+	struct ns_addr *addrs;
+	unsigned int n_routes;
+	struct ns_route *routes;
+};
+
+const char *ns_state_dir(void);
+int ns_state_path(uint64_t dev, uint64_t ino, char *buf, size_t size);
+int ns_state_write(const char *path, const struct ns_state *st, struct ns_err *e);
+int ns_state_read(const char *path, struct ns_state *st, struct ns_err *e);
+int ns_state_format(FILE *f, const struct ns_state *st);
+int ns_state_parse(FILE *f, struct ns_state *st, struct ns_err *e);
+void ns_state_free(struct ns_state *st);
+
+/* --- takeover.c ------------------------------------------------------- */
+
+int ns_takeover_prepare(const struct ns_net *net, const struct ns_netns *ns,
+			struct ns_state *st, struct ns_err *e);
+int ns_takeover(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e);
+int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e);
+
+/* --- handoff.c -------------------------------------------------------- */
+
+int ns_handoff_connect(const char *path, int *sockp, struct ns_err *e);
+int ns_handoff_hello(int sock, struct ns_err *e);
+int ns_handoff_links(int sock, const struct ns_net *net, int *const *fds,
+		     unsigned int n_channels, struct ns_err *e);
+int ns_link_to_proto(const struct ns_net *net, const struct ns_link *link,
+		     struct proto_link *pl, struct ns_err *e);
+
+/* --- output.c --------------------------------------------------------- */
+
+/**
+ * struct ns_out - a printer that writes text or JSON from the same calls
+ * @f:		where to
+ * @json:	JSON when true, text otherwise
+ * @depth:	JSON nesting depth
+ * @need_comma:	per depth: a value was already written at that depth
+ */
+struct ns_out {
+	FILE *f;
+	bool json;
+	int depth;
+	bool need_comma[16];
+};
+
+void ns_out_init(struct ns_out *o, FILE *f, bool json);
+void ns_out_open(struct ns_out *o, const char *key, bool array);
+void ns_out_close(struct ns_out *o, bool array);
+void ns_out_str(struct ns_out *o, const char *key, const char *fmt, const char *val);
+void ns_out_uint(struct ns_out *o, const char *key, const char *fmt, unsigned long long val);
+void ns_out_bool(struct ns_out *o, const char *key, const char *fmt, bool val);
+void ns_out_text(struct ns_out *o, const char *text);
+void ns_out_end(struct ns_out *o);
+void ns_json_escape(FILE *f, const char *s);
+
+/* --- opts.c ----------------------------------------------------------- */
+
+enum ns_cmd {
+	NS_CMD_NONE,
+	NS_CMD_GSO_SHOW,
+	NS_CMD_ATTACH,
+	NS_CMD_RUN,
+	NS_CMD_DETACH,
+	NS_CMD_HELP,
+	NS_CMD_MAX
+};
+
+/**
+ * struct ns_opts - the parsed command line
+ * @child_argv: run: DATAPATH and its ARGS, NULL-terminated (points into argv)
+ */
+struct ns_opts {
+	enum ns_cmd cmd;
+	const char *netns_path;
+	pid_t pid;
+	bool json;
+	const char *show_iface;
+	const char *datapath;
+	enum ns_gso_request gso;
+	uint32_t gso_max_bytes;		/* 0: the link's own limit */
+	unsigned int channels;
+	unsigned int n_ifaces;
+	const char *ifaces[NS_MAX_IFACES];
+	const char *user;
+	char **child_argv;
+};
+
+int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e);
+extern const char ns_usage[];
+
+/* --- probe.c --------------------------------------------------------- */
+
+int ns_probe(struct nl_sock *sk, struct ns_net *net, enum ns_gso_request req,
+	     uint32_t user_max_bytes, struct ns_err *e);
+int ns_select(struct ns_net *net, const char *const *ifaces, unsigned int n_ifaces,
+	      const char *nsname, struct ns_err *e);
+
+/* --- cmd_*.c ---------------------------------------------------------- */
+
+int ns_cmd_gso_show(const struct ns_opts *o, FILE *out, struct ns_err *e);
+int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e);
+int ns_cmd_detach(const struct ns_opts *o, struct ns_err *e);
+
+#endif /* SANDNET_NETSETUP_H */

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+/*
+ * opts.c - the command line
+ *
+ * Theory of operation: `netsetup SUBCOMMAND [OPTIONS]`, parsed with
+ * getopt_long into a struct ns_opts and checked completely before anything
+ * runs: exactly one of --netns/--pid where a namespace is needed, numbers in
+ * range, options that belong to the subcommand. ns_opts_parse() never prints
+ * and never exits: the message goes into the struct ns_err and main() decides.
+ * `run` stops at the first non-option (or after "--"): what follows is the
+ * datapath's command line, passed on untouched.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "netsetup/netsetup.h"
+
+#define GSO_MAX_BYTES_MIN	PROTO_MTU_MIN
+#define GSO_MAX_BYTES_MAX	524288
+
+const char ns_usage[] =
+	"usage: netsetup gso show [--netns PATH | --pid PID] [--json] [IFACE]\n"
+	"       netsetup attach (--netns PATH | --pid PID) --datapath SOCKET [--gso auto|hw|sw|off]\n"
+	"                       [--gso-max-size N] [--channels N] [--iface NAME]...\n"
+	"       netsetup run (--netns PATH | --pid PID) [--gso auto|hw|sw|off] [--gso-max-size N]\n"
+	"                    [--channels N] [--iface NAME]... [--user USER] -- DATAPATH [ARGS...]\n"
+	"       netsetup detach (--netns PATH | --pid PID)\n"
+	"       netsetup help\n";
+
+enum {
+	OPT_NETNS = 256,
+	OPT_PID,
+	OPT_JSON,
+	OPT_DATAPATH,
+	OPT_GSO,
+	OPT_GSO_MAX_SIZE,
+	OPT_CHANNELS,
+	OPT_IFACE,
+	OPT_USER,
+};
+
+static const struct option long_opts[] = {
+	{ "netns", required_argument, NULL, OPT_NETNS },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "datapath", required_argument, NULL, OPT_DATAPATH },
+	{ "gso", required_argument, NULL, OPT_GSO },
+	{ "gso-max-size", required_argument, NULL, OPT_GSO_MAX_SIZE },
+	{ "channels", required_argument, NULL, OPT_CHANNELS },
+	{ "iface", required_argument, NULL, OPT_IFACE },
+	{ "user", required_argument, NULL, OPT_USER },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Which options each subcommand takes, as bits of (1 << (opt - OPT_NETNS)). */
+#define B(o) (1u << ((o) - OPT_NETNS))
+static const unsigned int allowed[NS_CMD_MAX] = {
+	[NS_CMD_GSO_SHOW] = B(OPT_NETNS) | B(OPT_PID) | B(OPT_JSON),
+	[NS_CMD_ATTACH] = B(OPT_NETNS) | B(OPT_PID) | B(OPT_DATAPATH) | B(OPT_GSO) |
+			  B(OPT_GSO_MAX_SIZE) | B(OPT_CHANNELS) | B(OPT_IFACE),
+	[NS_CMD_RUN] = B(OPT_NETNS) | B(OPT_PID) | B(OPT_GSO) | B(OPT_GSO_MAX_SIZE) |
+		       B(OPT_CHANNELS) | B(OPT_IFACE) | B(OPT_USER),
+	[NS_CMD_DETACH] = B(OPT_NETNS) | B(OPT_PID),
+};
+
+static const char *const cmd_names[NS_CMD_MAX] = {
+	[NS_CMD_NONE] = "",
+	[NS_CMD_GSO_SHOW] = "gso show",
+	[NS_CMD_ATTACH] = "attach",
+	[NS_CMD_RUN] = "run",
+	[NS_CMD_DETACH] = "detach",
+	[NS_CMD_HELP] = "help",
+};
+_Static_assert(sizeof(cmd_names) / sizeof(cmd_names[0]) == NS_CMD_MAX, "a name per command");
+
+/* Strict unsigned decimal: no sign, no junk, no overflow. */
+static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *v)
+{
+	char *end;
+
+	if (!s[0] || s[0] < '0' || s[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	return *v < min || *v > max ? -ERANGE : 0;
+}
+
+static int number_opt(const char *name, const char *arg, unsigned long min, unsigned long max,
+		      unsigned long *v, struct ns_err *e)
+{
+	int err = parse_uint(arg, min, max, v);
+
+	if (err == -EINVAL)
+		ns_err_set(e, "%s '%s': not a number", name, arg);
+	else if (err)
+		ns_err_set(e, "%s %s: out of range %lu..%lu", name, arg, min, max);
+	return err;
+}
+
+static int cmd_parse(int argc, char **argv, struct ns_opts *o, int *argi, struct ns_err *e)
+{
+	const char *c = argc > 1 ? argv[1] : NULL;
+
+	*argi = 2;
+	if (!c || !strcmp(c, "help") || !strcmp(c, "--help") || !strcmp(c, "-h")) {
+		o->cmd = NS_CMD_HELP;
+		return 0;
+	}
+	if (!strcmp(c, "gso")) {
+		if (argc < 3 || strcmp(argv[2], "show")) {
+			ns_err_set(e, "gso: expected 'gso show', got '%s'", argc < 3 ? "gso" : argv[2]);
+			return -EINVAL;
+		}
+		o->cmd = NS_CMD_GSO_SHOW;
+		*argi = 3;
+	} else if (!strcmp(c, "attach")) {
+		o->cmd = NS_CMD_ATTACH;
+	} else if (!strcmp(c, "run")) {
+		o->cmd = NS_CMD_RUN;
+	} else if (!strcmp(c, "detach")) {
+		o->cmd = NS_CMD_DETACH;
+	} else {
+		ns_err_set(e, "unknown command '%s'", c);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * ns_opts_parse() - parse and check the whole command line
+ * @argc:	from main()
+ * @argv:	from main(); run's child_argv points into it
+ * @o:		filled
+ * @e:		what is wrong, for the user
+ *
+ * Return: 0 or -EINVAL / -ERANGE.
+ */
+int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e)
+{
+	unsigned long v;
+	int argi, opt, err, gso;
+
+	memset(o, 0, sizeof(*o));
+	o->channels = 1;
+	o->gso = NS_GSO_AUTO;
+	err = cmd_parse(argc, argv, o, &argi, e);
+	if (err || o->cmd == NS_CMD_HELP)
+		return err;
+
+	/* getopt_long sees argv[argi - 1] as the program name. */
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc - argi + 1, argv + argi - 1,
+				  o->cmd == NS_CMD_RUN ? "+:" : ":", long_opts, NULL)) != -1) {
+		if (opt == '?' || opt == ':') {
+			const char *bad = argv[argi - 1 + optind - 1];
+
+			ns_err_set(e, "%s: %s option '%s'", cmd_names[o->cmd],
+				   opt == ':' ? "missing the value of" : "unknown", bad);
+			return -EINVAL;
+		}
+		if (!(allowed[o->cmd] & B(opt))) {
+			ns_err_set(e, "%s: option '--%s' does not apply", cmd_names[o->cmd],
+				   long_opts[opt - OPT_NETNS].name);
+			return -EINVAL;
+		}
+		switch (opt) {
+		case OPT_NETNS:
+			if (o->netns_path || o->pid) {
+				ns_err_set(e, "%s: give one of --netns or --pid, once", cmd_names[o->cmd]);
+				return -EINVAL;
+			}
+			if (!optarg[0]) {
+				ns_err_set(e, "--netns: empty path");
+				return -EINVAL;
+			}
+			o->netns_path = optarg;
+			break;
+		case OPT_PID:
+			if (o->netns_path || o->pid) {
+				ns_err_set(e, "%s: give one of --netns or --pid, once", cmd_names[o->cmd]);
+				return -EINVAL;
+			}
+			if ((err = number_opt("--pid", optarg, 1, INT_MAX, &v, e)))
+				return err;
+			o->pid = (pid_t)v;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_DATAPATH:
+			o->datapath = optarg;
+			break;
+		case OPT_GSO:
+			gso = ns_gso_request_parse(optarg);
+			if (gso < 0) {
+				ns_err_set(e, "--gso '%s': expected auto, hw, sw or off", optarg);
+				return -EINVAL;
+			}
+			o->gso = gso;
+			break;
+		case OPT_GSO_MAX_SIZE:
+			if ((err = number_opt("--gso-max-size", optarg, GSO_MAX_BYTES_MIN,
+					      GSO_MAX_BYTES_MAX, &v, e)))
+				return err;
+			o->gso_max_bytes = v;
+			break;
+		case OPT_CHANNELS:
+			if ((err = number_opt("--channels", optarg, 1, PROTO_MAX_CHANNELS, &v, e)))
+				return err;
+			o->channels = v;
+			break;
+		case OPT_IFACE:
+			if (!optarg[0] || strlen(optarg) >= IFNAMSIZ) {
+				ns_err_set(e, "--iface '%s': not an interface name", optarg);
+				return -EINVAL;
+			}
+			if (o->n_ifaces >= NS_MAX_IFACES) {
+				ns_err_set(e, "--iface: more than %d", NS_MAX_IFACES);
+				return -EINVAL;
+			}
+			o->ifaces[o->n_ifaces++] = optarg;
+			break;
+		case OPT_USER:
+			if (!optarg[0]) {
+				ns_err_set(e, "--user: empty user name");
+				return -EINVAL;
+			}
+			o->user = optarg;
+			break;
+		}
+	}
+	argi += optind - 1;	/* first argument getopt did not take */
+
+	if (o->cmd != NS_CMD_GSO_SHOW && !o->netns_path && !o->pid) {
+		ns_err_set(e, "%s: which namespace? give --netns PATH or --pid PID", cmd_names[o->cmd]);
+		return -EINVAL;
+	}
+	switch (o->cmd) {
+	case NS_CMD_GSO_SHOW:
+		if (argi < argc) {
+			if (strlen(argv[argi]) >= IFNAMSIZ) {
+				ns_err_set(e, "gso show: '%s' is not an interface name", argv[argi]);
+				return -EINVAL;
+			}
+			o->show_iface = argv[argi++];
+		}
+		break;
+	case NS_CMD_ATTACH:
+		if (!o->datapath) {
+			ns_err_set(e, "attach: where is the datapath? give --datapath SOCKET");
+			return -EINVAL;
+		}
+		break;
+	case NS_CMD_RUN:
+		if (argi >= argc) {
+			ns_err_set(e, "run: no datapath command after '--'");
+			return -EINVAL;
+		}
+		o->child_argv = argv + argi;
+		argi = argc;
+		break;
+	default:
+		break;
+	}
+	if (argi < argc) {
+		ns_err_set(e, "%s: unexpected argument '%s'", cmd_names[o->cmd], argv[argi]);
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: MIT
+/*
+ * takeover.c - take a link's addresses away from the kernel, and give them back
+ *
+ * Theory of operation: while the kernel holds an address it answers the
+ * container's traffic itself (RSTs, ICMP errors) next to the datapath. So
+ * attach removes every IPv4/IPv6 address of the links it hands over, and stops
+ * IPv6 autoconfiguration on them first so that nothing comes back: the
+ * per-link sysctls accept_ra=0 and autoconf=0 (no SLAAC) and addr_gen_mode=1
+ * (IN6_ADDR_GEN_MODE_NONE: no new link-local address on the next up).
+ *
+ * Everything needed to undo it is captured first, in a struct ns_state
+ * (ns_takeover_prepare(), written to disk by state.c before anything
+ * changes): the sysctl values, the addresses with flags, lifetimes, peer and
+ * label, and the link's main-table routes, which must be read before the
+ * addresses go because removing the last IPv4 address of a link flushes all
+ * its IPv4 routes, gateway and default routes included.
+ *
+ * ns_restore() is idempotent and is the one undo path for detach, for the end
+ * of `run`, and for any failure after the first change:
+ *   1. re-add the addresses with their flags, lifetimes, peer, broadcast
+ *      and label (an address still there is fine);
+ *   2. make each link's main-table routes equal the saved set: routes the
+ *      kernel re-created on its own but that were not there before are
+ *      deleted (e.g. the prefix route a CNI ptp plugin had removed), missing
+ *      ones are added, on-link routes before gateway routes, in up to three
+ *      passes while progress is made, so a gateway reachable only through
+ *      another route still lands;
+ *   3. put the sysctls back (addr_gen_mode last: switching it back may make
+ *      the kernel regenerate the link-local address, which then exists).
+ * It keeps going after a failed step and reports the first failure.
+ *
+ * All functions here must be called inside the target namespace: the
+ * rtnetlink socket is bound to it and /proc/sys/net resolves to the
+ * namespace of the caller.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/if_addr.h>
+#include <linux/rtnetlink.h>
+#include <netlink/netlink.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/route.h>
+
+#include "netsetup/netsetup.h"
+
+#define IN6_ADDR_GEN_MODE_NONE_VAL 1
+#define RESTORE_PASSES 3
+
+static int sysctl_path(const char *ifname, const char *key, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "/proc/sys/net/ipv6/conf/%s/%s", ifname, key);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* Return: the value, -1 when the file does not exist (no IPv6 on the link). */
+static int sysctl_read(const char *ifname, const char *key)
+{
+	char path[128], buf[32];
+	ssize_t n;
+	int fd;
+
+	if (sysctl_path(ifname, key, path, sizeof(path)))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return atoi(buf);
+}
+
+static int sysctl_write(const char *ifname, const char *key, int val, struct ns_err *e)
+{
+	char path[128], buf[32];
+	int fd, n, err = 0;
+
+	if (val < 0)
+		return 0;
+	if (sysctl_path(ifname, key, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	n = snprintf(buf, sizeof(buf), "%d\n", val);
+	if (write(fd, buf, n) != n)
+		err = errno ? -errno : -EIO;
+	close(fd);
+out:
+	if (err)
+		ns_err_set(e, "link %s: writing %s: %s", ifname, path, strerror(-err));
+	return err;
+}
+
+/**
+ * ns_takeover_prepare() - capture what attach will take from the selected links
+ * @net:	scraped namespace; links with ->selected set are taken
+ * @ns:		the namespace (its identity keys the state)
+ * @st:		filled; ns_state_free() it
+ * @e:		error message
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int ns_takeover_prepare(const struct ns_net *net, const struct ns_netns *ns,
+			struct ns_state *st, struct ns_err *e)
+{
+	unsigned int i, j;
+
+	memset(st, 0, sizeof(*st));
+	st->dev = ns->dev;
+	st->ino = ns->ino;
+	st->links = calloc(net->n_links + 1, sizeof(*st->links));
+	st->addrs = calloc(net->n_addrs + 1, sizeof(*st->addrs));
+	st->routes = calloc(net->n_routes + 1, sizeof(*st->routes));
+	if (!st->links || !st->addrs || !st->routes) {
+		ns_state_free(st);
+		ns_err_set(e, "takeover: out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < net->n_links; i++) {
+		const struct ns_link *l = &net->links[i];
+		struct ns_state_link *sl;
+
+		if (!l->selected)
+			continue;
+		sl = &st->links[st->n_links++];
+		sl->ifindex = l->ifindex;
+		snprintf(sl->ifname, sizeof(sl->ifname), "%s", l->ifname);
+		sl->addr_gen_mode = sysctl_read(l->ifname, "addr_gen_mode");
+		sl->accept_ra = sysctl_read(l->ifname, "accept_ra");
+		sl->autoconf = sysctl_read(l->ifname, "autoconf");
+		for (j = 0; j < net->n_addrs; j++)
+			if (net->addrs[j].ifindex == l->ifindex)
+				st->addrs[st->n_addrs++] = net->addrs[j];
+		for (j = 0; j < net->n_routes; j++)
+			if (net->routes[j].ifindex == l->ifindex)
+				st->routes[st->n_routes++] = net->routes[j];
+	}
+	return 0;
+}
+
+static struct nl_addr *nl_addr_of(int family, const union proto_inaddr *a, unsigned int plen)
+{
+	struct nl_addr *na = nl_addr_build(family, a->bytes, family == AF_INET ? 4 : 16);
+
+	if (na)
+		nl_addr_set_prefixlen(na, plen);
+	return na;
+}
+
+static struct rtnl_addr *addr_build(const struct ns_addr *ad)
+{
+	unsigned int plen = ad->a.prefixlen;
+	struct rtnl_addr *ra = rtnl_addr_alloc();
+	struct nl_addr *local = NULL, *peer = NULL;
+
+	if (!ra)
+		return NULL;
+	local = nl_addr_of(ad->a.family, &ad->a.addr, plen);
+	if (!local)
+		goto err;
+	rtnl_addr_set_ifindex(ra, ad->ifindex);
+	rtnl_addr_set_family(ra, ad->a.family);
+	if (rtnl_addr_set_local(ra, local) < 0)
+		goto err;
+	if (ad->has_peer) {
+		peer = nl_addr_of(ad->a.family, &ad->peer, plen);
+		if (!peer || rtnl_addr_set_peer(ra, peer) < 0)
+			goto err;
+	}
+	rtnl_addr_set_prefixlen(ra, plen);
+	nl_addr_put(peer);	/* the object holds its own references */
+	nl_addr_put(local);
+	return ra;
+err:
+	nl_addr_put(peer);
+	nl_addr_put(local);
+	rtnl_addr_put(ra);
+	return NULL;
+}
+
+static void addr_name(const struct ns_addr *ad, char *buf, size_t size)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	inet_ntop(ad->a.family, ad->a.addr.bytes, ip, sizeof(ip));
+	snprintf(buf, size, "%s/%u", ip, ad->a.prefixlen);
+}
+
+static const char *ifname_of(const struct ns_state *st, int ifindex)
+{
+	unsigned int i;
+
+	for (i = 0; i < st->n_links; i++)
+		if (st->links[i].ifindex == ifindex)
+			return st->links[i].ifname;
+	return "?";
+}
+
+/**
+ * ns_takeover() - stop autoconf and remove the addresses captured in @st
+ * @sk:		rtnetlink socket in the namespace
+ * @st:		from ns_takeover_prepare(), already written to disk
+ * @e:		error message
+ *
+ * It stops at the first failure; the caller then gives back with
+ * ns_restore(), which copes with any prefix of this having been done, and
+ * keeps the state file when that fails too.
+ *
+ * Return: 0 or -errno.
+ */
+int ns_takeover(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e)
+{
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; i < st->n_links && !err; i++) {
+		const struct ns_state_link *sl = &st->links[i];
+
+		if (sl->accept_ra >= 0)
+			err = sysctl_write(sl->ifname, "accept_ra", 0, e);
+		if (!err && sl->autoconf >= 0)
+			err = sysctl_write(sl->ifname, "autoconf", 0, e);
+		if (!err && sl->addr_gen_mode >= 0)
+			err = sysctl_write(sl->ifname, "addr_gen_mode", IN6_ADDR_GEN_MODE_NONE_VAL, e);
+	}
+	/* Backwards: IPv4 secondaries go before their primary. */
+	for (i = st->n_addrs; i-- > 0 && !err;) {
+		const struct ns_addr *ad = &st->addrs[i];
+		struct rtnl_addr *ra = addr_build(ad);
+		char name[64];
+		int nerr;
+
+		if (!ra) {
+			ns_err_set(e, "takeover: out of memory");
+			err = -ENOMEM;
+			break;
+		}
+		nerr = rtnl_addr_delete(sk, ra, 0);
+		rtnl_addr_put(ra);
+		/* Already gone: a primary's removal took its secondaries. */
+		if (nerr < 0 && nerr != -NLE_NOADDR && nerr != -NLE_OBJ_NOTFOUND) {
+			addr_name(ad, name, sizeof(name));
+			ns_err_set(e, "link %s: removing address %s: %s", ifname_of(st, ad->ifindex), name,
+				   nl_geterror(nerr));
+			err = nerr == -NLE_PERM ? -EPERM : -EIO;
+		}
+	}
+	return err;
+}
+
+static int addr_restore(struct nl_sock *sk, const struct ns_state *st, const struct ns_addr *ad,
+			struct ns_err *e)
+{
+	struct rtnl_addr *ra = addr_build(ad);
+	char name[64];
+	int err;
+
+	if (!ra)
+		return -ENOMEM;
+	rtnl_addr_set_scope(ra, ad->a.scope);
+	rtnl_addr_set_flags(ra, ad->a.flags & ~(IFA_F_TENTATIVE | IFA_F_DADFAILED |
+						IFA_F_SECONDARY | IFA_F_DEPRECATED | IFA_F_OPTIMISTIC));
+	rtnl_addr_set_valid_lifetime(ra, ad->valid_lft);
+	rtnl_addr_set_preferred_lifetime(ra, ad->preferred_lft);
+	if (ad->label[0])
+		rtnl_addr_set_label(ra, ad->label);
+	if (ad->has_broadcast) {
+		struct nl_addr *brd = nl_addr_of(AF_INET, &ad->broadcast, 32);
+
+		if (!brd || rtnl_addr_set_broadcast(ra, brd) < 0) {
+			nl_addr_put(brd);
+			rtnl_addr_put(ra);
+			return -ENOMEM;
+		}
+		nl_addr_put(brd);
+	}
+	err = rtnl_addr_add(sk, ra, NLM_F_EXCL);
+	rtnl_addr_put(ra);
+	if (err == -NLE_EXIST)
+		return 0;
+	if (err < 0) {
+		addr_name(ad, name, sizeof(name));
+		ns_err_set(e, "link %s: giving back address %s: %s", ifname_of(st, ad->ifindex), name,
+			   nl_geterror(err));
+		return -EIO;
+	}
+	return 0;
+}
+
+static struct rtnl_route *route_build(const struct ns_route *r)
+{
+	struct rtnl_route *rr = rtnl_route_alloc();
+	struct rtnl_nexthop *nh = NULL;
+	struct nl_addr *dst = NULL, *gw = NULL, *src = NULL;
+
+	if (!rr)
+		return NULL;
+	dst = nl_addr_of(r->r.family, &r->r.dst, r->r.dst_len);
+	if (!dst)
+		goto err;
+	rtnl_route_set_family(rr, r->r.family);
+	rtnl_route_set_table(rr, r->table);
+	if (rtnl_route_set_dst(rr, dst) < 0)
+		goto err;
+	rtnl_route_set_priority(rr, r->r.metric);
+	rtnl_route_set_protocol(rr, r->protocol);
+	if (r->r.family == AF_INET)
+		rtnl_route_set_scope(rr, r->scope);
+	rtnl_route_set_type(rr, r->type);
+	if (r->has_prefsrc) {
+		src = nl_addr_of(r->r.family, &r->prefsrc, r->r.family == AF_INET ? 32 : 128);
+		if (!src || rtnl_route_set_pref_src(rr, src) < 0)
+			goto err;
+	}
+	nh = rtnl_route_nh_alloc();
+	if (!nh)
+		goto err;
+	rtnl_route_nh_set_ifindex(nh, r->ifindex);
+	if (r->r.has_gateway) {
+		gw = nl_addr_of(r->r.family, &r->r.gateway, r->r.family == AF_INET ? 32 : 128);
+		if (!gw)
+			goto err;
+		rtnl_route_nh_set_gateway(nh, gw);
+	}
+	rtnl_route_add_nexthop(rr, nh);
+	nl_addr_put(gw);
+	nl_addr_put(src);
+	nl_addr_put(dst);
+	return rr;
+err:
+	if (nh)
+		rtnl_route_nh_free(nh);
+	nl_addr_put(gw);
+	nl_addr_put(src);
+	nl_addr_put(dst);
+	rtnl_route_put(rr);
+	return NULL;
+}
+
+static bool route_equal(const struct ns_route *a, const struct ns_route *b)
+{
+	size_t alen = a->r.family == AF_INET ? 4 : 16;
+
+	return a->ifindex == b->ifindex && a->r.family == b->r.family &&
+	       a->r.dst_len == b->r.dst_len && !memcmp(a->r.dst.bytes, b->r.dst.bytes, alen) &&
+	       a->r.has_gateway == b->r.has_gateway &&
+	       (!a->r.has_gateway || !memcmp(a->r.gateway.bytes, b->r.gateway.bytes, alen)) &&
+	       a->r.metric == b->r.metric && a->table == b->table && a->type == b->type &&
+	       a->protocol == b->protocol && a->has_prefsrc == b->has_prefsrc &&
+	       (!a->has_prefsrc || !memcmp(a->prefsrc.bytes, b->prefsrc.bytes, alen)) &&
+	       (a->r.family != AF_INET || a->scope == b->scope);
+}
+
+static bool route_in(const struct ns_route *r, const struct ns_route *set, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (route_equal(r, &set[i]))
+			return true;
+	return false;
+}
+
+static void route_name(const struct ns_route *r, char *buf, size_t size)
+{
+	char dst[INET6_ADDRSTRLEN] = "default", gw[INET6_ADDRSTRLEN] = "";
+
+	if (r->r.dst_len)
+		inet_ntop(r->r.family, r->r.dst.bytes, dst, sizeof(dst));
+	if (r->r.has_gateway)
+		inet_ntop(r->r.family, r->r.gateway.bytes, gw, sizeof(gw));
+	if (r->r.dst_len)
+		snprintf(buf, size, "%s/%u%s%s", dst, r->r.dst_len, gw[0] ? " via " : "", gw);
+	else
+		snprintf(buf, size, "default%s%s", gw[0] ? " via " : "", gw);
+}
+
+/* Make the main-table routes of one link equal the saved ones. */
+static int routes_restore(struct nl_sock *sk, const struct ns_state *st, int ifindex, struct ns_err *e)
+{
+	struct ns_route *cur = NULL;
+	unsigned int n_cur = 0, i, pass;
+	bool *done = NULL;
+	char name[128];
+	int err, first_err = 0;
+
+	err = ns_scrape_routes(sk, ifindex, &cur, &n_cur, e);
+	if (err)
+		return err;
+	for (i = 0; i < n_cur; i++) {
+		struct rtnl_route *rr;
+
+		if (route_in(&cur[i], st->routes, st->n_routes))
+			continue;
+		rr = route_build(&cur[i]);
+		if (!rr) {
+			err = -ENOMEM;
+			goto out;
+		}
+		err = rtnl_route_delete(sk, rr, 0);
+		rtnl_route_put(rr);
+		if (err < 0 && err != -NLE_OBJ_NOTFOUND && !first_err) {
+			route_name(&cur[i], name, sizeof(name));
+			ns_err_set(e, "link %s: removing route %s the kernel re-created: %s",
+				   ifname_of(st, ifindex), name, nl_geterror(err));
+			first_err = -EIO;
+		}
+	}
+	done = calloc(st->n_routes + 1, sizeof(*done));
+	if (!done) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/*
+	 * On-link routes first, then gateway routes; passes repeat while some
+	 * route fails and another one landed (a gateway reachable only through
+	 * a route added in the same pass).
+	 */
+	for (pass = 0; pass < RESTORE_PASSES; pass++) {
+		const struct ns_route *failed = NULL;
+		bool progress = false;
+		int failed_err = 0;
+
+		for (int gwpass = 0; gwpass < 2; gwpass++) {
+			for (i = 0; i < st->n_routes; i++) {
+				const struct ns_route *r = &st->routes[i];
+				struct rtnl_route *rr;
+
+				if (done[i] || r->ifindex != ifindex || r->r.has_gateway != (gwpass == 1))
+					continue;
+				if (route_in(r, cur, n_cur)) {
+					done[i] = true;
+					continue;
+				}
+				rr = route_build(r);
+				if (!rr) {
+					err = -ENOMEM;
+					goto out;
+				}
+				err = rtnl_route_add(sk, rr, NLM_F_EXCL);
+				rtnl_route_put(rr);
+				if (err >= 0 || err == -NLE_EXIST) {
+					done[i] = true;
+					progress = true;
+				} else {
+					failed = r;
+					failed_err = err;
+				}
+			}
+		}
+		if (!failed)
+			break;
+		if (!progress || pass == RESTORE_PASSES - 1) {
+			if (!first_err) {
+				route_name(failed, name, sizeof(name));
+				ns_err_set(e, "link %s: giving back route %s: %s", ifname_of(st, ifindex),
+					   name, nl_geterror(failed_err));
+				first_err = -EIO;
+			}
+			break;
+		}
+	}
+	err = first_err;
+out:
+	if (err == -ENOMEM)
+		ns_err_set(e, "restore: out of memory");
+	free(done);
+	free(cur);
+	return err;
+}
+
+/**
+ * ns_restore() - give back to the kernel everything recorded in @st
+ * @sk:		rtnetlink socket in the namespace
+ * @st:		what was taken
+ * @e:		the first failure, if any
+ *
+ * Idempotent; continues past failures.
+ *
+ * Return: 0 or the first -errno.
+ */
+int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e)
+{
+	unsigned int i;
+	int err, first = 0;
+
+	/*
+	 * IPv4 in dump order (primary before its secondaries); IPv6 backwards:
+	 * the kernel lists a link's IPv6 addresses newest first.
+	 */
+	for (i = 0; i < st->n_addrs; i++) {
+		if (st->addrs[i].a.family != AF_INET)
+			continue;
+		err = addr_restore(sk, st, &st->addrs[i], first ? NULL : e);
+		if (err && !first)
+			first = err;
+	}
+	for (i = st->n_addrs; i-- > 0;) {
+		if (st->addrs[i].a.family != AF_INET6)
+			continue;
+		err = addr_restore(sk, st, &st->addrs[i], first ? NULL : e);
+		if (err && !first)
+			first = err;
+	}
+	for (i = 0; i < st->n_links; i++) {
+		err = routes_restore(sk, st, st->links[i].ifindex, first ? NULL : e);
+		if (err && !first)
+			first = err;
+	}
+	for (i = 0; i < st->n_links; i++) {
+		const struct ns_state_link *sl = &st->links[i];
+		struct ns_err *pe = first ? NULL : e;
+
+		err = sysctl_write(sl->ifname, "accept_ra", sl->accept_ra, pe);
+		if (!err)
+			err = sysctl_write(sl->ifname, "autoconf", sl->autoconf, pe);
+		if (!err)
+			err = sysctl_write(sl->ifname, "addr_gen_mode", sl->addr_gen_mode, pe);
+		if (err && !first)
+			first = err;
+	}
+	return first;
+}

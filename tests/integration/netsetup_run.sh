@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# `netsetup run` starts the datapath (here proto_sink) on a socketpair with
+# `--fd N [--user USER] ARGS...`, and gives the addresses and routes back
+# when it exits: normally, killed with SIGKILL, or stopped by a SIGTERM that
+# netsetup forwarded. A datapath that cannot be executed changes nothing.
+. "$SANDNET_TESTS/lib/common.sh"
+. "$SANDNET_TESTS/lib/netsetup.sh"
+
+sn_netns_add ct
+sn_netns_add peer
+sn_veth_add ct eth0 peer veth0
+CT=$(sn_ns ct)
+NSP=$(ns_path ct)
+ip -n "$CT" addr add 10.221.0.2/24 dev eth0
+ip -n "$CT" addr add fd22:1::2/64 dev eth0
+ip -n "$CT" route add default via 10.221.0.1
+ip -n "$CT" -6 route add default via fd22:1::1
+ns_settle "$CT"
+ns_snapshot "$CT" "$SN_TMP/before"
+
+# start_run NAME HOLD: netsetup run in the background; sets RUN_PID
+start_run() {
+	"$NETSETUP" run --netns "$NSP" --user nobody -- "$SINK" --hold "$2" \
+		>"$SN_TMP/$1.out" 2>"$SN_TMP/$1.err" &
+	RUN_PID=$!
+	sn_on_exit "kill -9 $RUN_PID"
+	sn_wait_for 10 grep -q '"done"' "$SN_TMP/$1.out" ||
+		sn_fail "$1: the datapath never got DONE: $(cat "$SN_TMP/$1.err")"
+	[ -z "$(ip -n "$CT" addr show dev eth0 | grep inet)" ] ||
+		sn_fail "$1: addresses still on eth0 while the datapath runs"
+}
+
+check_restored() {
+	ns_settle "$CT"
+	ns_snapshot "$CT" "$SN_TMP/after-$1"
+	ns_same "$SN_TMP/before" "$SN_TMP/after-$1" "$1"
+	! ls "$SANDNET_STATE_DIR"/netns-*.state 2>/dev/null || sn_fail "$1: state file left"
+}
+
+sn_log "the datapath exits by itself"
+start_run normal 2
+grep -q '{"user":"nobody"}' "$SN_TMP/normal.out" || sn_fail "--user nobody did not reach the datapath"
+wait "$RUN_PID"; rc=$?
+[ "$rc" -eq 0 ] || sn_fail "run exited $rc, the datapath exited 0: $(cat "$SN_TMP/normal.err")"
+check_restored "run, datapath exits 0"
+
+sn_log "the datapath is killed with SIGKILL"
+start_run kill 60
+child=$(pgrep -P "$RUN_PID" -f proto_sink) || sn_fail "no datapath child of $RUN_PID"
+kill -9 "$child"
+wait "$RUN_PID"; rc=$?
+[ "$rc" -eq 137 ] || sn_fail "run exited $rc after SIGKILL of the datapath, expected 137"
+check_restored "run, datapath SIGKILLed"
+
+for sig in TERM INT; do
+	sn_log "SIG$sig to netsetup is forwarded"
+	start_run "sig$sig" 60
+	child=$(pgrep -P "$RUN_PID" -f proto_sink) || sn_fail "no datapath child of $RUN_PID"
+	kill -"$sig" "$RUN_PID"
+	wait "$RUN_PID"; rc=$?
+	want=$((128 + $(kill -l "$sig")))
+	[ "$rc" -eq "$want" ] || sn_fail "run exited $rc after SIG$sig, expected $want"
+	! kill -0 "$child" 2>/dev/null || sn_fail "the datapath $child survived SIG$sig"
+	grep -q "killed by signal $(kill -l "$sig")" "$SN_TMP/sig$sig.err" || sn_fail "no word of the signal"
+	check_restored "run, SIG$sig forwarded"
+done
+
+sn_log "a datapath that refuses the configuration"
+ns_expect_fail "run, datapath refuses a LINK" "proto_sink refuses link eth0" -- \
+	"$NETSETUP" run --netns "$NSP" -- "$SINK" --answer error-link
+check_restored "run of a datapath that refuses a LINK"
+
+sn_log "a datapath that cannot be executed"
+ns_expect_fail "run a missing datapath" "cannot execute|exited with status 127" -- \
+	"$NETSETUP" run --netns "$NSP" -- /nonexistent/datapath
+check_restored "run of a missing datapath"
+echo "run gives everything back"

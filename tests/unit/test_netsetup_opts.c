@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_netsetup_opts.c - the command line: what is accepted, what is refused
+ *
+ * ns_opts_parse() is called on argv arrays as main() would get them; every
+ * refusal must return an error and a message naming the option.
+ */
+#include <check.h>
+#include <errno.h>
+#include <string.h>
+
+#include "netsetup/netsetup.h"
+
+#define ARGV(...) ((char *[]){ "netsetup", __VA_ARGS__, NULL })
+
+static int parse(char **argv, struct ns_opts *o, struct ns_err *e)
+{
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	memset(e, 0, sizeof(*e));
+	return ns_opts_parse(argc, argv, o, e);
+}
+
+START_TEST(test_gso_show)
+{
+	struct ns_opts o;
+	struct ns_err e;
+
+	ck_assert_int_eq(parse(ARGV("gso", "show"), &o, &e), 0);
+	ck_assert_int_eq(o.cmd, NS_CMD_GSO_SHOW);
+	ck_assert_ptr_null(o.netns_path);
+	ck_assert(!o.json);
+	ck_assert_int_eq(parse(ARGV("gso", "show", "eth0", "--json", "--pid", "42"), &o, &e), 0);
+	ck_assert(o.json);
+	ck_assert_int_eq(o.pid, 42);
+	ck_assert_str_eq(o.show_iface, "eth0");
+	ck_assert_int_eq(parse(ARGV("gso", "show", "--netns", "/run/netns/x", "eth0"), &o, &e), 0);
+	ck_assert_str_eq(o.netns_path, "/run/netns/x");
+	ck_assert_int_ne(parse(ARGV("gso", "show", "eth0", "eth1"), &o, &e), 0);
+	ck_assert_ptr_nonnull(strstr(e.text, "unexpected argument 'eth1'"));
+	ck_assert_int_ne(parse(ARGV("gso", "show", "--channels", "2"), &o, &e), 0);
+	ck_assert_ptr_nonnull(strstr(e.text, "'--channels' does not apply"));
+	ck_assert_int_ne(parse(ARGV("gso"), &o, &e), 0);
+	ck_assert_int_ne(parse(ARGV("gso", "show", "averyveryverylongname0"), &o, &e), 0);
+}
+END_TEST
+
+START_TEST(test_attach)
+{
+	struct ns_opts o;
+	struct ns_err e;
+
+	ck_assert_int_eq(parse(ARGV("attach", "--netns", "/run/netns/c", "--datapath", "/run/dp.sock"), &o, &e), 0);
+	ck_assert_int_eq(o.cmd, NS_CMD_ATTACH);
+	ck_assert_str_eq(o.datapath, "/run/dp.sock");
+	ck_assert_int_eq(o.gso, NS_GSO_AUTO);
+	ck_assert_uint_eq(o.channels, 1);
+	ck_assert_uint_eq(o.gso_max_bytes, 0);
+	ck_assert_uint_eq(o.n_ifaces, 0);
+
+	ck_assert_int_eq(parse(ARGV("attach", "--pid", "7", "--datapath", "s", "--gso", "sw", "--gso-max-size",
+				    "32000", "--channels", "16", "--iface", "eth0", "--iface", "eth1"), &o, &e), 0);
+	ck_assert_int_eq(o.pid, 7);
+	ck_assert_int_eq(o.gso, NS_GSO_SW);
+	ck_assert_uint_eq(o.gso_max_bytes, 32000);
+	ck_assert_uint_eq(o.channels, 16);
+	ck_assert_uint_eq(o.n_ifaces, 2);
+	ck_assert_str_eq(o.ifaces[1], "eth1");
+	ck_assert_int_eq(parse(ARGV("attach", "--pid=7", "--datapath=s"), &o, &e), 0);
+}
+END_TEST
+
+START_TEST(test_run)
+{
+	struct ns_opts o;
+	struct ns_err e;
+
+	char *run1[] = { "netsetup", "run", "--pid", "9", "--user", "sandnet", "--", "/usr/bin/datapath",
+			 "--stats", "--gso", "x", NULL };
+	char *run2[] = { "netsetup", "run", "--pid", "9", "dp", "--channels", "3", NULL };
+
+	/* child_argv points into argv: the arrays must outlive the checks */
+	ck_assert_int_eq(parse(run1, &o, &e), 0);
+	ck_assert_int_eq(o.cmd, NS_CMD_RUN);
+	ck_assert_str_eq(o.user, "sandnet");
+	ck_assert_str_eq(o.child_argv[0], "/usr/bin/datapath");
+	ck_assert_str_eq(o.child_argv[1], "--stats");
+	ck_assert_str_eq(o.child_argv[2], "--gso");
+	ck_assert_str_eq(o.child_argv[3], "x");
+	ck_assert_ptr_null(o.child_argv[4]);
+	ck_assert_int_eq(o.gso, NS_GSO_AUTO);	/* the datapath's --gso is not ours */
+	/* without "--" the first non-option starts the datapath's command line */
+	ck_assert_int_eq(parse(run2, &o, &e), 0);
+	ck_assert_str_eq(o.child_argv[0], "dp");
+	ck_assert_uint_eq(o.channels, 1);
+	ck_assert_int_ne(parse(ARGV("run", "--pid", "9", "--"), &o, &e), 0);
+	ck_assert_ptr_nonnull(strstr(e.text, "no datapath command"));
+	ck_assert_int_ne(parse(ARGV("run", "--pid", "9", "--datapath", "s", "--", "dp"), &o, &e), 0);
+}
+END_TEST
+
+static const struct {
+	char *argv[12];
+	const char *says;
+} bad[] = {
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--channels", "0" }, "--channels 0: out of range 1..16" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--channels", "17" }, "out of range 1..16" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--channels", "99999999999999999999" }, "not a number" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--channels", "2x" }, "not a number" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--channels", "-1" }, "not a number" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--channels", "" }, "not a number" },
+	{ { "netsetup", "attach", "--pid", "0", "--datapath", "s" }, "--pid 0: out of range" },
+	{ { "netsetup", "attach", "--pid", "2147483648", "--datapath", "s" }, "out of range" },
+	{ { "netsetup", "attach", "--pid", "1", "--pid", "2", "--datapath", "s" }, "once" },
+	{ { "netsetup", "attach", "--netns", "", "--datapath", "s" }, "empty path" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--gso", "fast" }, "expected auto, hw, sw or off" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--gso-max-size", "1" }, "out of range" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--gso-max-size", "10000000" }, "out of range" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--iface", "" }, "not an interface name" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--iface", "0123456789abcdef" }, "not an interface name" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "-x" }, "unknown option" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--nope" }, "unknown option '--nope'" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath" }, "missing the value" },
+	{ { "netsetup", "attach", "--netns", "n" }, "--datapath SOCKET" },
+	{ { "netsetup", "attach", "--datapath", "s" }, "--netns PATH or --pid PID" },
+	{ { "netsetup", "detach" }, "--netns PATH or --pid PID" },
+	{ { "netsetup", "detach", "--pid", "3", "--json" }, "'--json' does not apply" },
+	{ { "netsetup", "detach", "--pid", "3", "stray" }, "unexpected argument 'stray'" },
+	{ { "netsetup", "run", "--pid", "3", "--user", "", "--", "dp" }, "empty user name" },
+	{ { "netsetup", "launch" }, "unknown command 'launch'" },
+	{ { "netsetup", "gso", "list" }, "expected 'gso show'" },
+};
+
+START_TEST(test_bad)
+{
+	struct ns_opts o;
+	struct ns_err e;
+	int ret;
+
+	ret = parse((char **)bad[_i].argv, &o, &e);
+	ck_assert_msg(ret < 0, "case %d accepted", _i);
+	ck_assert_msg(strstr(e.text, bad[_i].says), "case %d: message '%s' lacks '%s'", _i, e.text, bad[_i].says);
+}
+END_TEST
+
+START_TEST(test_help)
+{
+	struct ns_opts o;
+	struct ns_err e;
+
+	ck_assert_int_eq(parse(ARGV("help"), &o, &e), 0);
+	ck_assert_int_eq(o.cmd, NS_CMD_HELP);
+	ck_assert_int_eq(parse((char *[]){ "netsetup", NULL }, &o, &e), 0);
+	ck_assert_int_eq(o.cmd, NS_CMD_HELP);
+	ck_assert_ptr_nonnull(strstr(ns_usage, "netsetup run"));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("netsetup_opts");
+	TCase *tc = tcase_create("parse");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_gso_show);
+	tcase_add_test(tc, test_attach);
+	tcase_add_test(tc, test_run);
+	tcase_add_loop_test(tc, test_bad, 0, sizeof(bad) / sizeof(bad[0]));
+	tcase_add_test(tc, test_help);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
