@@ -368,6 +368,8 @@ static int list_parse(const char *what, const char *list, struct nlattr *nest, i
 
 	*count = 0;
 	nla_for_each_nested(entry, nest, rem) {
+		if (nla_type(entry) == 0)
+			return why_set(why, EBADMSG, "%s: %s: entry of type 0", what, list);
 		if (nla_type(entry) != entry_type)
 			continue;	/* newer minors may add other entry kinds */
 		if (*count >= max)
@@ -628,6 +630,21 @@ static int link_decode(struct nlattr *head, int len, const int *fds, unsigned in
 	return 0;
 }
 
+/*
+ * DONE and ACK have no attributes of their own: the body is still walked, so
+ * that garbage or a truncated attribute is refused as in every other message,
+ * and a newer minor's attributes are skipped.
+ */
+static int bare_decode(unsigned int type, struct nlattr *head, int len, struct proto_why *why)
+{
+	static const struct nla_policy none_policy[1];
+	static const char *const none_names[1];
+	struct attr_space sp = { proto_msg_type_name(type), 0, none_policy, none_names };
+	struct nlattr *tb[1] = { 0 };
+
+	return attrs_parse(&sp, tb, head, len, why);
+}
+
 static int error_decode(struct nlattr *head, int len, struct proto_error *e,
 			struct proto_why *why)
 {
@@ -684,7 +701,18 @@ int proto_decode(const void *buf, size_t len, const int *fds, unsigned int n_fds
 			      PROTO_MAGIC);
 		goto err;
 	}
-	if (hdr.version < PROTO_VERSION_MIN || hdr.version > PROTO_VERSION_MAX) {
+	/*
+	 * HELLO's layout is frozen as version 1 so that any two builds can
+	 * negotiate, even one that no longer speaks version 1 otherwise.
+	 */
+	if (hdr.type == PROTO_MSG_HELLO && hdr.version != 1) {
+		err = why_set(why, EPROTONOSUPPORT,
+			      "unsupported protocol version %u for HELLO (HELLO is always version 1)",
+			      hdr.version);
+		goto err;
+	}
+	if (hdr.type != PROTO_MSG_HELLO &&
+	    (hdr.version < PROTO_VERSION_MIN || hdr.version > PROTO_VERSION_MAX)) {
 		err = why_set(why, EPROTONOSUPPORT,
 			      "unsupported protocol version %u (this side speaks %u..%u)", hdr.version,
 			      PROTO_VERSION_MIN, PROTO_VERSION_MAX);
@@ -734,7 +762,7 @@ int proto_decode(const void *buf, size_t len, const int *fds, unsigned int n_fds
 		err = error_decode(attrs, attrlen, &msg->error, why);
 		break;
 	default:
-		err = 0;	/* DONE and ACK have no attributes of their own */
+		err = bare_decode(hdr.type, attrs, attrlen, why);
 		break;
 	}
 	if (err)
@@ -1294,7 +1322,7 @@ int proto_handshake(int sock, bool initiator, const char *software, uint8_t *ver
 		if (msg->hello.n_versions != 1 || msg->hello.versions[0] < PROTO_VERSION_MIN ||
 		    msg->hello.versions[0] > PROTO_VERSION_MAX) {
 			ret = why_set(why, EPROTONOSUPPORT,
-				      "peer answered HELLO with %u versions, the first %u; expected one of %u..%u",
+				      "peer answered HELLO with %u version(s), the first %u; expected exactly one of %u..%u",
 				      msg->hello.n_versions, msg->hello.versions[0],
 				      PROTO_VERSION_MIN, PROTO_VERSION_MAX);
 			proto_send_error(sock, msg->seq, why->err, "%s", why->text);
