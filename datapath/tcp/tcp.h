@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp.h - the TCP protocol engine of the datapath: its whole public API
+ *
+ * Theory of operation
+ *
+ * The engine is a pure protocol machine. It neither parses nor builds IP or
+ * Ethernet headers, computes no checksum and never reads a clock:
+ *
+ *   IP layer --tcp_input(seg, now_us)--> engine --cfg.emit(ctx, seg_out)--> IP layer
+ *   event loop --tcp_timers_run(now_us)--> engine; tcp_next_deadline() -> timer wheel
+ *   services <--event callback-- engine <--tcp_send/recv/...(conn, now_us)-- services
+ *
+ * Input is a parsed segment in host order (struct tcp_seg_in; tcp_opts_parse()
+ * turns the option bytes of a header into struct tcp_opts). Output is one call
+ * of the emit callback per segment (struct tcp_seg_out; tcp_opts_write() turns
+ * its options back into bytes). A segment emitted with @gso_size non-zero may
+ * carry up to the connection's gso_max_bytes of payload: the link splits it
+ * into @gso_size-byte segments (seq advancing, the same options on each, FIN
+ * and PSH only on the last) or hands it to the kernel as one GSO frame.
+ *
+ * The payload iovecs of an emitted segment point into the connection's send
+ * buffer (no copy). That memory stays allocated until tcp_stack_tx_done() is
+ * called (the link calls it after it flushed its transmit batch) even when
+ * the send buffer grows meanwhile. Bytes the peer acknowledged may be
+ * overwritten by a later tcp_send(); a segment still queued with them then
+ * carries stale bytes for sequence numbers the peer already has and ignores.
+ *
+ * The emit callback must not call back into the stack (queue the segment;
+ * a loopback delivers it on the next loop turn).
+ *
+ * Every call takes the time in microseconds, so tests run a virtual clock.
+ * Callbacks run synchronously from inside tcp_input(), tcp_timers_run() and
+ * the socket calls; a callback may call any tcp_* function on any
+ * connection, including tcp_close() on its own.
+ *
+ * Lifetime: the service owns a struct tcp_conn from tcp_connect() (or from
+ * the listener's accept callback) until it calls tcp_close() or tcp_abort();
+ * the engine frees it once both the service let go and the protocol finished
+ * (CLOSED, or after TIME_WAIT). Not thread-safe: one datapath thread owns a
+ * stack.
+ */
+#ifndef SANDNET_DATAPATH_TCP_H
+#define SANDNET_DATAPATH_TCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+/* Header flags, host order (the low byte of the header's flags field). */
+#define TCP_FIN	0x01
+#define TCP_SYN	0x02
+#define TCP_RST	0x04
+#define TCP_PSH	0x08
+#define TCP_ACK	0x10
+#define TCP_URG	0x20
+#define TCP_ECE	0x40
+#define TCP_CWR	0x80
+
+#define TCP_SACK_MAX_BLOCKS	4
+/* Longest option block a header can carry (60-byte header - 20). */
+#define TCP_OPTS_MAX_BYTES	40
+
+/* States are TCPS_* (as in BSD): <netinet/tcp.h> already has TCP_ESTABLISHED &c. */
+
+/* RFC 1982-style comparisons: the only way sequence numbers are compared. */
+static inline bool seq_lt(uint32_t a, uint32_t b)  { return (int32_t)(a - b) < 0; }
+static inline bool seq_leq(uint32_t a, uint32_t b) { return (int32_t)(a - b) <= 0; }
+static inline bool seq_gt(uint32_t a, uint32_t b)  { return (int32_t)(a - b) > 0; }
+static inline bool seq_geq(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0; }
+static inline uint32_t seq_max(uint32_t a, uint32_t b) { return seq_gt(a, b) ? a : b; }
+static inline uint32_t seq_min(uint32_t a, uint32_t b) { return seq_lt(a, b) ? a : b; }
+
+/**
+ * struct tcp_addr - an IPv4 or IPv6 address
+ * @family:	AF_INET or AF_INET6
+ * @addr:	the address in network order; IPv4 uses the first 4 bytes, the
+ *		rest is zero (compared and hashed as 16 bytes)
+ */
+struct tcp_addr {
+	uint8_t family;
+	uint8_t addr[16];
+};
+
+/**
+ * struct tcp_endpoint - an address and a port (host order)
+ */
+struct tcp_endpoint {
+	struct tcp_addr addr;
+	uint16_t port;
+};
+
+/**
+ * struct tcp_opts - the TCP options the engine understands, host order
+ * @has_mss, @mss:		MSS (RFC 9293 3.7.1), SYN only
+ * @has_wscale, @wscale:	window scale shift (RFC 7323 2), SYN only
+ * @sack_perm:			SACK permitted (RFC 2018), SYN only
+ * @has_ts, @ts_val, @ts_ecr:	timestamps (RFC 7323 3)
+ * @nsack, @sack:		SACK blocks [start, end) (RFC 2018 3)
+ */
+struct tcp_opts {
+	bool has_mss;
+	bool has_wscale;
+	bool sack_perm;
+	bool has_ts;
+	uint16_t mss;
+	uint8_t wscale;
+	uint8_t nsack;
+	uint32_t ts_val;
+	uint32_t ts_ecr;
+	struct {
+		uint32_t start;
+		uint32_t end;
+	} sack[TCP_SACK_MAX_BLOCKS];
+};
+
+/**
+ * struct tcp_seg_in - a received segment, parsed by the IP layer
+ * @src, @dst:		addresses (the same family; checked)
+ * @sport, @dport:	ports
+ * @seq, @ack, @flags, @wnd: header fields (@wnd unscaled, as on the wire)
+ * @opts:		parsed options (tcp_opts_parse())
+ * @data, @len:		payload (may be a coalesced GSO/GRO segment)
+ */
+struct tcp_seg_in {
+	struct tcp_addr src;
+	struct tcp_addr dst;
+	uint16_t sport;
+	uint16_t dport;
+	uint32_t seq;
+	uint32_t ack;
+	uint8_t flags;
+	uint16_t wnd;
+	struct tcp_opts opts;
+	const uint8_t *data;
+	size_t len;
+};
+
+#define TCP_SEG_OUT_IOV_MAX	2
+
+/**
+ * struct tcp_seg_out - a segment to send
+ * @src, @dst, @sport, @dport, @seq, @ack, @flags, @wnd: header fields, host
+ *		order (@wnd already scaled down)
+ * @opts:	options to write (tcp_opts_write())
+ * @iov, @iovcnt, @len: payload, pointing into the send buffer
+ * @gso_size:	0 when @len fits one segment, else the payload bytes per
+ *		on-wire segment the link must split into
+ */
+struct tcp_seg_out {
+	struct tcp_addr src;
+	struct tcp_addr dst;
+	uint16_t sport;
+	uint16_t dport;
+	uint32_t seq;
+	uint32_t ack;
+	uint8_t flags;
+	uint16_t wnd;
+	struct tcp_opts opts;
+	struct iovec iov[TCP_SEG_OUT_IOV_MAX];
+	int iovcnt;
+	size_t len;
+	uint16_t gso_size;
+};
+
+enum tcp_state {
+	TCPS_CLOSED,
+	TCPS_LISTEN,
+	TCPS_SYN_SENT,
+	TCPS_SYN_RECEIVED,
+	TCPS_ESTABLISHED,
+	TCPS_FIN_WAIT_1,
+	TCPS_FIN_WAIT_2,
+	TCPS_CLOSE_WAIT,
+	TCPS_CLOSING,
+	TCPS_LAST_ACK,
+	TCPS_TIME_WAIT,
+	TCPS_STATE_MAX
+};
+
+enum tcp_cc_algo {
+	TCP_CC_CUBIC,
+	TCP_CC_RENO,
+	TCP_CC_MAX
+};
+
+enum tcp_event {
+	TCP_EV_CONNECTED,	/* handshake done (active or passive open) */
+	TCP_EV_READABLE,	/* new in-order data in the receive buffer */
+	TCP_EV_WRITABLE,	/* send buffer space after it was full */
+	TCP_EV_PEER_FIN,	/* the peer shut down its direction (EOF) */
+	TCP_EV_RESET,		/* connection dead: @err is -ECONNRESET,
+				 * -ECONNREFUSED or -ETIMEDOUT */
+	TCP_EV_CLOSED,		/* both directions finished gracefully */
+	TCP_EV_MAX
+};
+
+struct tcp_stack;
+struct tcp_conn;
+struct tcp_listener;
+
+/* Called for every event of a connection; @user is tcp_conn_set_user()'s. */
+typedef void (*tcp_event_fn)(struct tcp_conn *c, void *user, enum tcp_event ev, int err);
+/*
+ * Called when a passive open completed; the new connection starts with the
+ * listener's event function and user pointer, change them with
+ * tcp_conn_set_user(). Return 0 to keep it, negative to refuse (RST).
+ */
+typedef int (*tcp_accept_fn)(struct tcp_listener *l, void *user, struct tcp_conn *c);
+/* Emits one segment; a negative return counts as a lost segment. */
+typedef int (*tcp_emit_fn)(void *ctx, const struct tcp_seg_out *seg);
+
+/**
+ * struct tcp_conn_opts - per-connection settings; zero means "default"
+ * @mss:		largest on-wire payload (from the route MTU minus IP and
+ *			TCP headers), default 1460
+ * @gso_max_bytes:	largest payload of one emitted segment (from the link),
+ *			default = one MSS (no GSO)
+ * @nagle:		enable Nagle's algorithm (off by default)
+ * @cc:			congestion control (default CUBIC)
+ * @no_sack, @no_ts, @no_wscale: do not offer these options
+ * @sndbuf_max, @rcvbuf_max: buffer limits, default 4 MiB and 6 MiB
+ * @rcvbuf_init:	initial receive buffer, default 128 KiB
+ * @keepalive_idle_ms:	0 = no keepalive, else idle time before probing
+ * @keepalive_intvl_ms, @keepalive_cnt: probe interval and count (75 s, 9)
+ */
+struct tcp_conn_opts {
+	uint16_t mss;
+	uint32_t gso_max_bytes;
+	bool nagle;
+	bool no_sack;
+	bool no_ts;
+	bool no_wscale;
+	enum tcp_cc_algo cc;
+	uint32_t sndbuf_max;
+	uint32_t rcvbuf_max;
+	uint32_t rcvbuf_init;
+	uint32_t keepalive_idle_ms;
+	uint32_t keepalive_intvl_ms;
+	uint32_t keepalive_cnt;
+};
+
+/**
+ * struct tcp_stack_cfg - stack creation parameters
+ * @emit, @emit_ctx:	output of every segment
+ * @secret:		key for ISNs, SYN cookies and the hash table; all
+ *			zero = random (tests pass a fixed one)
+ * @max_conns:		connection limit, default 65536
+ * @max_timewait:	TIME_WAIT connections kept at most, default 4096
+ * @challenge_ack_limit: challenge ACKs per second, default 1000
+ * @isn_fixed:		tests only: when non-zero every ISN is this value
+ */
+struct tcp_stack_cfg {
+	tcp_emit_fn emit;
+	void *emit_ctx;
+	uint8_t secret[16];
+	uint32_t max_conns;
+	uint32_t max_timewait;
+	uint32_t challenge_ack_limit;
+	uint32_t isn_fixed;
+};
+
+/**
+ * struct tcp_conn_info - what `ss -ti` shows about one connection
+ */
+struct tcp_conn_info {
+	enum tcp_state state;
+	struct tcp_endpoint local;
+	struct tcp_endpoint remote;
+	const char *cc;
+	uint32_t snd_mss;
+	uint32_t rcv_mss;
+	uint32_t cwnd;		/* segments */
+	uint32_t ssthresh;	/* segments */
+	uint32_t srtt_us;
+	uint32_t rttvar_us;
+	uint32_t rto_us;
+	uint32_t snd_wnd;
+	uint32_t rcv_wnd;
+	uint8_t snd_wscale;
+	uint8_t rcv_wscale;
+	bool sack;
+	bool ts;
+	uint64_t bytes_sent;
+	uint64_t bytes_acked;
+	uint64_t bytes_received;
+	uint64_t segs_out;
+	uint64_t segs_in;
+	uint64_t retrans_segs;
+	uint64_t fast_recoveries;
+	uint64_t sack_recoveries;
+	uint64_t rto_count;
+	uint64_t tlp_probes;
+	uint32_t unacked_bytes;
+	uint32_t sndbuf_used;
+	uint32_t sndbuf_cap;
+	uint32_t rcvbuf_used;
+	uint32_t rcvbuf_cap;
+	uint32_t ooo_bytes;
+};
+
+/**
+ * struct tcp_stack_stats - stack-wide counters; every drop has its reason
+ */
+struct tcp_stack_stats {
+	uint64_t segs_in;
+	uint64_t segs_out;
+	uint64_t rst_out;
+	uint64_t drop_malformed;	/* bad length, mixed families, bad flags */
+	uint64_t drop_no_socket;	/* nothing listens; answered with RST */
+	uint64_t drop_paws;
+	uint64_t drop_out_of_window;
+	uint64_t drop_ooo_full;
+	uint64_t drop_bad_ack;
+	uint64_t challenge_acks;
+	uint64_t challenge_acks_limited;
+	uint64_t syncookies_sent;
+	uint64_t syncookies_ok;
+	uint64_t syncookies_bad;
+	uint64_t synq_overflow;
+	uint64_t timewait_evicted;
+	uint64_t emit_errors;
+	uint32_t conns;
+	uint32_t timewait;
+};
+
+const char *tcp_state_name(enum tcp_state s);
+const char *tcp_event_name(enum tcp_event ev);
+const char *tcp_cc_name(enum tcp_cc_algo cc);
+
+struct tcp_stack *tcp_stack_new(const struct tcp_stack_cfg *cfg);
+void tcp_stack_free(struct tcp_stack *s);
+int tcp_input(struct tcp_stack *s, const struct tcp_seg_in *seg, uint64_t now_us);
+void tcp_timers_run(struct tcp_stack *s, uint64_t now_us);
+uint64_t tcp_next_deadline(const struct tcp_stack *s);
+void tcp_stack_tx_done(struct tcp_stack *s);
+void tcp_stack_stats(const struct tcp_stack *s, struct tcp_stack_stats *out);
+void tcp_pmtu_update(struct tcp_stack *s, const struct tcp_addr *local, const struct tcp_addr *remote,
+		     uint32_t mtu, uint64_t now_us);
+int tcp_foreach_conn(struct tcp_stack *s, int (*fn)(struct tcp_conn *c, void *arg), void *arg);
+
+int tcp_opts_parse(const uint8_t *buf, size_t len, struct tcp_opts *out);
+int tcp_opts_write(const struct tcp_opts *o, uint8_t *buf, size_t cap);
+
+int tcp_listen(struct tcp_stack *s, const struct tcp_endpoint *local, unsigned int backlog,
+	       const struct tcp_conn_opts *opts, tcp_accept_fn accept, tcp_event_fn ev, void *user,
+	       struct tcp_listener **out);
+void tcp_listener_close(struct tcp_listener *l);
+
+int tcp_connect(struct tcp_stack *s, const struct tcp_endpoint *local, const struct tcp_endpoint *remote,
+		const struct tcp_conn_opts *opts, tcp_event_fn ev, void *user, uint64_t now_us,
+		struct tcp_conn **out);
+void tcp_conn_set_user(struct tcp_conn *c, tcp_event_fn ev, void *user);
+ssize_t tcp_send(struct tcp_conn *c, const void *buf, size_t len, uint64_t now_us);
+ssize_t tcp_recv(struct tcp_conn *c, void *buf, size_t len, uint64_t now_us);
+int tcp_peek(struct tcp_conn *c, struct iovec iov[2]);
+int tcp_consume(struct tcp_conn *c, size_t len, uint64_t now_us);
+int tcp_shutdown_write(struct tcp_conn *c, uint64_t now_us);
+void tcp_close(struct tcp_conn *c, uint64_t now_us);
+void tcp_abort(struct tcp_conn *c, uint64_t now_us);
+size_t tcp_send_space(const struct tcp_conn *c);
+enum tcp_state tcp_conn_state(const struct tcp_conn *c);
+void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out);
+
+#endif

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tcp_buf.c - send and receive buffers, the receive window and its tuning
+ *
+ * Theory of operation
+ *
+ * Both buffers are byte rings (struct tcp_ring) with a power-of-two capacity
+ * that only grows, allocated on first use.
+ *
+ * Send ring: offset 0 is the byte at sequence c->snd_buf_seq (the oldest
+ * unacknowledged data byte); it holds unacked and unsent data. Emitted
+ * segments point into it. When it grows, the old memory is not freed but
+ * retired to the stack until tcp_stack_tx_done(), since queued segments may
+ * still point into it. It grows while the service fills it, up to
+ * min(sndbuf_max, 2 * max(cwnd * mss, peer window)) (at least 256 KiB): the
+ * buffer follows the bandwidth-delay product and backpressure starts there.
+ *
+ * Both rings round their capacity up to a power of two; the usable part is
+ * capped at sndbuf_max / rcvbuf_max, so the limits hold exactly.
+ *
+ * Receive ring: offset 0 is the oldest unread byte; rcv.len in-order bytes
+ * follow, then out-of-order data stored at its own offset (tcp_ooo.c keeps
+ * the list of those ranges). The window offered is the free space of the
+ * ring, so everything inside the window always fits and the right edge
+ * (read point + capacity) never moves left. Auto-tuning (like Linux's
+ * dynamic right-sizing): each RTT, if the service consumed more than a
+ * quarter of the ring's capacity during that RTT, the ring doubles (up to
+ * rcvbuf_max), so a reader that keeps up lets the window open up to 2x the
+ * bytes it drains per RTT.
+ */
+#include "datapath/tcp/tcp_int.h"
+
+static uint32_t tcp_pow2_ceil(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v && p < (1u << 31))
+		p <<= 1;
+	return p;
+}
+
+/**
+ * tcp_ring_reserve() - grow a ring to at least @cap bytes
+ * @r: the ring
+ * @cap: wanted capacity (rounded up to a power of two)
+ * @retire_to: when non-NULL, the old memory goes to this stack's retired
+ *	list instead of free()
+ *
+ * The whole old capacity (not just @r->len) is kept at the same offsets, so
+ * out-of-order data stored past @r->len survives.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int tcp_ring_reserve(struct tcp_ring *r, uint32_t cap, struct tcp_stack *retire_to)
+{
+	uint32_t ncap = tcp_pow2_ceil(cap), first;
+	uint8_t *nb;
+
+	if (ncap <= r->cap)
+		return 0;
+	nb = malloc(ncap);
+	if (!nb)
+		return -ENOMEM;
+	if (r->buf) {
+		first = r->cap - r->head;
+		memcpy(nb, r->buf + r->head, first);
+		memcpy(nb + first, r->buf, r->head);
+		if (retire_to) {
+			if (retire_to->nretired == retire_to->cap_retired) {
+				uint32_t n = retire_to->cap_retired ? retire_to->cap_retired * 2 : 8;
+				void **p = realloc(retire_to->retired, n * sizeof(*p));
+
+				if (!p) {
+					free(nb);
+					return -ENOMEM;
+				}
+				retire_to->retired = p;
+				retire_to->cap_retired = n;
+			}
+			retire_to->retired[retire_to->nretired++] = r->buf;
+		} else {
+			free(r->buf);
+		}
+	}
+	r->buf = nb;
+	r->cap = ncap;
+	r->head = 0;
+	return 0;
+}
+
+/**
+ * tcp_ring_free() - release a ring's memory
+ * @r: the ring
+ */
+void tcp_ring_free(struct tcp_ring *r)
+{
+	free(r->buf);
+	memset(r, 0, sizeof(*r));
+}
+
+/**
+ * tcp_ring_write_at() - copy bytes to offset @off from the head
+ * @r: the ring
+ * @off: offset from the head
+ * @data: the bytes
+ * @len: how many; clipped to the capacity
+ *
+ * Return: bytes written.
+ */
+uint32_t tcp_ring_write_at(struct tcp_ring *r, uint32_t off, const void *data, uint32_t len)
+{
+	uint32_t pos, first;
+
+	if (off >= r->cap)
+		return 0;
+	if (len > r->cap - off)
+		len = r->cap - off;
+	pos = (r->head + off) & (r->cap - 1);
+	first = r->cap - pos < len ? r->cap - pos : len;
+	memcpy(r->buf + pos, data, first);
+	memcpy(r->buf, (const uint8_t *)data + first, len - first);
+	return len;
+}
+
+/**
+ * tcp_ring_iov() - describe @len bytes at @off as at most two iovecs
+ * @r: the ring
+ * @off: offset from the head
+ * @len: length; @off + @len must be within the capacity
+ * @iov: the result
+ *
+ * Return: the number of iovecs used (0 when @len is 0), -EINVAL when out of
+ * range.
+ */
+int tcp_ring_iov(const struct tcp_ring *r, uint32_t off, uint32_t len, struct iovec iov[2])
+{
+	uint32_t pos, first;
+
+	if (!len)
+		return 0;
+	if (off > r->cap || len > r->cap - off)
+		return -EINVAL;
+	pos = (r->head + off) & (r->cap - 1);
+	first = r->cap - pos < len ? r->cap - pos : len;
+	iov[0].iov_base = r->buf + pos;
+	iov[0].iov_len = first;
+	if (first == len)
+		return 1;
+	iov[1].iov_base = r->buf;
+	iov[1].iov_len = len - first;
+	return 2;
+}
+
+/**
+ * tcp_ring_read() - copy bytes out without consuming them
+ * @r: the ring
+ * @off: offset from the head
+ * @dst: destination
+ * @len: bytes (within the capacity)
+ */
+void tcp_ring_read(const struct tcp_ring *r, uint32_t off, void *dst, uint32_t len)
+{
+	struct iovec iov[2];
+	int n = tcp_ring_iov(r, off, len, iov);
+
+	if (n > 0)
+		memcpy(dst, iov[0].iov_base, iov[0].iov_len);
+	if (n > 1)
+		memcpy((uint8_t *)dst + iov[0].iov_len, iov[1].iov_base, iov[1].iov_len);
+}
+
+/**
+ * tcp_ring_drop() - consume bytes at the head
+ * @r: the ring
+ * @len: bytes, at most @r->len
+ */
+void tcp_ring_drop(struct tcp_ring *r, uint32_t len)
+{
+	if (len > r->len)
+		len = r->len;
+	if (!len)
+		return;
+	r->head = (r->head + len) & (r->cap - 1);
+	r->len -= len;
+}
+
+/**
+ * tcp_buf_wscale_for() - the window scale needed to offer @max_bytes
+ * @max_bytes: the largest receive buffer
+ *
+ * Return: the smallest shift with (@max_bytes >> shift) <= 65535, at most 14.
+ */
+uint8_t tcp_buf_wscale_for(uint32_t max_bytes)
+{
+	uint8_t s = 0;
+
+	while (s < TCP_MAX_WSCALE && (max_bytes >> s) > 65535)
+		s++;
+	return s;
+}
+
+/* Usable receive capacity: the ring, but never more than rcvbuf_max. */
+static uint32_t tcp_buf_rcv_cap(const struct tcp_conn *c)
+{
+	uint32_t cap = c->rcv.cap ? c->rcv.cap : tcp_pow2_ceil(c->opts.rcvbuf_init);
+
+	return cap < c->rcvbuf_max ? cap : c->rcvbuf_max;
+}
+
+/**
+ * tcp_buf_rcv_space() - free bytes of the receive ring (from rcv_nxt)
+ * @c: the connection
+ *
+ * Return: capacity minus unread in-order bytes.
+ */
+uint32_t tcp_buf_rcv_space(const struct tcp_conn *c)
+{
+	uint32_t cap = tcp_buf_rcv_cap(c);
+
+	return cap > c->rcv.len ? cap - c->rcv.len : 0;
+}
+
+/**
+ * tcp_buf_rcv_wnd() - the receive window to offer, unscaled bytes
+ * @c: the connection
+ *
+ * Return: the free space, limited to what the window field can say.
+ */
+uint32_t tcp_buf_rcv_wnd(const struct tcp_conn *c)
+{
+	uint32_t w = tcp_buf_rcv_space(c);
+	uint32_t lim = 65535u << c->rcv_wscale;
+
+	return w > lim ? lim : w;
+}
+
+/**
+ * tcp_buf_rcv_autotune() - grow the receive ring after a fast-reading RTT
+ * @c: the connection
+ * @delivered: bytes the service just consumed
+ * @now_us: the time
+ */
+void tcp_buf_rcv_autotune(struct tcp_conn *c, uint32_t delivered, uint64_t now_us)
+{
+	uint64_t rtt = c->srtt_us ? c->srtt_us : 100000;
+
+	c->rcv_space_bytes += delivered;
+	if (!c->rcv_space_time_us) {
+		c->rcv_space_time_us = now_us;
+		return;
+	}
+	if (now_us - c->rcv_space_time_us < rtt)
+		return;
+	if (c->rcv.cap && c->rcv.cap < c->rcvbuf_max && c->rcv_space_bytes > c->rcv.cap / 4)
+		tcp_ring_reserve(&c->rcv, c->rcv.cap * 2 > c->rcvbuf_max ? c->rcvbuf_max : c->rcv.cap * 2, NULL);
+	c->rcv_space_bytes = 0;
+	c->rcv_space_time_us = now_us;
+}
+
+static uint32_t tcp_buf_snd_target(const struct tcp_conn *c)
+{
+	uint64_t t = (uint64_t)c->cwnd * c->snd_mss;
+
+	if (t < c->max_snd_wnd)
+		t = c->max_snd_wnd;
+	t *= 2;
+	if (t < TCP_SNDBUF_INIT)
+		t = TCP_SNDBUF_INIT;
+	if (t > c->sndbuf_max)
+		t = c->sndbuf_max;
+	return (uint32_t)t;
+}
+
+/**
+ * tcp_buf_snd_grow() - make room for @want more bytes in the send ring
+ * @c: the connection
+ * @want: bytes the service offers
+ *
+ * Return: bytes of free space after growing (may be less than @want).
+ */
+int tcp_buf_snd_grow(struct tcp_conn *c, uint32_t want)
+{
+	uint32_t target = tcp_buf_snd_target(c);
+	uint64_t need = (uint64_t)c->snd.len + want;
+
+	if (need > c->snd.cap && c->snd.cap < target) {
+		uint32_t cap = need < target ? (uint32_t)need : target;
+
+		if (cap < 16384)
+			cap = 16384;
+		if (tcp_ring_reserve(&c->snd, cap, c->stack) < 0 && !c->snd.cap)
+			return -ENOMEM;
+	}
+	/* the ring is a power of two; the limit need not be */
+	target = c->snd.cap < c->sndbuf_max ? c->snd.cap : c->sndbuf_max;
+	return target > c->snd.len ? (int)(target - c->snd.len) : 0;
+}
+
+/**
+ * tcp_send_space() - bytes tcp_send() would accept now
+ * @c: the connection
+ *
+ * Return: free space, counting the growth the buffer is allowed.
+ */
+size_t tcp_send_space(const struct tcp_conn *c)
+{
+	uint32_t cap = c->snd.cap, t = tcp_buf_snd_target(c);
+
+	if (cap < t)
+		cap = t;
+	return cap > c->snd.len ? cap - c->snd.len : 0;
+}
+
+/**
+ * tcp_send() - queue bytes for sending; accepts what fits (backpressure)
+ * @c: the connection
+ * @buf: the bytes
+ * @len: how many
+ * @now_us: the time
+ *
+ * When less than @len was taken, TCP_EV_WRITABLE follows once space frees.
+ * Data queued before the handshake completes goes out right after it.
+ *
+ * Return: bytes accepted (0 when full), -EPIPE after shutdown/close of the
+ * sending side, -ENOTCONN when the connection is closed, -ENOMEM.
+ */
+ssize_t tcp_send(struct tcp_conn *c, const void *buf, size_t len, uint64_t now_us)
+{
+	struct tcp_stack *s = c->stack;
+	int space;
+	uint32_t n;
+
+	switch (c->state) {
+	case TCPS_SYN_SENT:
+	case TCPS_SYN_RECEIVED:
+	case TCPS_ESTABLISHED:
+	case TCPS_CLOSE_WAIT:
+		if (c->fin_queued)
+			return -EPIPE;
+		break;
+	case TCPS_CLOSED:
+		return -ENOTCONN;
+	default:
+		return -EPIPE;
+	}
+	if (len > UINT32_MAX / 2)
+		len = UINT32_MAX / 2;
+	space = tcp_buf_snd_grow(c, (uint32_t)len);
+	if (space < 0)
+		return space;
+	n = (uint32_t)len < (uint32_t)space ? (uint32_t)len : (uint32_t)space;
+	if (n < len)
+		c->writable_wanted = true;
+	if (!n)
+		return 0;
+	tcp_conn_enter(s);
+	tcp_ring_write_at(&c->snd, c->snd.len, buf, n);
+	c->snd.len += n;
+	if (c->state == TCPS_ESTABLISHED || c->state == TCPS_CLOSE_WAIT)
+		tcp_out_push(c, now_us);
+	tcp_conn_leave(s);
+	return n;
+}
+
+/**
+ * tcp_peek() - the unread in-order bytes, without consuming them
+ * @c: the connection
+ * @iov: at most two iovecs into the receive ring, valid until the next
+ *	call into the stack
+ *
+ * Return: the number of iovecs filled (0 when nothing is readable).
+ */
+int tcp_peek(struct tcp_conn *c, struct iovec iov[2])
+{
+	return tcp_ring_iov(&c->rcv, 0, c->rcv.len, iov);
+}
+
+/**
+ * tcp_consume() - mark @len peeked bytes read; may open the window
+ * @c: the connection
+ * @len: bytes, at most what tcp_peek() showed
+ * @now_us: the time
+ *
+ * Return: 0 or -EINVAL when @len exceeds the readable bytes.
+ */
+int tcp_consume(struct tcp_conn *c, size_t len, uint64_t now_us)
+{
+	struct tcp_stack *s = c->stack;
+	uint32_t before, after, thresh;
+
+	if (len > c->rcv.len)
+		return -EINVAL;
+	if (!len)
+		return 0;
+	tcp_conn_enter(s);
+	tcp_ring_drop(&c->rcv, (uint32_t)len);
+	tcp_buf_rcv_autotune(c, (uint32_t)len, now_us);
+	/* RFC 9293 3.8.6.2.2: update the window when the edge moves enough */
+	before = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	after = tcp_buf_rcv_wnd(c);
+	thresh = tcp_buf_rcv_cap(c) / 2;
+	if (thresh > 2u * c->rcv_mss)
+		thresh = 2u * c->rcv_mss;
+	if ((c->state == TCPS_ESTABLISHED || c->state == TCPS_FIN_WAIT_1 || c->state == TCPS_FIN_WAIT_2) &&
+	    after > before && after - before >= thresh)
+		tcp_out_ack(c, now_us);
+	tcp_conn_leave(s);
+	return 0;
+}
+
+/**
+ * tcp_recv() - copy out and consume received bytes
+ * @c: the connection
+ * @buf: destination
+ * @len: its size
+ * @now_us: the time
+ *
+ * Return: bytes copied, 0 at end of stream (peer FIN, all read), -EAGAIN
+ * when nothing is readable yet, -ENOTCONN when the connection was reset or
+ * never established.
+ */
+ssize_t tcp_recv(struct tcp_conn *c, void *buf, size_t len, uint64_t now_us)
+{
+	uint32_t n = c->rcv.len;
+
+	if (!n) {
+		if (c->fin_rcvd)
+			return 0;
+		if (c->state == TCPS_CLOSED || c->state == TCPS_SYN_SENT)
+			return -ENOTCONN;
+		return -EAGAIN;
+	}
+	if (len < n)
+		n = (uint32_t)len;
+	tcp_ring_read(&c->rcv, 0, buf, n);
+	tcp_consume(c, n, now_us);
+	return n;
+}

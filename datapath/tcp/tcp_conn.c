@@ -1,0 +1,890 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tcp_conn.c - the stack object, the connection table, ISNs and lifetimes
+ *
+ * Theory of operation
+ *
+ * A stack holds every connection in a chained hash table keyed by a keyed
+ * SipHash (libsodium crypto_shorthash) of the 4-tuple, so a peer cannot pick
+ * tuples that collide. Listeners are a short list matched by local port and
+ * address (or a wildcard address of the same family).
+ *
+ * ISNs follow RFC 6528: ISN = M + F(4-tuple, secret), M a 4 us clock and F
+ * SipHash keyed with the stack secret.
+ *
+ * Lifetime. A connection is freed when the service no longer holds it
+ * (tcp_close()/tcp_abort(), or never handed out) and its state is CLOSED.
+ * Entering CLOSED takes it out of the table and the timer heap at once, but
+ * the memory is only released from the "reap" list when the outermost entry
+ * point (tcp_input(), tcp_timers_run(), a socket call) returns: a callback
+ * may close the very connection whose segment is being processed.
+ *
+ * TIME_WAIT connections are also kept on a FIFO; above cfg.max_timewait the
+ * oldest one is dropped early (counted as timewait_evicted).
+ */
+#include <sys/socket.h>
+#include <sodium.h>
+
+#include "datapath/tcp/tcp_int.h"
+
+static const char *const tcp_state_names[] = {
+	[TCPS_CLOSED] = "CLOSED", [TCPS_LISTEN] = "LISTEN", [TCPS_SYN_SENT] = "SYN-SENT",
+	[TCPS_SYN_RECEIVED] = "SYN-RECEIVED", [TCPS_ESTABLISHED] = "ESTABLISHED",
+	[TCPS_FIN_WAIT_1] = "FIN-WAIT-1", [TCPS_FIN_WAIT_2] = "FIN-WAIT-2",
+	[TCPS_CLOSE_WAIT] = "CLOSE-WAIT", [TCPS_CLOSING] = "CLOSING", [TCPS_LAST_ACK] = "LAST-ACK",
+	[TCPS_TIME_WAIT] = "TIME-WAIT",
+};
+_Static_assert(sizeof(tcp_state_names) / sizeof(tcp_state_names[0]) == TCPS_STATE_MAX, "state names");
+
+static const char *const tcp_event_names[] = {
+	[TCP_EV_CONNECTED] = "connected", [TCP_EV_READABLE] = "readable", [TCP_EV_WRITABLE] = "writable",
+	[TCP_EV_PEER_FIN] = "peer_fin", [TCP_EV_RESET] = "reset", [TCP_EV_CLOSED] = "closed",
+};
+_Static_assert(sizeof(tcp_event_names) / sizeof(tcp_event_names[0]) == TCP_EV_MAX, "event names");
+
+static const char *const tcp_cc_names[] = { [TCP_CC_CUBIC] = "cubic", [TCP_CC_RENO] = "reno" };
+_Static_assert(sizeof(tcp_cc_names) / sizeof(tcp_cc_names[0]) == TCP_CC_MAX, "cc names");
+
+/**
+ * tcp_state_name() - the RFC 9293 name of a state
+ * @s: the state
+ *
+ * Return: a static string ("?" when out of range).
+ */
+const char *tcp_state_name(enum tcp_state s)
+{
+	return (unsigned int)s < TCPS_STATE_MAX ? tcp_state_names[s] : "?";
+}
+
+/**
+ * tcp_event_name() - the name of an event
+ * @ev: the event
+ *
+ * Return: a static string.
+ */
+const char *tcp_event_name(enum tcp_event ev)
+{
+	return (unsigned int)ev < TCP_EV_MAX ? tcp_event_names[ev] : "?";
+}
+
+/**
+ * tcp_cc_name() - the name of a congestion controller
+ * @cc: the algorithm
+ *
+ * Return: a static string.
+ */
+const char *tcp_cc_name(enum tcp_cc_algo cc)
+{
+	return (unsigned int)cc < TCP_CC_MAX ? tcp_cc_names[cc] : "?";
+}
+
+/**
+ * tcp_addr_eq() - compare two addresses, family included
+ * @a: one address
+ * @b: the other
+ *
+ * Return: true when equal.
+ */
+bool tcp_addr_eq(const struct tcp_addr *a, const struct tcp_addr *b)
+{
+	return a->family == b->family && !memcmp(a->addr, b->addr, 16);
+}
+
+static bool tcp_addr_any(const struct tcp_addr *a)
+{
+	static const uint8_t zero[16];
+
+	return !memcmp(a->addr, zero, 16);
+}
+
+/**
+ * tcp_siphash() - SipHash-2-4 of @data keyed with the stack secret
+ * @s: the stack
+ * @data: bytes to hash
+ * @len: their length
+ *
+ * Return: the 64-bit hash.
+ */
+uint64_t tcp_siphash(const struct tcp_stack *s, const void *data, size_t len)
+{
+	uint64_t h;
+
+	crypto_shorthash((unsigned char *)&h, data, len, s->hash_key);
+	return h;
+}
+
+struct tcp_tuple_key {
+	uint8_t laddr[16];
+	uint8_t raddr[16];
+	uint16_t lport;
+	uint16_t rport;
+	uint8_t family;
+	uint8_t pad[3];
+};
+
+static void tcp_tuple_key(struct tcp_tuple_key *k, const struct tcp_endpoint *l, const struct tcp_endpoint *r)
+{
+	memset(k, 0, sizeof(*k));
+	memcpy(k->laddr, l->addr.addr, 16);
+	memcpy(k->raddr, r->addr.addr, 16);
+	k->lport = l->port;
+	k->rport = r->port;
+	k->family = l->addr.family;
+}
+
+/**
+ * tcp_conn_hash() - the keyed hash of a 4-tuple
+ * @s: the stack
+ * @l: local endpoint
+ * @r: remote endpoint
+ *
+ * Return: 32 bits of SipHash over the tuple.
+ */
+uint32_t tcp_conn_hash(const struct tcp_stack *s, const struct tcp_endpoint *l, const struct tcp_endpoint *r)
+{
+	struct tcp_tuple_key k;
+
+	tcp_tuple_key(&k, l, r);
+	return (uint32_t)tcp_siphash(s, &k, sizeof(k));
+}
+
+/**
+ * tcp_conn_isn() - an initial sequence number per RFC 6528
+ * @s: the stack
+ * @l: local endpoint
+ * @r: remote endpoint
+ * @now_us: the time
+ *
+ * Return: M + F(tuple, secret), M ticking every 4 us.
+ */
+uint32_t tcp_conn_isn(struct tcp_stack *s, const struct tcp_endpoint *l, const struct tcp_endpoint *r,
+		      uint64_t now_us)
+{
+	struct tcp_tuple_key k;
+
+	if (s->cfg.isn_fixed)
+		return s->cfg.isn_fixed;
+	tcp_tuple_key(&k, l, r);
+	k.pad[0] = 'I';	/* a different function than the table hash */
+	return (uint32_t)(now_us / 4) + (uint32_t)tcp_siphash(s, &k, sizeof(k));
+}
+
+static bool tcp_ep_eq(const struct tcp_endpoint *a, const struct tcp_endpoint *b)
+{
+	return a->port == b->port && tcp_addr_eq(&a->addr, &b->addr);
+}
+
+/**
+ * tcp_conn_lookup() - find the connection of a 4-tuple
+ * @s: the stack
+ * @l: local endpoint (the segment's destination)
+ * @r: remote endpoint (the segment's source)
+ *
+ * Return: the connection or NULL.
+ */
+struct tcp_conn *tcp_conn_lookup(struct tcp_stack *s, const struct tcp_endpoint *l, const struct tcp_endpoint *r)
+{
+	struct tcp_conn *c;
+
+	for (c = s->table[tcp_conn_hash(s, l, r) & s->table_mask]; c; c = c->hnext)
+		if (tcp_ep_eq(&c->local, l) && tcp_ep_eq(&c->remote, r))
+			return c;
+	return NULL;
+}
+
+static void tcp_conn_unhash(struct tcp_conn *c)
+{
+	struct tcp_stack *s = c->stack;
+	struct tcp_conn **pp = &s->table[tcp_conn_hash(s, &c->local, &c->remote) & s->table_mask];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == c) {
+			*pp = c->hnext;
+			c->hnext = NULL;
+			return;
+		}
+	}
+}
+
+static void tcp_opts_defaults(struct tcp_conn_opts *o)
+{
+	if (!o->mss)
+		o->mss = TCP_DEFAULT_MSS;
+	if (o->mss < TCP_MIN_MSS)
+		o->mss = TCP_MIN_MSS;
+	if (o->gso_max_bytes < o->mss)
+		o->gso_max_bytes = o->mss;
+	if (!o->sndbuf_max)
+		o->sndbuf_max = TCP_SNDBUF_MAX;
+	if (!o->rcvbuf_max)
+		o->rcvbuf_max = TCP_RCVBUF_MAX;
+	if (!o->rcvbuf_init)
+		o->rcvbuf_init = TCP_RCVBUF_INIT;
+	if (o->rcvbuf_init > o->rcvbuf_max)
+		o->rcvbuf_init = o->rcvbuf_max;
+	if (!o->keepalive_intvl_ms)
+		o->keepalive_intvl_ms = 75000;
+	if (!o->keepalive_cnt)
+		o->keepalive_cnt = 9;
+	if ((unsigned int)o->cc >= TCP_CC_MAX)
+		o->cc = TCP_CC_CUBIC;
+}
+
+/**
+ * tcp_conn_new() - allocate a connection and put it in the table
+ * @s: the stack
+ * @l: local endpoint
+ * @r: remote endpoint
+ * @opts: settings (NULL for defaults)
+ *
+ * The connection starts CLOSED with no buffers; the caller sets its state.
+ *
+ * Return: the connection, or NULL (errno ENOMEM or EAGAIN at max_conns).
+ */
+struct tcp_conn *tcp_conn_new(struct tcp_stack *s, const struct tcp_endpoint *l, const struct tcp_endpoint *r,
+			      const struct tcp_conn_opts *opts)
+{
+	struct tcp_conn *c;
+	uint32_t h;
+
+	if (s->st.conns >= s->cfg.max_conns) {
+		errno = EAGAIN;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->stack = s;
+	c->local = *l;
+	c->remote = *r;
+	if (opts)
+		c->opts = *opts;
+	tcp_opts_defaults(&c->opts);
+	c->heap_idx = UINT32_MAX;
+	c->deadline_us = TCP_NO_DEADLINE;
+	c->t_rtx_us = c->t_persist_us = c->t_delack_us = c->t_keep_us = c->t_close_us = TCP_NO_DEADLINE;
+	c->t_tlp_us = TCP_NO_DEADLINE;
+	c->state = TCPS_CLOSED;
+	c->cc = c->opts.cc == TCP_CC_RENO ? &tcp_cc_reno_ops : &tcp_cc_cubic_ops;
+	c->rto_us = TCP_RTO_INIT_US;
+	c->snd_mss = c->opts.mss;
+	c->rcv_mss = TCP_MIN_MSS;
+	c->gso_max_bytes = c->opts.gso_max_bytes;
+	c->sndbuf_max = c->opts.sndbuf_max;
+	c->rcvbuf_max = c->opts.rcvbuf_max;
+	c->quickack = TCP_QUICKACK_SEGS;
+	c->ts_offset = (uint32_t)tcp_conn_hash(s, r, l);
+	tcp_ranges_init(&c->ooo, TCP_OOO_MAX_RANGES);
+	tcp_ranges_init(&c->sacked, TCP_SACK_MAX_RANGES);
+	c->cc->init(c);
+
+	h = tcp_conn_hash(s, l, r) & s->table_mask;
+	c->hnext = s->table[h];
+	s->table[h] = c;
+	c->all_next = s->all;
+	if (s->all)
+		s->all->all_prev = c;
+	s->all = c;
+	s->st.conns++;
+	return c;
+}
+
+static void tcp_conn_free(struct tcp_conn *c)
+{
+	struct tcp_stack *s = c->stack;
+
+	if (c->all_prev)
+		c->all_prev->all_next = c->all_next;
+	else
+		s->all = c->all_next;
+	if (c->all_next)
+		c->all_next->all_prev = c->all_prev;
+	tcp_ring_free(&c->snd);
+	tcp_ring_free(&c->rcv);
+	s->st.conns--;
+	free(c);
+}
+
+static void tcp_tw_unlink(struct tcp_conn *c)
+{
+	struct tcp_stack *s = c->stack;
+
+	if (c->tw_prev)
+		c->tw_prev->tw_next = c->tw_next;
+	else
+		s->tw_head = c->tw_next;
+	if (c->tw_next)
+		c->tw_next->tw_prev = c->tw_prev;
+	else
+		s->tw_tail = c->tw_prev;
+	c->tw_next = c->tw_prev = NULL;
+	s->st.timewait--;
+}
+
+static void tcp_conn_maybe_reap(struct tcp_conn *c)
+{
+	struct tcp_stack *s = c->stack;
+
+	if (c->dead || c->user_holds || c->state != TCPS_CLOSED)
+		return;
+	c->dead = true;
+	c->hnext = s->reap;	/* unhashed already: reuse the chain */
+	s->reap = c;
+}
+
+/**
+ * tcp_conn_set_state() - move a connection to a new state
+ * @c: the connection
+ * @st: the new state
+ * @now_us: the time
+ *
+ * Keeps the listener's SYN queue count, the TIME_WAIT FIFO, the table and the
+ * timers consistent with the state.
+ */
+void tcp_conn_set_state(struct tcp_conn *c, enum tcp_state st, uint64_t now_us)
+{
+	struct tcp_stack *s = c->stack;
+	enum tcp_state old = c->state;
+
+	if (old == st)
+		return;
+	if (old == TCPS_SYN_RECEIVED && c->listener) {
+		c->listener->synq_len--;
+		c->listener = NULL;
+	}
+	if (old == TCPS_TIME_WAIT)
+		tcp_tw_unlink(c);
+	c->state = st;
+	if (st == TCPS_TIME_WAIT) {
+		c->tw_prev = s->tw_tail;
+		if (s->tw_tail)
+			s->tw_tail->tw_next = c;
+		else
+			s->tw_head = c;
+		s->tw_tail = c;
+		s->st.timewait++;
+		c->t_rtx_us = c->t_persist_us = c->t_delack_us = c->t_keep_us = c->t_tlp_us = TCP_NO_DEADLINE;
+		tcp_timer_timewait(c, now_us);
+		if (s->st.timewait > s->cfg.max_timewait && s->tw_head != c) {
+			s->st.timewait_evicted++;
+			tcp_conn_set_state(s->tw_head, TCPS_CLOSED, now_us);
+		}
+	}
+	if (st == TCPS_CLOSED) {
+		tcp_conn_unhash(c);
+		tcp_timer_heap_remove(c);
+		c->t_rtx_us = c->t_persist_us = c->t_delack_us = c->t_keep_us = c->t_close_us = TCP_NO_DEADLINE;
+		c->t_tlp_us = TCP_NO_DEADLINE;
+		tcp_conn_maybe_reap(c);
+	}
+}
+
+/**
+ * tcp_conn_event() - tell the service about an event, if it holds the conn
+ * @c: the connection
+ * @ev: the event
+ * @err: negative errno for TCP_EV_RESET, else 0
+ */
+void tcp_conn_event(struct tcp_conn *c, enum tcp_event ev, int err)
+{
+	if (c->user_holds && c->ev)
+		c->ev(c, c->user, ev, err);
+}
+
+/**
+ * tcp_conn_drop() - the connection died (RST, timeout): go CLOSED and tell
+ * @c: the connection
+ * @err: -ECONNRESET, -ECONNREFUSED or -ETIMEDOUT
+ * @now_us: the time
+ */
+void tcp_conn_drop(struct tcp_conn *c, int err, uint64_t now_us)
+{
+	tcp_conn_set_state(c, TCPS_CLOSED, now_us);
+	tcp_conn_event(c, TCP_EV_RESET, err);
+}
+
+/**
+ * tcp_conn_enter() - an entry point starts
+ * @s: the stack
+ */
+void tcp_conn_enter(struct tcp_stack *s)
+{
+	s->depth++;
+}
+
+/**
+ * tcp_conn_leave() - an entry point ends: free dead connections at depth 0
+ * @s: the stack
+ */
+void tcp_conn_leave(struct tcp_stack *s)
+{
+	if (--s->depth)
+		return;
+	while (s->reap) {
+		struct tcp_conn *c = s->reap;
+
+		s->reap = c->hnext;
+		tcp_conn_free(c);
+	}
+}
+
+/**
+ * tcp_stack_new() - create a stack
+ * @cfg: parameters; @cfg->emit is required
+ *
+ * Return: the stack, or NULL with errno set (EINVAL, ENOMEM, or EIO when
+ * libsodium cannot start).
+ */
+struct tcp_stack *tcp_stack_new(const struct tcp_stack_cfg *cfg)
+{
+	static const uint8_t zero[16];
+	struct tcp_stack *s;
+	uint32_t buckets = 256;
+
+	if (!cfg || !cfg->emit) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (sodium_init() < 0) {
+		errno = EIO;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->cfg = *cfg;
+	if (!s->cfg.max_conns)
+		s->cfg.max_conns = 65536;
+	if (!s->cfg.max_timewait)
+		s->cfg.max_timewait = 4096;
+	if (!s->cfg.challenge_ack_limit)
+		s->cfg.challenge_ack_limit = 1000;
+	_Static_assert(sizeof(s->hash_key) == crypto_shorthash_KEYBYTES, "siphash key size");
+	if (memcmp(cfg->secret, zero, 16))
+		memcpy(s->hash_key, cfg->secret, 16);
+	else
+		randombytes_buf(s->hash_key, sizeof(s->hash_key));
+	while (buckets < s->cfg.max_conns / 2 && buckets < (1u << 20))
+		buckets <<= 1;
+	s->table = calloc(buckets, sizeof(*s->table));
+	if (!s->table)
+		goto err;
+	s->table_mask = buckets - 1;
+	s->next_port = 32768 + (uint16_t)(tcp_siphash(s, "port", 4) % 28232);
+	return s;
+err:
+	free(s);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/**
+ * tcp_stack_free() - free a stack and every connection and listener in it
+ * @s: the stack (NULL is fine)
+ *
+ * No callback runs; connections are dropped without a segment.
+ */
+void tcp_stack_free(struct tcp_stack *s)
+{
+	if (!s)
+		return;
+	while (s->all) {
+		struct tcp_conn *c = s->all;
+
+		if (c->dead) {	/* on the reap list: unlink from there first */
+			struct tcp_conn **pp;
+
+			for (pp = &s->reap; *pp != c; pp = &(*pp)->hnext)
+				;
+			*pp = c->hnext;
+		}
+		if (c->state == TCPS_TIME_WAIT)
+			tcp_tw_unlink(c);
+		tcp_conn_unhash(c);
+		tcp_conn_free(c);
+	}
+	while (s->listeners) {
+		struct tcp_listener *l = s->listeners;
+
+		s->listeners = l->next;
+		free(l);
+	}
+	tcp_stack_tx_done(s);
+	free(s->retired);
+	free(s->heap);
+	free(s->table);
+	free(s);
+}
+
+/**
+ * tcp_stack_tx_done() - the link flushed: release replaced send buffers
+ * @s: the stack
+ */
+void tcp_stack_tx_done(struct tcp_stack *s)
+{
+	while (s->nretired)
+		free(s->retired[--s->nretired]);
+}
+
+/**
+ * tcp_stack_stats() - copy the stack-wide counters
+ * @s: the stack
+ * @out: where to write them
+ */
+void tcp_stack_stats(const struct tcp_stack *s, struct tcp_stack_stats *out)
+{
+	*out = s->st;
+}
+
+/**
+ * tcp_foreach_conn() - call @fn for each connection (for `datapath stats`)
+ * @s: the stack
+ * @fn: called with each; a non-zero return stops the walk
+ * @arg: passed to @fn
+ *
+ * @fn must not close connections.
+ *
+ * Return: the first non-zero return of @fn, else 0.
+ */
+int tcp_foreach_conn(struct tcp_stack *s, int (*fn)(struct tcp_conn *c, void *arg), void *arg)
+{
+	struct tcp_conn *c;
+	int ret;
+
+	for (c = s->all; c; c = c->all_next) {
+		if (c->dead)
+			continue;
+		ret = fn(c, arg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/**
+ * tcp_listener_lookup() - the listener a SYN to @local goes to
+ * @s: the stack
+ * @local: the segment's destination
+ *
+ * Return: an exact address match first, else a wildcard of the same family.
+ */
+struct tcp_listener *tcp_listener_lookup(struct tcp_stack *s, const struct tcp_endpoint *local)
+{
+	struct tcp_listener *l, *wild = NULL;
+
+	for (l = s->listeners; l; l = l->next) {
+		if (l->local.port != local->port || l->local.addr.family != local->addr.family)
+			continue;
+		if (tcp_addr_eq(&l->local.addr, &local->addr))
+			return l;
+		if (tcp_addr_any(&l->local.addr))
+			wild = l;
+	}
+	return wild;
+}
+
+/**
+ * tcp_listen() - accept connections on @local
+ * @s: the stack
+ * @local: address (all-zero = any of that family) and port
+ * @backlog: SYN_RECEIVED connections kept before SYN cookies take over
+ * @opts: settings of accepted connections (NULL = defaults)
+ * @accept: called when a handshake completes
+ * @ev: the event function accepted connections start with
+ * @user: passed to @accept and @ev
+ * @out: the listener
+ *
+ * Return: 0, -EINVAL (bad family or port 0), -EADDRINUSE, -ENOMEM.
+ */
+int tcp_listen(struct tcp_stack *s, const struct tcp_endpoint *local, unsigned int backlog,
+	       const struct tcp_conn_opts *opts, tcp_accept_fn accept, tcp_event_fn ev, void *user,
+	       struct tcp_listener **out)
+{
+	struct tcp_listener *l;
+
+	if (!local->port || !accept || (local->addr.family != AF_INET && local->addr.family != AF_INET6))
+		return -EINVAL;
+	for (l = s->listeners; l; l = l->next)
+		if (l->local.port == local->port && tcp_addr_eq(&l->local.addr, &local->addr))
+			return -EADDRINUSE;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->stack = s;
+	l->local = *local;
+	if (opts)
+		l->opts = *opts;
+	tcp_opts_defaults(&l->opts);
+	l->accept = accept;
+	l->ev = ev;
+	l->user = user;
+	l->backlog = backlog ? backlog : 128;
+	l->next = s->listeners;
+	s->listeners = l;
+	*out = l;
+	return 0;
+}
+
+/**
+ * tcp_listener_close() - stop listening; SYN_RECEIVED connections are reset
+ * @l: the listener
+ */
+void tcp_listener_close(struct tcp_listener *l)
+{
+	struct tcp_stack *s = l->stack;
+	struct tcp_listener **pp;
+	struct tcp_conn *c;
+
+	tcp_conn_enter(s);
+	for (c = s->all; c; c = c->all_next) {
+		if (c->listener == l && c->state == TCPS_SYN_RECEIVED) {
+			tcp_out_rst(c, 0);
+			tcp_conn_set_state(c, TCPS_CLOSED, 0);
+		}
+	}
+	for (pp = &s->listeners; *pp; pp = &(*pp)->next) {
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
+	}
+	free(l);
+	tcp_conn_leave(s);
+}
+
+static int tcp_pick_port(struct tcp_stack *s, struct tcp_endpoint *l, const struct tcp_endpoint *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < 28232; i++) {
+		l->port = s->next_port++;
+		if (s->next_port > 60999)
+			s->next_port = 32768;
+		if (!tcp_conn_lookup(s, l, r) && !tcp_listener_lookup(s, l))
+			return 0;
+	}
+	return -EADDRNOTAVAIL;
+}
+
+/**
+ * tcp_connect() - active open: send a SYN to @remote
+ * @s: the stack
+ * @local: local address; port 0 picks an ephemeral port
+ * @remote: the peer
+ * @opts: settings (NULL = defaults)
+ * @ev: event function (TCP_EV_CONNECTED, or TCP_EV_RESET with
+ *	-ECONNREFUSED/-ETIMEDOUT)
+ * @user: passed to @ev
+ * @now_us: the time
+ * @out: the connection, owned by the caller until tcp_close()
+ *
+ * Return: 0, -EINVAL, -EADDRINUSE (tuple taken), -EADDRNOTAVAIL, -ENOMEM,
+ * -EAGAIN (too many connections).
+ */
+int tcp_connect(struct tcp_stack *s, const struct tcp_endpoint *local, const struct tcp_endpoint *remote,
+		const struct tcp_conn_opts *opts, tcp_event_fn ev, void *user, uint64_t now_us,
+		struct tcp_conn **out)
+{
+	struct tcp_endpoint l = *local;
+	struct tcp_conn *c;
+	int ret;
+
+	if ((l.addr.family != AF_INET && l.addr.family != AF_INET6) || l.addr.family != remote->addr.family ||
+	    !remote->port)
+		return -EINVAL;
+	if (!l.port) {
+		ret = tcp_pick_port(s, &l, remote);
+		if (ret)
+			return ret;
+	} else if (tcp_conn_lookup(s, &l, remote)) {
+		return -EADDRINUSE;
+	}
+	c = tcp_conn_new(s, &l, remote, opts);
+	if (!c)
+		return errno == EAGAIN ? -EAGAIN : -ENOMEM;
+	tcp_conn_enter(s);
+	c->ev = ev;
+	c->user = user;
+	c->user_holds = true;
+	c->iss = tcp_conn_isn(s, &l, remote, now_us);
+	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
+	c->sack_ok = !c->opts.no_sack;
+	c->ts_ok = !c->opts.no_ts;
+	c->ws_ok = !c->opts.no_wscale;
+	c->rcv_wscale = c->ws_ok ? tcp_buf_wscale_for(c->rcvbuf_max) : 0;
+	tcp_conn_set_state(c, TCPS_SYN_SENT, now_us);
+	tcp_out_emit(c, c->iss, TCP_SYN, 0, now_us);
+	tcp_timer_rtx_arm(c, now_us);
+	*out = c;
+	tcp_conn_leave(s);
+	return 0;
+}
+
+/**
+ * tcp_conn_set_user() - set the event function and user pointer
+ * @c: the connection
+ * @ev: event function
+ * @user: passed to @ev
+ */
+void tcp_conn_set_user(struct tcp_conn *c, tcp_event_fn ev, void *user)
+{
+	c->ev = ev;
+	c->user = user;
+}
+
+/**
+ * tcp_conn_state() - the state of a connection
+ * @c: the connection
+ *
+ * Return: its state.
+ */
+enum tcp_state tcp_conn_state(const struct tcp_conn *c)
+{
+	return c->state;
+}
+
+/**
+ * tcp_shutdown_write() - half-close: send FIN after the buffered data
+ * @c: the connection
+ * @now_us: the time
+ *
+ * Return: 0, or -ENOTCONN when the connection cannot send any more.
+ */
+int tcp_shutdown_write(struct tcp_conn *c, uint64_t now_us)
+{
+	struct tcp_stack *s = c->stack;
+
+	switch (c->state) {
+	case TCPS_SYN_SENT:
+	case TCPS_SYN_RECEIVED:
+	case TCPS_ESTABLISHED:
+	case TCPS_CLOSE_WAIT:
+		break;
+	default:
+		return c->fin_queued ? 0 : -ENOTCONN;
+	}
+	if (c->fin_queued)
+		return 0;
+	tcp_conn_enter(s);
+	c->fin_queued = true;
+	if (c->state == TCPS_ESTABLISHED)
+		tcp_conn_set_state(c, TCPS_FIN_WAIT_1, now_us);
+	else if (c->state == TCPS_CLOSE_WAIT)
+		tcp_conn_set_state(c, TCPS_LAST_ACK, now_us);
+	/* SYN states: the FIN goes once established (RFC 9293 3.10.4) */
+	if (c->state != TCPS_SYN_SENT && c->state != TCPS_SYN_RECEIVED)
+		tcp_out_push(c, now_us);
+	tcp_conn_leave(s);
+	return 0;
+}
+
+/**
+ * tcp_close() - the service lets go of the connection
+ * @c: the connection; do not use it afterwards
+ * @now_us: the time
+ *
+ * Sends FIN after the buffered data (graceful close), or RST when received
+ * data was left unread (RFC 2525 2.17). The engine finishes the close alone.
+ */
+void tcp_close(struct tcp_conn *c, uint64_t now_us)
+{
+	struct tcp_stack *s = c->stack;
+
+	tcp_conn_enter(s);
+	c->user_holds = false;
+	switch (c->state) {
+	case TCPS_SYN_SENT:
+		tcp_conn_set_state(c, TCPS_CLOSED, now_us);
+		break;
+	case TCPS_SYN_RECEIVED:
+	case TCPS_ESTABLISHED:
+	case TCPS_CLOSE_WAIT:
+		if (c->rcv.len || c->ooo.n) {
+			tcp_out_rst(c, now_us);
+			tcp_conn_set_state(c, TCPS_CLOSED, now_us);
+			break;
+		}
+		tcp_shutdown_write(c, now_us);
+		break;
+	case TCPS_FIN_WAIT_2:
+		if (c->t_close_us == TCP_NO_DEADLINE) {
+			c->t_close_us = now_us + TCP_FIN_WAIT2_US;
+			tcp_timer_update(c);
+		}
+		break;
+	default:
+		break;
+	}
+	tcp_conn_maybe_reap(c);
+	tcp_conn_leave(s);
+}
+
+/**
+ * tcp_abort() - reset the connection and let go of it
+ * @c: the connection; do not use it afterwards
+ * @now_us: the time
+ */
+void tcp_abort(struct tcp_conn *c, uint64_t now_us)
+{
+	struct tcp_stack *s = c->stack;
+
+	tcp_conn_enter(s);
+	c->user_holds = false;
+	switch (c->state) {
+	case TCPS_SYN_RECEIVED:
+	case TCPS_ESTABLISHED:
+	case TCPS_FIN_WAIT_1:
+	case TCPS_FIN_WAIT_2:
+	case TCPS_CLOSE_WAIT:
+		tcp_out_rst(c, now_us);
+		break;
+	default:
+		break;
+	}
+	tcp_conn_set_state(c, TCPS_CLOSED, now_us);
+	tcp_conn_maybe_reap(c);
+	tcp_conn_leave(s);
+}
+
+/**
+ * tcp_conn_info() - fill what `ss -ti` shows
+ * @c: the connection
+ * @out: the result
+ */
+void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->state = c->state;
+	out->local = c->local;
+	out->remote = c->remote;
+	out->cc = c->cc->name;
+	out->snd_mss = c->snd_mss;
+	out->rcv_mss = c->rcv_mss;
+	out->cwnd = c->cwnd;
+	out->ssthresh = c->ssthresh;
+	out->srtt_us = c->srtt_us;
+	out->rttvar_us = c->rttvar_us;
+	out->rto_us = c->rto_us;
+	out->snd_wnd = c->snd_wnd;
+	out->rcv_wnd = tcp_buf_rcv_wnd(c);
+	out->snd_wscale = c->snd_wscale;
+	out->rcv_wscale = c->rcv_wscale;
+	out->sack = c->sack_ok;
+	out->ts = c->ts_ok;
+	out->bytes_sent = c->bytes_sent;
+	out->bytes_acked = c->bytes_acked;
+	out->bytes_received = c->bytes_received;
+	out->segs_out = c->segs_out;
+	out->segs_in = c->segs_in;
+	out->retrans_segs = c->retrans_segs;
+	out->fast_recoveries = c->fast_recoveries;
+	out->sack_recoveries = c->sack_recoveries;
+	out->rto_count = c->rto_count;
+	out->tlp_probes = c->tlp_probes;
+	out->unacked_bytes = c->snd_max - c->snd_una;
+	out->sndbuf_used = c->snd.len;
+	out->sndbuf_cap = c->snd.cap;
+	out->rcvbuf_used = c->rcv.len;
+	out->rcvbuf_cap = c->rcv.cap;
+	out->ooo_bytes = tcp_ooo_bytes(c);
+}

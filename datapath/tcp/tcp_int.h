@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp_int.h - what the files of datapath/tcp/ share and nobody else sees
+ *
+ * Theory of operation
+ *
+ * One struct tcp_conn per connection (SYN_RECEIVED onwards for passive opens,
+ * SYN_SENT onwards for active ones), in a hash table keyed by the 4-tuple and
+ * in a min-heap keyed by its earliest timer deadline. Each file owns one
+ * concept and exports its functions here with its file's prefix:
+ * tcp_conn_* (table, ISN, lifetime), tcp_in_* (arrival), tcp_out_* (segment
+ * building), tcp_timer_* (deadlines), tcp_sack_* (scoreboard and RFC 6675),
+ * tcp_ooo_* (out-of-order ranges), tcp_synq_* (SYN backlog, cookies),
+ * tcp_buf_* (rings), and the congestion controllers behind struct tcp_cc_ops.
+ */
+#ifndef SANDNET_DATAPATH_TCP_INT_H
+#define SANDNET_DATAPATH_TCP_INT_H
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datapath/tcp/tcp.h"
+
+#define TCP_DEFAULT_MSS		1460
+#define TCP_MIN_MSS		88	/* smallest MSS we accept from a peer */
+#define TCP_MAX_WSCALE		14
+#define TCP_TS_OPT_BYTES	12	/* NOP NOP TS(10) */
+#define TCP_RTO_INIT_US		1000000
+#define TCP_RTO_MIN_US		200000
+#define TCP_RTO_MAX_US		120000000
+#define TCP_DELACK_US		40000
+#define TCP_QUICKACK_SEGS	16
+#define TCP_SYN_RETRIES		6
+#define TCP_SYNACK_RETRIES	5
+#define TCP_DATA_RETRIES	15
+#define TCP_TIMEWAIT_US		60000000ULL
+#define TCP_FIN_WAIT2_US	60000000ULL
+#define TCP_PERSIST_MAX_US	60000000
+#define TCP_INIT_CWND		10
+#define TCP_DUPTHRESH		3
+#define TCP_SNDBUF_INIT		(256u * 1024)
+#define TCP_SNDBUF_MAX		(4u * 1024 * 1024)
+#define TCP_RCVBUF_INIT		(128u * 1024)
+#define TCP_RCVBUF_MAX		(6u * 1024 * 1024)
+#define TCP_OOO_MAX_RANGES	32
+#define TCP_SACK_MAX_RANGES	64
+#define TCP_MAX_SEG_IN		(1u << 20)	/* larger input is malformed */
+#define TCP_NO_DEADLINE		UINT64_MAX
+
+/* A byte ring: bytes [head, head+len) modulo cap, cap a power of two. */
+struct tcp_ring {
+	uint8_t *buf;
+	uint32_t cap;
+	uint32_t head;
+	uint32_t len;
+};
+
+struct tcp_range {
+	uint32_t start;
+	uint32_t end;
+};
+
+/* Sorted, disjoint, non-adjacent [start,end) ranges. */
+struct tcp_ranges {
+	struct tcp_range r[TCP_SACK_MAX_RANGES];
+	unsigned int n;
+	unsigned int max;
+};
+
+struct tcp_conn;
+
+struct tcp_cc_ops {
+	const char *name;
+	void (*init)(struct tcp_conn *c);
+	/* snd_una advanced by @acked bytes outside recovery */
+	void (*on_ack)(struct tcp_conn *c, uint32_t acked, uint64_t now_us);
+	/* fast retransmit: set ssthresh (segments) */
+	void (*on_loss)(struct tcp_conn *c, uint64_t now_us);
+	/* RTO fired: set ssthresh, cwnd = 1 */
+	void (*on_rto)(struct tcp_conn *c, uint64_t now_us);
+};
+
+uint32_t tcp_cc_slow_start(struct tcp_conn *c, uint32_t acked);
+extern const struct tcp_cc_ops tcp_cc_reno_ops;
+extern const struct tcp_cc_ops tcp_cc_cubic_ops;
+
+struct tcp_listener {
+	struct tcp_stack *stack;
+	struct tcp_listener *next;
+	struct tcp_endpoint local;
+	struct tcp_conn_opts opts;
+	tcp_accept_fn accept;
+	tcp_event_fn ev;
+	void *user;
+	unsigned int backlog;
+	unsigned int synq_len;	/* conns in SYN_RECEIVED */
+	uint64_t last_overflow_us;	/* SYN cookies valid shortly after */
+	bool overflowed;
+};
+
+struct tcp_conn {
+	struct tcp_stack *stack;
+	struct tcp_conn *hnext;		/* hash chain */
+	struct tcp_conn *all_next, *all_prev;	/* every conn */
+	struct tcp_conn *tw_next, *tw_prev;	/* TIME_WAIT FIFO */
+	struct tcp_listener *listener;	/* SYN_RECEIVED of a listener */
+	uint32_t heap_idx;		/* UINT32_MAX = not in the heap */
+	uint64_t deadline_us;		/* min of the timers below */
+
+	enum tcp_state state;
+	struct tcp_endpoint local;
+	struct tcp_endpoint remote;
+	struct tcp_conn_opts opts;
+	tcp_event_fn ev;
+	void *user;
+	bool user_holds;	/* the service has not closed it yet */
+	bool passive;
+	bool dead;		/* in the reap list */
+	bool fin_queued;	/* the service shut down writing */
+	bool fin_sent;
+	bool fin_rcvd;
+	bool peer_fin_told;
+	bool writable_wanted;	/* tcp_send() ran out of space */
+	bool sack_ok;
+	bool ts_ok;
+	bool ws_ok;
+
+	/* send sequence space (RFC 9293 3.3.1) */
+	uint32_t iss;
+	uint32_t snd_una;
+	uint32_t snd_nxt;
+	uint32_t snd_max;	/* highest sequence sent + 1 */
+	uint32_t snd_wnd;	/* scaled */
+	uint32_t max_snd_wnd;
+	uint32_t snd_wl1;
+	uint32_t snd_wl2;
+	uint8_t snd_wscale;	/* shift applied to the peer's window */
+	uint16_t snd_mss;	/* payload per on-wire segment, options deducted */
+	uint16_t peer_mss;	/* the MSS option the peer sent */
+	uint32_t gso_max_bytes;
+
+	/* receive sequence space */
+	uint32_t irs;
+	uint32_t rcv_nxt;
+	uint32_t rcv_adv;	/* right edge advertised */
+	uint8_t rcv_wscale;
+	uint16_t rcv_mss;	/* largest segment seen, for delayed ACK */
+
+	/* timestamps (RFC 7323) */
+	uint32_t ts_recent;
+	uint32_t ts_offset;
+	uint32_t last_ack_sent;
+
+	/* buffers: snd holds data from sequence snd_buf_seq on */
+	uint32_t snd_buf_seq;
+	struct tcp_ring snd;
+	struct tcp_ring rcv;	/* rcv.len = in-order unread bytes */
+	uint32_t sndbuf_max;
+	uint32_t rcvbuf_max;
+	struct tcp_ranges ooo;	/* received above rcv_nxt, stored in rcv */
+	uint32_t ooo_last_seq;	/* latest out-of-order arrival, SACK block 1 */
+	bool ooo_fin;		/* a FIN arrived out of order at ooo_fin_seq */
+	bool dsack;		/* report [dsack_start, dsack_end) once (RFC 2883) */
+	uint32_t dsack_start, dsack_end;
+	uint32_t ooo_fin_seq;
+	uint32_t rcv_space_bytes;	/* auto-tuning: delivered this round */
+	uint64_t rcv_space_time_us;
+
+	/* RTT (RFC 6298), microseconds */
+	uint32_t srtt_us;
+	uint32_t rttvar_us;
+	uint32_t rto_us;
+	uint32_t rtt_seq;	/* Karn timing without timestamps */
+	uint64_t rtt_time_us;
+	bool rtt_timing;
+	uint8_t backoff;
+	uint8_t retries;
+
+	/* congestion control */
+	const struct tcp_cc_ops *cc;
+	uint32_t cwnd;		/* segments */
+	uint32_t ssthresh;	/* segments */
+	uint32_t cwnd_acc;	/* bytes acked toward the next increment */
+	bool cwnd_limited;	/* the last send filled cwnd (RFC 7661 idea) */
+	double cubic_wmax;
+	double cubic_k;
+	double cubic_west;
+	double cubic_acc;
+	uint64_t cubic_epoch_us;
+
+	/* loss recovery */
+	struct tcp_ranges sacked;	/* scoreboard, above snd_una */
+	bool in_recovery;
+	bool after_rto;		/* go-back-N after an RTO: resend below snd_max */
+	uint32_t recover;	/* RecoveryPoint */
+	uint32_t high_rxt;	/* HighRxt (RFC 6675) */
+	uint32_t rxt_mark;	/* snd_max when the latest retransmission left */
+	uint32_t prr_delivered;	/* PRR (RFC 6937), bytes */
+	uint32_t prr_out;
+	uint32_t prr_recover_fs;
+	uint32_t prr_budget;	/* bytes recovery may send now */
+	uint32_t dupacks;
+
+	/* delayed ACK */
+	uint32_t unacked_segs;
+	uint32_t quickack;
+	bool ack_now;
+
+	/* timers (absolute; TCP_NO_DEADLINE = off) */
+	uint64_t t_rtx_us;	/* retransmission or SYN */
+	uint64_t t_persist_us;
+	uint64_t t_delack_us;
+	uint64_t t_keep_us;
+	uint64_t t_close_us;	/* TIME_WAIT, FIN_WAIT_2 orphan */
+	uint64_t t_tlp_us;	/* tail loss probe (RFC 8985 7) */
+	bool tlp_active;	/* a probe is out, not yet acknowledged */
+	uint32_t tlp_high_seq;
+	uint32_t persist_backoff;
+	uint32_t keep_probes;
+	uint64_t last_rcv_us;
+
+	/* stats */
+	uint64_t bytes_sent;
+	uint64_t bytes_acked;
+	uint64_t bytes_received;
+	uint64_t segs_out;
+	uint64_t segs_in;
+	uint64_t retrans_segs;
+	uint64_t fast_recoveries;
+	uint64_t sack_recoveries;
+	uint64_t rto_count;
+	uint64_t tlp_probes;
+};
+
+struct tcp_stack {
+	struct tcp_stack_cfg cfg;
+	unsigned char hash_key[16];
+	struct tcp_conn **table;
+	uint32_t table_mask;
+	struct tcp_conn *all;
+	struct tcp_conn *tw_head, *tw_tail;
+	struct tcp_conn *reap;		/* dead conns, freed at depth 0 */
+	struct tcp_listener *listeners;
+	struct tcp_conn **heap;
+	uint32_t heap_len, heap_cap;
+	unsigned int depth;		/* nesting of entry points */
+	uint16_t next_port;
+	uint64_t chack_second;
+	uint32_t chack_count;
+	/* send-buffer memory replaced while segments may point into it */
+	void **retired;
+	uint32_t nretired, cap_retired;
+	struct tcp_stack_stats st;
+};
+
+/* tcp_conn.c */
+uint32_t tcp_conn_hash(const struct tcp_stack *s, const struct tcp_endpoint *l, const struct tcp_endpoint *r);
+struct tcp_conn *tcp_conn_lookup(struct tcp_stack *s, const struct tcp_endpoint *l, const struct tcp_endpoint *r);
+struct tcp_conn *tcp_conn_new(struct tcp_stack *s, const struct tcp_endpoint *l, const struct tcp_endpoint *r,
+			      const struct tcp_conn_opts *opts);
+uint32_t tcp_conn_isn(struct tcp_stack *s, const struct tcp_endpoint *l, const struct tcp_endpoint *r,
+		      uint64_t now_us);
+void tcp_conn_set_state(struct tcp_conn *c, enum tcp_state st, uint64_t now_us);
+void tcp_conn_event(struct tcp_conn *c, enum tcp_event ev, int err);
+void tcp_conn_drop(struct tcp_conn *c, int err, uint64_t now_us);
+void tcp_conn_enter(struct tcp_stack *s);
+void tcp_conn_leave(struct tcp_stack *s);
+struct tcp_listener *tcp_listener_lookup(struct tcp_stack *s, const struct tcp_endpoint *local);
+bool tcp_addr_eq(const struct tcp_addr *a, const struct tcp_addr *b);
+uint64_t tcp_siphash(const struct tcp_stack *s, const void *data, size_t len);
+
+/* tcp_buf.c */
+int tcp_ring_reserve(struct tcp_ring *r, uint32_t cap, struct tcp_stack *retire_to);
+void tcp_ring_free(struct tcp_ring *r);
+uint32_t tcp_ring_write_at(struct tcp_ring *r, uint32_t off, const void *data, uint32_t len);
+int tcp_ring_iov(const struct tcp_ring *r, uint32_t off, uint32_t len, struct iovec iov[2]);
+void tcp_ring_read(const struct tcp_ring *r, uint32_t off, void *dst, uint32_t len);
+void tcp_ring_drop(struct tcp_ring *r, uint32_t len);
+uint32_t tcp_buf_rcv_space(const struct tcp_conn *c);
+uint32_t tcp_buf_rcv_wnd(const struct tcp_conn *c);
+void tcp_buf_rcv_autotune(struct tcp_conn *c, uint32_t delivered, uint64_t now_us);
+int tcp_buf_snd_grow(struct tcp_conn *c, uint32_t want);
+uint8_t tcp_buf_wscale_for(uint32_t max_bytes);
+
+/* tcp_ooo.c */
+int tcp_ooo_insert(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len);
+uint32_t tcp_ooo_pull(struct tcp_conn *c);
+uint32_t tcp_ooo_bytes(const struct tcp_conn *c);
+int tcp_ooo_sack_blocks(const struct tcp_conn *c, uint32_t first_start, uint32_t first_end,
+			struct tcp_opts *o, unsigned int max);
+
+/* tcp_sack.c */
+void tcp_ranges_init(struct tcp_ranges *rs, unsigned int max);
+int tcp_ranges_add(struct tcp_ranges *rs, uint32_t start, uint32_t end);
+void tcp_ranges_trim_below(struct tcp_ranges *rs, uint32_t seq);
+uint32_t tcp_ranges_bytes(const struct tcp_ranges *rs, uint32_t from, uint32_t to);
+void tcp_sack_update(struct tcp_conn *c, const struct tcp_opts *o);
+uint32_t tcp_sack_pipe(const struct tcp_conn *c);
+bool tcp_sack_next_lost(const struct tcp_conn *c, uint32_t *seq, uint32_t *len);
+bool tcp_sack_is_lost(const struct tcp_conn *c, uint32_t seq);
+uint32_t tcp_sack_highest(const struct tcp_conn *c);
+void tcp_recovery_on_ack(struct tcp_conn *c, uint32_t acked, bool dupack, uint32_t delivered, uint64_t now_us);
+void tcp_recovery_sent(struct tcp_conn *c, uint32_t bytes);
+
+/* tcp_out.c */
+int tcp_out_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len, uint64_t now_us);
+void tcp_out_ack(struct tcp_conn *c, uint64_t now_us);
+void tcp_out_push(struct tcp_conn *c, uint64_t now_us);
+int tcp_out_retransmit(struct tcp_conn *c, uint32_t seq, uint32_t max_len, uint64_t now_us);
+void tcp_out_probe(struct tcp_conn *c, uint64_t now_us);
+void tcp_out_rst_reply(struct tcp_stack *s, const struct tcp_seg_in *seg);
+void tcp_out_rst(struct tcp_conn *c, uint64_t now_us);
+void tcp_out_challenge_ack(struct tcp_conn *c, uint64_t now_us);
+void tcp_out_synack_raw(struct tcp_stack *s, const struct tcp_seg_in *syn, const struct tcp_opts *o,
+			uint32_t iss, uint16_t wnd);
+uint32_t tcp_out_ts_now(const struct tcp_conn *c, uint64_t now_us);
+uint16_t tcp_out_mss_opt(const struct tcp_conn_opts *o);
+
+/* tcp_in.c */
+void tcp_in_rtt_sample(struct tcp_conn *c, uint32_t rtt_us);
+void tcp_in_negotiate(struct tcp_conn *c, const struct tcp_seg_in *syn);
+void tcp_in_established(struct tcp_conn *c, uint64_t now_us);
+int tcp_in_accept(struct tcp_conn *c, struct tcp_listener *l, uint64_t now_us);
+
+/* tcp_timer.c */
+void tcp_timer_update(struct tcp_conn *c);
+void tcp_timer_heap_remove(struct tcp_conn *c);
+void tcp_timer_rtx_arm(struct tcp_conn *c, uint64_t now_us);
+void tcp_timer_rtx_restart(struct tcp_conn *c, uint64_t now_us);
+void tcp_timer_tlp_arm(struct tcp_conn *c, uint64_t now_us);
+void tcp_timer_persist_arm(struct tcp_conn *c, uint64_t now_us);
+void tcp_timer_keep_arm(struct tcp_conn *c, uint64_t now_us);
+void tcp_timer_delack(struct tcp_conn *c, uint64_t now_us);
+void tcp_timer_timewait(struct tcp_conn *c, uint64_t now_us);
+
+/* tcp_synq.c */
+int tcp_synq_syn(struct tcp_listener *l, const struct tcp_seg_in *seg, uint64_t now_us);
+int tcp_synq_cookie_ack(struct tcp_listener *l, const struct tcp_seg_in *seg, uint64_t now_us);
+
+#endif

@@ -1,0 +1,2056 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_datapath_tcp.c - the TCP engine driven by hand-built segments
+ *
+ * Each test plays the peer: it builds segments (struct tcp_seg_in), feeds
+ * them to one stack on a virtual clock and asserts on the segments the stack
+ * emits, in order. A mismatch prints the expected and the actual segment
+ * (smoltcp style). The stack is "us" at 10.0.0.1:80 (listening) or :5555
+ * (connecting); the peer is 10.0.0.2:40000. Our ISS is fixed at OUR_ISS,
+ * the peer's is PEER_ISS. Every test frees everything (ASan/LSan build).
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "datapath/tcp/tcp.h"
+
+#define OUR_ISS		5000u
+#define PEER_ISS	1000u
+#define MAXCAP		4096
+#define MS		1000ULL
+#define SEC		1000000ULL
+
+struct cap {
+	struct tcp_seg_out h;
+	uint8_t *data;
+};
+
+struct evrec {
+	enum tcp_event ev;
+	int err;
+};
+
+static struct harness {
+	struct tcp_stack *s;
+	struct tcp_stack_cfg cfg;
+	struct cap caps[MAXCAP];
+	unsigned int ncap, head;
+	uint64_t now;
+	/* the peer */
+	uint16_t peer_wnd;
+	uint8_t peer_wscale;
+	bool peer_ts;
+	bool peer_sack;
+	uint32_t peer_tsval;
+	uint32_t our_tsval;	/* last TSval we sent */
+	uint16_t our_port;
+	/* the service */
+	struct tcp_listener *lis;
+	struct tcp_conn *conn;
+	struct tcp_conn *conns[8];
+	unsigned int nconns;
+	uint32_t peer_iss;
+	struct tcp_conn_opts lopts;
+	struct evrec evs[256];
+	unsigned int nev;
+	int accept_ret;
+	bool close_on_readable;
+} H;
+
+static int h_emit(void *ctx, const struct tcp_seg_out *seg)
+{
+	struct harness *h = ctx;
+	struct cap *c;
+	size_t off = 0;
+	int i;
+
+	ck_assert_msg(h->ncap < MAXCAP, "too many segments captured");
+	c = &h->caps[(h->head + h->ncap++) % MAXCAP];
+	c->h = *seg;
+	c->data = seg->len ? malloc(seg->len) : NULL;
+	for (i = 0; i < seg->iovcnt; i++) {
+		memcpy(c->data + off, seg->iov[i].iov_base, seg->iov[i].iov_len);
+		off += seg->iov[i].iov_len;
+	}
+	ck_assert_uint_eq(off, seg->len);
+	if (seg->opts.has_ts)
+		h->our_tsval = seg->opts.ts_val;
+	return 0;
+}
+
+static void h_event(struct tcp_conn *c, void *user, enum tcp_event ev, int err)
+{
+	struct harness *h = user;
+
+	ck_assert_uint_lt(h->nev, 256);
+	h->evs[h->nev].ev = ev;
+	h->evs[h->nev].err = err;
+	h->nev++;
+	if (ev == TCP_EV_READABLE && h->close_on_readable) {
+		tcp_close(c, h->now);
+		h->conn = NULL;
+	}
+}
+
+static int h_accept(struct tcp_listener *l, void *user, struct tcp_conn *c)
+{
+	struct harness *h = user;
+
+	(void)l;
+	if (h->accept_ret)
+		return h->accept_ret;
+	h->conn = c;
+	if (h->nconns < 8)
+		h->conns[h->nconns++] = c;
+	return 0;
+}
+
+static void h_setup_cfg(void)
+{
+	memset(&H, 0, sizeof(H));
+	H.cfg.emit = h_emit;
+	H.cfg.emit_ctx = &H;
+	memset(H.cfg.secret, 7, sizeof(H.cfg.secret));
+	H.cfg.isn_fixed = OUR_ISS;
+	H.now = 1000 * SEC;
+	H.peer_wnd = 65535;
+	H.peer_wscale = 7;
+	H.peer_ts = true;
+	H.peer_sack = true;
+	H.peer_tsval = 100;
+	H.our_port = 80;
+	H.peer_iss = PEER_ISS;
+}
+
+static void h_start(void)
+{
+	H.s = tcp_stack_new(&H.cfg);
+	ck_assert_ptr_nonnull(H.s);
+}
+
+static void setup(void)
+{
+	h_setup_cfg();
+	h_start();
+}
+
+static void h_drain(void)
+{
+	while (H.ncap) {
+		free(H.caps[H.head].data);
+		H.head = (H.head + 1) % MAXCAP;
+		H.ncap--;
+	}
+}
+
+static void teardown(void)
+{
+	h_drain();
+	tcp_stack_free(H.s);
+	H.s = NULL;
+}
+
+static struct tcp_endpoint ep(const char *ip, uint16_t port)
+{
+	struct tcp_endpoint e;
+
+	memset(&e, 0, sizeof(e));
+	if (strchr(ip, ':')) {
+		e.addr.family = AF_INET6;
+		inet_pton(AF_INET6, ip, e.addr.addr);
+	} else {
+		e.addr.family = AF_INET;
+		inet_pton(AF_INET, ip, e.addr.addr);
+	}
+	e.port = port;
+	return e;
+}
+
+static void fmt_flags(char *b, size_t n, uint8_t f)
+{
+	snprintf(b, n, "%s%s%s%s%s", f & TCP_SYN ? "S" : "", f & TCP_FIN ? "F" : "", f & TCP_RST ? "R" : "",
+		 f & TCP_PSH ? "P" : "", f & TCP_ACK ? "." : "");
+}
+
+static void fmt_seg(char *b, size_t n, uint8_t flags, uint32_t seq, uint32_t ack, size_t len, int wnd)
+{
+	char f[8];
+
+	fmt_flags(f, sizeof(f), flags);
+	snprintf(b, n, "[%s seq=%u ack=%u len=%zu wnd=%d]", f, seq, ack, len, wnd);
+}
+
+/* Pop the next emitted segment; fail printing both when it is not as expected. */
+#define expect_seg(flags, seq, ack, len) expect_seg_at(__LINE__, flags, seq, ack, len)
+static struct cap *expect_seg_at(int line, uint8_t flags, uint32_t seq, uint32_t ack, size_t len)
+{
+	static struct cap last;
+	char want[128], got[128];
+	struct cap *c;
+
+	fmt_seg(want, sizeof(want), flags, seq, (flags & TCP_ACK) ? ack : 0, len, -1);
+	if (!H.ncap)
+		ck_abort_msg("line %d: expected %s, got nothing", line, want);
+	c = &H.caps[H.head];
+	H.head = (H.head + 1) % MAXCAP;
+	H.ncap--;
+	free(last.data);
+	last = *c;
+	fmt_seg(got, sizeof(got), last.h.flags, last.h.seq, last.h.ack, last.h.len, last.h.wnd);
+	if (last.h.flags != flags || last.h.seq != seq || ((flags & TCP_ACK) && last.h.ack != ack) ||
+	    last.h.len != len)
+		ck_abort_msg("line %d: expected %s, got %s", line, want, got);
+	return &last;
+}
+
+/* Pop the next emitted segment whatever it is. */
+static struct cap *pop_seg(void)
+{
+	static struct cap last;
+
+	ck_assert_msg(H.ncap > 0, "expected a segment, got nothing");
+	free(last.data);
+	last = H.caps[H.head];
+	H.head = (H.head + 1) % MAXCAP;
+	H.ncap--;
+	return &last;
+}
+
+#define expect_none() expect_none_at(__LINE__)
+static void expect_none_at(int line)
+{
+	if (H.ncap) {
+		char got[128];
+		struct cap *c = &H.caps[H.head];
+
+		fmt_seg(got, sizeof(got), c->h.flags, c->h.seq, c->h.ack, c->h.len, c->h.wnd);
+		ck_abort_msg("line %d: expected no segment, got %s", line, got);
+	}
+}
+
+static bool saw_event(enum tcp_event ev, int err)
+{
+	unsigned int i;
+
+	for (i = 0; i < H.nev; i++)
+		if (H.evs[i].ev == ev && (!err || H.evs[i].err == err))
+			return true;
+	return false;
+}
+
+static struct tcp_seg_in pseg(uint8_t flags, uint32_t seq, uint32_t ack, const void *data, size_t len)
+{
+	struct tcp_seg_in s;
+
+	memset(&s, 0, sizeof(s));
+	s.src = ep("10.0.0.2", 40000).addr;
+	s.dst = ep("10.0.0.1", 80).addr;
+	s.sport = 40000;
+	s.dport = H.our_port;
+	s.seq = seq;
+	s.ack = ack;
+	s.flags = flags;
+	s.wnd = H.peer_wnd;
+	if (H.peer_ts) {
+		s.opts.has_ts = true;
+		s.opts.ts_val = H.peer_tsval++;
+		s.opts.ts_ecr = (flags & TCP_ACK) ? H.our_tsval : 0;
+	}
+	if (flags & TCP_SYN) {
+		s.opts.has_mss = true;
+		s.opts.mss = 1460;
+		s.opts.has_wscale = H.peer_wscale != 0xff;
+		s.opts.wscale = H.peer_wscale;
+		s.opts.sack_perm = H.peer_sack;
+	}
+	s.data = data;
+	s.len = len;
+	return s;
+}
+
+#define P0 (H.peer_iss + 1)
+#define O0 (H.cfg.isn_fixed + 1)
+
+static int in(uint8_t flags, uint32_t seq, uint32_t ack, const void *data, size_t len)
+{
+	struct tcp_seg_in s = pseg(flags, seq, ack, data, len);
+
+	return tcp_input(H.s, &s, H.now);
+}
+
+static void run_until(uint64_t t)
+{
+	H.now = t;
+	tcp_timers_run(H.s, H.now);
+}
+
+static void h_listen(void)
+{
+	struct tcp_endpoint l = ep("10.0.0.1", 80);
+
+	ck_assert_int_eq(tcp_listen(H.s, &l, 16, &H.lopts, h_accept, h_event, &H, &H.lis), 0);
+}
+
+/* Passive open; afterwards the peer sends P0.., we send O0.. */
+static void establish_passive(void)
+{
+	h_listen();
+	in(TCP_SYN, H.peer_iss, 0, NULL, 0);
+	expect_seg(TCP_SYN | TCP_ACK, H.cfg.isn_fixed, P0, 0);
+	in(TCP_ACK, P0, O0, NULL, 0);
+	expect_none();
+	ck_assert_ptr_nonnull(H.conn);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_ESTABLISHED);
+}
+
+static void establish_active(const struct tcp_conn_opts *o)
+{
+	struct tcp_endpoint l = ep("10.0.0.1", 5555), r = ep("10.0.0.2", 40000);
+
+	H.our_port = 5555;
+	ck_assert_int_eq(tcp_connect(H.s, &l, &r, o, h_event, &H, H.now, &H.conn), 0);
+	expect_seg(TCP_SYN, H.cfg.isn_fixed, 0, 0);
+	in(TCP_SYN | TCP_ACK, H.peer_iss, O0, NULL, 0);
+	expect_seg(TCP_ACK, O0, P0, 0);
+	ck_assert(saw_event(TCP_EV_CONNECTED, 0));
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_ESTABLISHED);
+}
+
+static void fill(uint8_t *b, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = (uint8_t)(i * 31 + seed);
+}
+
+/* ---- options ---- */
+
+START_TEST(test_opts_roundtrip)
+{
+	struct tcp_opts o = { 0 }, p;
+	uint8_t buf[40];
+	int n;
+
+	o.has_mss = true;
+	o.mss = 1460;
+	o.sack_perm = true;
+	o.has_ts = true;
+	o.ts_val = 0x01020304;
+	o.ts_ecr = 0xa0b0c0d0;
+	o.has_wscale = true;
+	o.wscale = 7;
+	n = tcp_opts_write(&o, buf, sizeof(buf));
+	ck_assert_int_eq(n, 20);
+	ck_assert_int_eq(tcp_opts_parse(buf, (size_t)n, &p), 0);
+	ck_assert(p.has_mss && p.mss == 1460 && p.sack_perm && p.has_ts && p.ts_val == 0x01020304 &&
+		  p.ts_ecr == 0xa0b0c0d0 && p.has_wscale && p.wscale == 7 && p.nsack == 0);
+
+	memset(&o, 0, sizeof(o));
+	o.has_ts = true;
+	o.nsack = 3;
+	o.sack[0].start = 1;
+	o.sack[0].end = 2;
+	o.sack[2].start = 0xfffffff0;
+	o.sack[2].end = 0x10;
+	n = tcp_opts_write(&o, buf, sizeof(buf));
+	ck_assert_int_eq(n, 40);
+	ck_assert_int_eq(tcp_opts_parse(buf, (size_t)n, &p), 0);
+	ck_assert_uint_eq(p.nsack, 3);
+	ck_assert_uint_eq(p.sack[2].start, 0xfffffff0);
+	ck_assert_uint_eq(p.sack[2].end, 0x10);
+	o.nsack = 4;	/* 12 + 36 > 40 */
+	ck_assert_int_eq(tcp_opts_write(&o, buf, sizeof(buf)), -ENOSPC);
+}
+END_TEST
+
+START_TEST(test_opts_malformed)
+{
+	static const uint8_t zero_len[] = { 2, 0, 5, 0 };
+	static const uint8_t overrun[] = { 1, 1, 8, 10, 0, 0 };
+	static const uint8_t trunc_kind[] = { 1, 1, 1, 2 };
+	static const uint8_t big_ws[] = { 3, 3, 30, 0 };
+	static const uint8_t bad_sack[] = { 5, 7, 0, 0, 0, 0, 0, 0 };
+	struct tcp_opts p;
+
+	ck_assert_int_eq(tcp_opts_parse(zero_len, sizeof(zero_len), &p), -EINVAL);
+	ck_assert_int_eq(tcp_opts_parse(overrun, sizeof(overrun), &p), -EINVAL);
+	ck_assert_int_eq(tcp_opts_parse(trunc_kind, sizeof(trunc_kind), &p), -EINVAL);
+	ck_assert_int_eq(tcp_opts_parse(big_ws, sizeof(big_ws), &p), 0);
+	ck_assert_uint_eq(p.wscale, 14);	/* RFC 7323 2.3 */
+	ck_assert_int_eq(tcp_opts_parse(bad_sack, sizeof(bad_sack), &p), 0);
+	ck_assert_uint_eq(p.nsack, 0);
+	ck_assert_int_eq(tcp_opts_parse(bad_sack, 41, &p), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_malformed_input)
+{
+	struct tcp_stack_stats st;
+	struct tcp_seg_in s;
+
+	s = pseg(TCP_SYN, 1, 0, NULL, 0);
+	s.src.family = AF_INET6;
+	ck_assert_int_eq(tcp_input(H.s, &s, H.now), -EINVAL);
+	s = pseg(TCP_SYN | TCP_FIN, 1, 0, NULL, 0);
+	ck_assert_int_eq(tcp_input(H.s, &s, H.now), -EINVAL);
+	s = pseg(TCP_SYN | TCP_RST, 1, 0, NULL, 0);
+	ck_assert_int_eq(tcp_input(H.s, &s, H.now), -EINVAL);
+	s = pseg(TCP_ACK, 1, 0, NULL, 10);	/* length without data */
+	ck_assert_int_eq(tcp_input(H.s, &s, H.now), -EINVAL);
+	s = pseg(TCP_ACK, 1, 0, NULL, 0);
+	s.sport = 0;
+	ck_assert_int_eq(tcp_input(H.s, &s, H.now), -EINVAL);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.drop_malformed, 5);
+	expect_none();
+}
+END_TEST
+
+/* ---- opening ---- */
+
+START_TEST(test_active_open)
+{
+	struct tcp_endpoint l = ep("10.0.0.1", 5555), r = ep("10.0.0.2", 40000);
+	struct tcp_conn_info info;
+	struct cap *c;
+
+	H.our_port = 5555;
+	ck_assert_int_eq(tcp_connect(H.s, &l, &r, NULL, h_event, &H, H.now, &H.conn), 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_SYN_SENT);
+	c = expect_seg(TCP_SYN, OUR_ISS, 0, 0);
+	ck_assert(c->h.opts.has_mss && c->h.opts.mss == 1460);
+	ck_assert(c->h.opts.has_wscale && c->h.opts.wscale == 7);
+	ck_assert(c->h.opts.sack_perm && c->h.opts.has_ts && c->h.opts.ts_ecr == 0);
+	ck_assert_uint_eq(c->h.wnd, 65535);
+	ck_assert_uint_eq(c->h.sport, 5555);
+	ck_assert_uint_eq(c->h.dport, 40000);
+	ck_assert(!memcmp(c->h.dst.addr, r.addr.addr, 16));
+	in(TCP_SYN | TCP_ACK, PEER_ISS, OUR_ISS + 1, NULL, 0);
+	c = expect_seg(TCP_ACK, OUR_ISS + 1, PEER_ISS + 1, 0);
+	ck_assert(c->h.opts.has_ts && c->h.opts.ts_ecr == 100);
+	ck_assert_uint_eq(c->h.wnd, 131072 >> 7);
+	ck_assert(saw_event(TCP_EV_CONNECTED, 0));
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.snd_mss, 1448);
+	ck_assert_uint_eq(info.snd_wscale, 7);
+	ck_assert_uint_eq(info.rcv_wscale, 7);
+	ck_assert(info.sack && info.ts);
+	ck_assert_uint_eq(info.snd_wnd, 65535);	/* a SYN's window is not scaled */
+	ck_assert_uint_eq(info.rto_us, 200000);	/* RFC 6298 with the 200 ms floor */
+	ck_assert_str_eq(info.cc, "cubic");
+	ck_assert_uint_eq(info.cwnd, 10);
+	tcp_close(H.conn, H.now);
+}
+END_TEST
+
+START_TEST(test_active_open_no_options)
+{
+	struct tcp_conn_info info;
+
+	H.peer_ts = false;
+	H.peer_sack = false;
+	H.peer_wscale = 0xff;
+	establish_active(NULL);
+	tcp_conn_info(H.conn, &info);
+	ck_assert(!info.sack && !info.ts);
+	ck_assert_uint_eq(info.snd_wscale, 0);
+	ck_assert_uint_eq(info.rcv_wscale, 0);
+	ck_assert_uint_eq(info.snd_mss, 1460);
+	ck_assert_uint_eq(info.snd_wnd, 65535);
+	tcp_close(H.conn, H.now);
+}
+END_TEST
+
+START_TEST(test_passive_open)
+{
+	struct tcp_conn_info info;
+	struct cap *c;
+
+	h_listen();
+	in(TCP_SYN, PEER_ISS, 0, NULL, 0);
+	c = expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, PEER_ISS + 1, 0);
+	ck_assert(c->h.opts.has_mss && c->h.opts.has_wscale && c->h.opts.sack_perm && c->h.opts.has_ts);
+	ck_assert_uint_eq(c->h.opts.ts_ecr, 100);
+	ck_assert_ptr_null(H.conn);
+	in(TCP_ACK, PEER_ISS + 1, OUR_ISS + 1, NULL, 0);
+	expect_none();
+	ck_assert_ptr_nonnull(H.conn);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_int_eq(info.state, TCPS_ESTABLISHED);
+	ck_assert_uint_eq(info.local.port, 80);
+	ck_assert_uint_eq(info.remote.port, 40000);
+	tcp_close(H.conn, H.now);
+	expect_seg(TCP_FIN | TCP_ACK, O0, P0, 0);
+}
+END_TEST
+
+START_TEST(test_synack_retransmit_and_timeout)
+{
+	struct tcp_stack_stats st;
+	unsigned int n = 0;
+
+	h_listen();
+	in(TCP_SYN, PEER_ISS, 0, NULL, 0);
+	expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, PEER_ISS + 1, 0);
+	ck_assert_uint_eq(tcp_next_deadline(H.s), H.now + SEC);
+	/* a retransmitted SYN gets the SYN-ACK again */
+	in(TCP_SYN, PEER_ISS, 0, NULL, 0);
+	expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, PEER_ISS + 1, 0);
+	while (tcp_next_deadline(H.s) != UINT64_MAX && n < 20) {
+		run_until(tcp_next_deadline(H.s));
+		if (H.ncap) {
+			expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, PEER_ISS + 1, 0);
+			n++;
+		}
+	}
+	ck_assert_uint_eq(n, 5);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.conns, 0);
+	ck_assert_ptr_null(H.conn);
+}
+END_TEST
+
+START_TEST(test_accept_refused)
+{
+	H.accept_ret = -ECONNREFUSED;
+	h_listen();
+	in(TCP_SYN, PEER_ISS, 0, NULL, 0);
+	expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, PEER_ISS + 1, 0);
+	in(TCP_ACK, PEER_ISS + 1, OUR_ISS + 1, NULL, 0);
+	expect_seg(TCP_RST | TCP_ACK, OUR_ISS + 1, PEER_ISS + 1, 0);
+}
+END_TEST
+
+START_TEST(test_syn_received_bad_ack)
+{
+	h_listen();
+	in(TCP_SYN, PEER_ISS, 0, NULL, 0);
+	expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, PEER_ISS + 1, 0);
+	in(TCP_ACK, PEER_ISS + 1, OUR_ISS + 77, NULL, 0);
+	expect_seg(TCP_RST, OUR_ISS + 77, 0, 0);
+	ck_assert_ptr_null(H.conn);
+	/* RST for the half-open connection removes it */
+	in(TCP_RST, PEER_ISS + 1, 0, NULL, 0);
+	expect_none();
+}
+END_TEST
+
+START_TEST(test_syn_sent_rst_refused)
+{
+	struct tcp_endpoint l = ep("10.0.0.1", 5555), r = ep("10.0.0.2", 40000);
+
+	H.our_port = 5555;
+	ck_assert_int_eq(tcp_connect(H.s, &l, &r, NULL, h_event, &H, H.now, &H.conn), 0);
+	expect_seg(TCP_SYN, OUR_ISS, 0, 0);
+	in(TCP_RST | TCP_ACK, 0, OUR_ISS + 5, NULL, 0);	/* unacceptable ACK: ignored */
+	expect_none();
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_SYN_SENT);
+	in(TCP_RST | TCP_ACK, 0, OUR_ISS + 1, NULL, 0);
+	expect_none();
+	ck_assert(saw_event(TCP_EV_RESET, -ECONNREFUSED));
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_CLOSED);
+	ck_assert_int_eq(tcp_recv(H.conn, (char[4]){ 0 }, 4, H.now), -ENOTCONN);
+	tcp_close(H.conn, H.now);
+}
+END_TEST
+
+START_TEST(test_syn_sent_bad_ack)
+{
+	struct tcp_endpoint l = ep("10.0.0.1", 5555), r = ep("10.0.0.2", 40000);
+
+	H.our_port = 5555;
+	ck_assert_int_eq(tcp_connect(H.s, &l, &r, NULL, h_event, &H, H.now, &H.conn), 0);
+	expect_seg(TCP_SYN, OUR_ISS, 0, 0);
+	in(TCP_SYN | TCP_ACK, PEER_ISS, OUR_ISS + 1000, NULL, 0);
+	expect_seg(TCP_RST, OUR_ISS + 1000, 0, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_SYN_SENT);
+	tcp_abort(H.conn, H.now);
+	expect_none();	/* no RST for a SYN-SENT abort */
+}
+END_TEST
+
+START_TEST(test_syn_retries)
+{
+	struct tcp_endpoint l = ep("10.0.0.1", 5555), r = ep("10.0.0.2", 40000);
+	uint64_t start = H.now, expect_t = H.now;
+	unsigned int n = 0;
+
+	H.our_port = 5555;
+	ck_assert_int_eq(tcp_connect(H.s, &l, &r, NULL, h_event, &H, H.now, &H.conn), 0);
+	expect_seg(TCP_SYN, OUR_ISS, 0, 0);
+	while (!saw_event(TCP_EV_RESET, 0) && n < 20) {
+		expect_t += SEC << n;	/* 1 s, 2 s, 4 s ... (RFC 6298 5.5) */
+		ck_assert_uint_eq(tcp_next_deadline(H.s), expect_t);
+		run_until(tcp_next_deadline(H.s));
+		if (H.ncap) {
+			expect_seg(TCP_SYN, OUR_ISS, 0, 0);
+			n++;
+		}
+	}
+	ck_assert_uint_eq(n, 6);
+	ck_assert(saw_event(TCP_EV_RESET, -ETIMEDOUT));
+	ck_assert_uint_eq(H.now - start, 127 * SEC);
+	tcp_close(H.conn, H.now);
+}
+END_TEST
+
+START_TEST(test_simultaneous_open)
+{
+	struct tcp_endpoint l = ep("10.0.0.1", 5555), r = ep("10.0.0.2", 40000);
+
+	H.our_port = 5555;
+	ck_assert_int_eq(tcp_connect(H.s, &l, &r, NULL, h_event, &H, H.now, &H.conn), 0);
+	expect_seg(TCP_SYN, OUR_ISS, 0, 0);
+	in(TCP_SYN, PEER_ISS, 0, NULL, 0);
+	expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, PEER_ISS + 1, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_SYN_RECEIVED);
+	in(TCP_SYN | TCP_ACK, PEER_ISS, OUR_ISS + 1, NULL, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_ESTABLISHED);
+	ck_assert(saw_event(TCP_EV_CONNECTED, 0));
+	h_drain();
+	ck_assert_int_eq(tcp_send(H.conn, "hi", 2, H.now), 2);
+	expect_seg(TCP_PSH | TCP_ACK, OUR_ISS + 1, PEER_ISS + 1, 2);
+	tcp_close(H.conn, H.now);
+}
+END_TEST
+
+START_TEST(test_no_listener_rst)
+{
+	struct tcp_stack_stats st;
+
+	ck_assert_int_eq(in(TCP_SYN, 1000, 0, NULL, 0), -ENOENT);
+	expect_seg(TCP_RST | TCP_ACK, 0, 1001, 0);
+	ck_assert_int_eq(in(TCP_ACK, 1000, 777, NULL, 0), -ENOENT);
+	expect_seg(TCP_RST, 777, 0, 0);
+	ck_assert_int_eq(in(TCP_ACK | TCP_FIN, 1000, 777, "abc", 3), -ENOENT);
+	expect_seg(TCP_RST, 777, 0, 0);
+	ck_assert_int_eq(in(TCP_RST, 1000, 0, NULL, 0), -ENOENT);
+	expect_none();	/* never answer a RST */
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.drop_no_socket, 4);
+	ck_assert_uint_eq(st.rst_out, 3);
+}
+END_TEST
+
+START_TEST(test_ipv6_open)
+{
+	struct tcp_endpoint l = ep("fd00::1", 5555), r = ep("fd00::2", 40000);
+	struct tcp_conn_info info;
+	struct tcp_seg_in s;
+	struct cap *c;
+
+	ck_assert_int_eq(tcp_connect(H.s, &l, &r, NULL, h_event, &H, H.now, &H.conn), 0);
+	c = expect_seg(TCP_SYN, OUR_ISS, 0, 0);
+	ck_assert_uint_eq(c->h.src.family, AF_INET6);
+	s = pseg(TCP_SYN | TCP_ACK, PEER_ISS, OUR_ISS + 1, NULL, 0);
+	s.src = r.addr;
+	s.dst = l.addr;
+	s.dport = 5555;
+	s.opts.has_mss = false;	/* default MSS for IPv6 is 1220 */
+	tcp_input(H.s, &s, H.now);
+	expect_seg(TCP_ACK, OUR_ISS + 1, PEER_ISS + 1, 0);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.snd_mss, 1220 - 12);
+	tcp_abort(H.conn, H.now);
+	expect_seg(TCP_RST | TCP_ACK, OUR_ISS + 1, PEER_ISS + 1, 0);
+}
+END_TEST
+
+/* ---- data ---- */
+
+START_TEST(test_data_in)
+{
+	char buf[16];
+	struct cap *c;
+
+	establish_passive();
+	ck_assert_int_eq(tcp_recv(H.conn, buf, sizeof(buf), H.now), -EAGAIN);
+	in(TCP_ACK | TCP_PSH, P0, O0, "hello", 5);
+	c = expect_seg(TCP_ACK, O0, P0 + 5, 0);	/* quick ACK at the start */
+	ck_assert_uint_eq(c->h.wnd, (131072 - 5) >> 7);	/* rounded down: never more than fits */
+	ck_assert(saw_event(TCP_EV_READABLE, 0));
+	ck_assert_int_eq(tcp_recv(H.conn, buf, sizeof(buf), H.now), 5);
+	ck_assert(!memcmp(buf, "hello", 5));
+	/* duplicate: ACKed at once with a D-SACK, not delivered twice */
+	in(TCP_ACK | TCP_PSH, P0, O0, "hello", 5);
+	c = expect_seg(TCP_ACK, O0, P0 + 5, 0);
+	ck_assert_uint_eq(c->h.opts.nsack, 1);
+	ck_assert_uint_eq(c->h.opts.sack[0].start, P0);
+	ck_assert_uint_eq(c->h.opts.sack[0].end, P0 + 5);
+	ck_assert_int_eq(tcp_recv(H.conn, buf, sizeof(buf), H.now), -EAGAIN);
+	/* partly old, partly new */
+	in(TCP_ACK, P0 + 3, O0, "loworld", 7);
+	expect_seg(TCP_ACK, O0, P0 + 10, 0);
+	ck_assert_int_eq(tcp_recv(H.conn, buf, sizeof(buf), H.now), 5);
+	ck_assert(!memcmp(buf, "world", 5));
+	tcp_close(H.conn, H.now);
+}
+END_TEST
+
+START_TEST(test_peek_consume)
+{
+	struct iovec iov[2];
+
+	establish_passive();
+	in(TCP_ACK, P0, O0, "abcdef", 6);
+	h_drain();
+	ck_assert_int_eq(tcp_peek(H.conn, iov), 1);
+	ck_assert_uint_eq(iov[0].iov_len, 6);
+	ck_assert(!memcmp(iov[0].iov_base, "abcdef", 6));
+	ck_assert_int_eq(tcp_consume(H.conn, 7, H.now), -EINVAL);
+	ck_assert_int_eq(tcp_consume(H.conn, 2, H.now), 0);
+	ck_assert_int_eq(tcp_peek(H.conn, iov), 1);
+	ck_assert(!memcmp(iov[0].iov_base, "cdef", 4));
+	tcp_abort(H.conn, H.now);
+	expect_seg(TCP_RST | TCP_ACK, O0, P0 + 6, 0);
+}
+END_TEST
+
+START_TEST(test_delayed_ack)
+{
+	uint8_t d[100] = { 0 };
+	uint32_t seq;
+	int i;
+
+	establish_passive();
+	seq = P0;
+	for (i = 0; i < 16; i++) {	/* quick-ACK mode */
+		in(TCP_ACK, seq, O0, d, 100);
+		seq += 100;
+		expect_seg(TCP_ACK, O0, seq, 0);
+	}
+	in(TCP_ACK, seq, O0, d, 100);
+	seq += 100;
+	expect_none();
+	ck_assert_uint_eq(tcp_next_deadline(H.s), H.now + 40 * MS);
+	run_until(H.now + 40 * MS);
+	expect_seg(TCP_ACK, O0, seq, 0);
+	/* every second segment is ACKed at once */
+	in(TCP_ACK, seq, O0, d, 100);
+	seq += 100;
+	expect_none();
+	in(TCP_ACK, seq, O0, d, 100);
+	seq += 100;
+	expect_seg(TCP_ACK, O0, seq, 0);
+	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_data_out)
+{
+	uint8_t d[4000];
+	struct tcp_conn_info info;
+	struct cap *c;
+
+	fill(d, sizeof(d), 1);
+	establish_passive();
+	ck_assert_int_eq(tcp_send(H.conn, d, 1000, H.now), 1000);
+	c = expect_seg(TCP_ACK | TCP_PSH, O0, P0, 1000);
+	ck_assert(!memcmp(c->data, d, 1000));
+	ck_assert_uint_eq(c->h.gso_size, 0);
+	ck_assert_int_eq(tcp_send(H.conn, d + 1000, 3000, H.now), 3000);
+	c = expect_seg(TCP_ACK, O0 + 1000, P0, 1448);
+	ck_assert(!memcmp(c->data, d + 1000, 1448));
+	expect_seg(TCP_ACK, O0 + 2448, P0, 1448);
+	c = expect_seg(TCP_ACK | TCP_PSH, O0 + 3896, P0, 104);
+	ck_assert(!memcmp(c->data, d + 3896, 104));
+	ck_assert_uint_eq(tcp_next_deadline(H.s), H.now + 10 * MS);	/* the tail loss probe, before the RTO */
+	in(TCP_ACK, P0, O0 + 4000, NULL, 0);
+	expect_none();
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.bytes_acked, 4000);
+	ck_assert_uint_eq(info.unacked_bytes, 0);
+	ck_assert_uint_eq(info.sndbuf_used, 0);
+	ck_assert_uint_eq(info.cwnd, 10);	/* application-limited: no growth */
+	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
+	tcp_close(H.conn, H.now);
+}
+END_TEST
+
+START_TEST(test_gso_segments)
+{
+	static uint8_t d[100000];
+	struct cap *c;
+
+	fill(d, sizeof(d), 3);
+	H.lopts.gso_max_bytes = 65536;
+	establish_passive();
+	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), sizeof(d));
+	/* initial cwnd: 10 MSS, as one segment the link splits */
+	c = expect_seg(TCP_ACK, O0, P0, 14480);
+	ck_assert_uint_eq(c->h.gso_size, 1448);
+	ck_assert(!memcmp(c->data, d, 14480));
+	expect_none();
+	in(TCP_ACK, P0, O0 + 14480, NULL, 0);
+	/* cwnd 20: 28960 bytes, still cut at MSS multiples */
+	c = expect_seg(TCP_ACK, O0 + 14480, P0, 28960);
+	ck_assert_uint_eq(c->h.gso_size, 1448);
+	in(TCP_ACK, P0, O0 + 14480 + 28960, NULL, 0);
+	/* cwnd 40: the GSO limit now cuts, to a multiple of the MSS */
+	c = expect_seg(TCP_ACK | TCP_PSH, O0 + 43440, P0, sizeof(d) - 43440);	/* the tail, not cut */
+	ck_assert_uint_eq(c->h.gso_size, 1448);
+	ck_assert(!memcmp(c->data, d + 43440, sizeof(d) - 43440));
+	tcp_send(H.conn, d, sizeof(d), H.now);
+	in(TCP_ACK, P0, O0 + sizeof(d), NULL, 0);
+	c = expect_seg(TCP_ACK, O0 + sizeof(d), P0, 65160);	/* the GSO limit cuts, at an MSS multiple */
+	ck_assert_uint_eq(c->h.gso_size, 1448);
+	ck_assert_uint_eq(c->h.iovcnt, 1);
+	h_drain();
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_sndbuf_backpressure)
+{
+	static uint8_t d[100000];
+	ssize_t n;
+
+	H.lopts.sndbuf_max = 16384;
+	establish_passive();
+	n = tcp_send(H.conn, d, sizeof(d), H.now);
+	ck_assert_int_eq(n, 16384);
+	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), 0);
+	ck_assert_uint_eq(tcp_send_space(H.conn), 0);
+	h_drain();
+	ck_assert(!saw_event(TCP_EV_WRITABLE, 0));
+	in(TCP_ACK, P0, O0 + 14480, NULL, 0);
+	ck_assert(saw_event(TCP_EV_WRITABLE, 0));
+	expect_seg(TCP_ACK, O0 + 14480, P0, 1448);
+	expect_seg(TCP_ACK | TCP_PSH, O0 + 14480 + 1448, P0, 16384 - 14480 - 1448);
+	ck_assert_uint_eq(tcp_send_space(H.conn), 14480);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_nagle)
+{
+	H.lopts.nagle = true;
+	establish_passive();
+	ck_assert_int_eq(tcp_send(H.conn, "0123456789", 10, H.now), 10);
+	expect_seg(TCP_ACK | TCP_PSH, O0, P0, 10);
+	ck_assert_int_eq(tcp_send(H.conn, "abcdefghij", 10, H.now), 10);
+	expect_none();	/* a small segment waits while data is unacked */
+	in(TCP_ACK, P0, O0 + 10, NULL, 0);
+	expect_seg(TCP_ACK | TCP_PSH, O0 + 10, P0, 10);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_no_nagle_default)
+{
+	establish_passive();
+	ck_assert_int_eq(tcp_send(H.conn, "0123456789", 10, H.now), 10);
+	expect_seg(TCP_ACK | TCP_PSH, O0, P0, 10);
+	ck_assert_int_eq(tcp_send(H.conn, "abcdefghij", 10, H.now), 10);
+	expect_seg(TCP_ACK | TCP_PSH, O0 + 10, P0, 10);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_ooo_reassembly)
+{
+	uint8_t d[300], out[300];
+	struct cap *c;
+
+	fill(d, sizeof(d), 9);
+	establish_passive();
+	in(TCP_ACK, P0 + 200, O0, d + 200, 100);
+	c = expect_seg(TCP_ACK, O0, P0, 0);
+	ck_assert_uint_eq(c->h.opts.nsack, 1);
+	ck_assert_uint_eq(c->h.opts.sack[0].start, P0 + 200);
+	ck_assert_uint_eq(c->h.opts.sack[0].end, P0 + 300);
+	in(TCP_ACK, P0 + 100, O0, d + 100, 50);
+	c = expect_seg(TCP_ACK, O0, P0, 0);
+	ck_assert_uint_eq(c->h.opts.nsack, 2);
+	ck_assert_uint_eq(c->h.opts.sack[0].start, P0 + 100);	/* the latest first */
+	ck_assert_uint_eq(c->h.opts.sack[1].start, P0 + 200);
+	ck_assert(!saw_event(TCP_EV_READABLE, 0));
+	in(TCP_ACK, P0, O0, d, 150);	/* fills up to 150 */
+	c = expect_seg(TCP_ACK, O0, P0 + 150, 0);
+	ck_assert_uint_eq(c->h.opts.nsack, 1);
+	in(TCP_ACK, P0 + 140, O0, d + 140, 70);	/* overlaps both sides */
+	c = expect_seg(TCP_ACK, O0, P0 + 300, 0);
+	ck_assert_uint_eq(c->h.opts.nsack, 1);	/* RFC 2883 D-SACK: [140, 150) came twice */
+	ck_assert_uint_eq(c->h.opts.sack[0].start, P0 + 140);
+	ck_assert_uint_eq(c->h.opts.sack[0].end, P0 + 150);
+	in(TCP_ACK, P0 + 300, O0, NULL, 0);
+	ck_assert_uint_eq(H.ncap, 0);	/* reported once */
+	ck_assert_int_eq(tcp_recv(H.conn, out, sizeof(out), H.now), 300);
+	ck_assert(!memcmp(out, d, 300));
+	tcp_close(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_ooo_bounded)
+{
+	struct tcp_stack_stats st;
+	uint8_t d[10] = { 0 };
+	int i;
+
+	establish_passive();
+	for (i = 0; i < 40; i++)	/* 40 disjoint ranges; 32 are kept */
+		in(TCP_ACK, P0 + 100 + 20 * i, O0, d, 10);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.drop_ooo_full, 8);
+	h_drain();
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_out_of_window_data)
+{
+	struct tcp_stack_stats st;
+
+	establish_passive();
+	in(TCP_ACK, P0 + 200000, O0, "x", 1);
+	expect_seg(TCP_ACK, O0, P0, 0);
+	in(TCP_ACK, P0 - 5000, O0, "x", 1);
+	expect_seg(TCP_ACK, O0, P0, 0);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.drop_out_of_window, 2);
+	tcp_close(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_window_update_on_read)
+{
+	static uint8_t d[4096], out[4096];
+	struct cap *c;
+
+	H.lopts.rcvbuf_init = 4096;
+	H.lopts.rcvbuf_max = 4096;
+	h_listen();
+	in(TCP_SYN, PEER_ISS, 0, NULL, 0);
+	c = expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, P0, 0);
+	ck_assert_uint_eq(c->h.wnd, 4096);
+	ck_assert_uint_eq(c->h.opts.wscale, 0);
+	in(TCP_ACK, P0, O0, NULL, 0);
+	in(TCP_ACK, P0, O0, d, 1448);
+	c = expect_seg(TCP_ACK, O0, P0 + 1448, 0);
+	ck_assert_uint_eq(c->h.wnd, 4096 - 1448);
+	in(TCP_ACK, P0 + 1448, O0, d, 1448);
+	expect_seg(TCP_ACK, O0, P0 + 2896, 0);
+	in(TCP_ACK, P0 + 2896, O0, d, 1200);
+	c = expect_seg(TCP_ACK, O0, P0 + 4096, 0);
+	ck_assert_uint_eq(c->h.wnd, 0);
+	/* a byte beyond the closed window is not taken */
+	in(TCP_ACK, P0 + 4096, O0, "z", 1);
+	c = expect_seg(TCP_ACK, O0, P0 + 4096, 0);
+	ck_assert_uint_eq(c->h.wnd, 0);
+	ck_assert_int_eq(tcp_recv(H.conn, out, 1000, H.now), 1000);
+	expect_none();	/* receiver SWS avoidance: 1000 < min(buf/2, MSS) */
+	ck_assert_int_eq(tcp_recv(H.conn, out, sizeof(out), H.now), 3096);
+	c = expect_seg(TCP_ACK, O0, P0 + 4096, 0);	/* window update */
+	ck_assert_uint_eq(c->h.wnd, 4096);
+	tcp_close(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_zero_window_persist)
+{
+	struct cap *c;
+
+	establish_passive();
+	H.peer_wnd = 0;
+	in(TCP_ACK, P0, O0, NULL, 0);
+	ck_assert_int_eq(tcp_send(H.conn, "data", 4, H.now), 4);
+	expect_none();
+	ck_assert_uint_eq(tcp_next_deadline(H.s), H.now + 200 * MS);
+	run_until(H.now + 200 * MS);
+	expect_seg(TCP_ACK, O0 - 1, P0, 0);	/* the probe */
+	ck_assert_uint_eq(tcp_next_deadline(H.s), H.now + 400 * MS);
+	run_until(H.now + 400 * MS);
+	expect_seg(TCP_ACK, O0 - 1, P0, 0);
+	ck_assert_uint_eq(tcp_next_deadline(H.s), H.now + 800 * MS);
+	H.peer_wnd = 100;
+	in(TCP_ACK, P0, O0, NULL, 0);
+	c = expect_seg(TCP_ACK | TCP_PSH, O0, P0, 4);
+	ck_assert(!memcmp(c->data, "data", 4));
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_sws_persist_forces_small_segment)
+{
+	static uint8_t d[3000];
+
+	H.peer_wscale = 0xff;	/* no scaling: windows in bytes */
+	H.peer_wnd = 3000;
+	establish_passive();
+	ck_assert_int_eq(tcp_send(H.conn, d, 3000, H.now), 3000);
+	expect_seg(TCP_ACK, O0, P0, 1448);
+	expect_seg(TCP_ACK, O0 + 1448, P0, 1448);
+	expect_seg(TCP_ACK | TCP_PSH, O0 + 2896, P0, 104);
+	H.peer_wnd = 100;	/* only 100 bytes of window after this ACK */
+	ck_assert_int_eq(tcp_send(H.conn, d, 3000, H.now), 3000);
+	in(TCP_ACK, P0, O0 + 3000, NULL, 0);
+	expect_none();	/* 100 < max window / 2: SWS avoidance waits */
+	run_until(tcp_next_deadline(H.s));
+	expect_seg(TCP_ACK, O0 + 3000, P0, 100);	/* persist forces it */
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/* ---- closing ---- */
+
+START_TEST(test_passive_close)
+{
+	char buf[4];
+
+	establish_passive();
+	in(TCP_FIN | TCP_ACK, P0, O0, NULL, 0);
+	expect_seg(TCP_ACK, O0, P0 + 1, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_CLOSE_WAIT);
+	ck_assert(saw_event(TCP_EV_PEER_FIN, 0));
+	ck_assert_int_eq(tcp_recv(H.conn, buf, sizeof(buf), H.now), 0);
+	/* still sending in CLOSE-WAIT */
+	ck_assert_int_eq(tcp_send(H.conn, "ab", 2, H.now), 2);
+	expect_seg(TCP_ACK | TCP_PSH, O0, P0 + 1, 2);
+	ck_assert_int_eq(tcp_shutdown_write(H.conn, H.now), 0);
+	expect_seg(TCP_FIN | TCP_ACK, O0 + 2, P0 + 1, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_LAST_ACK);
+	ck_assert_int_eq(tcp_send(H.conn, "ab", 2, H.now), -EPIPE);
+	in(TCP_ACK, P0 + 1, O0 + 3, NULL, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_CLOSED);
+	ck_assert(saw_event(TCP_EV_CLOSED, 0));
+	tcp_close(H.conn, H.now);
+	expect_none();
+}
+END_TEST
+
+START_TEST(test_active_close_timewait)
+{
+	struct tcp_stack_stats st;
+
+	establish_passive();
+	ck_assert_int_eq(tcp_shutdown_write(H.conn, H.now), 0);
+	expect_seg(TCP_FIN | TCP_ACK, O0, P0, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_FIN_WAIT_1);
+	in(TCP_ACK, P0, O0 + 1, NULL, 0);
+	expect_none();
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_FIN_WAIT_2);
+	/* half-closed: the peer still sends */
+	in(TCP_ACK | TCP_PSH, P0, O0 + 1, "late", 4);
+	expect_seg(TCP_ACK, O0 + 1, P0 + 4, 0);
+	in(TCP_FIN | TCP_ACK, P0 + 4, O0 + 1, NULL, 0);
+	expect_seg(TCP_ACK, O0 + 1, P0 + 5, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_TIME_WAIT);
+	ck_assert(saw_event(TCP_EV_CLOSED, 0));
+	tcp_close(H.conn, H.now);
+	/* a retransmitted FIN is ACKed again in TIME-WAIT */
+	in(TCP_FIN | TCP_ACK, P0 + 4, O0 + 1, NULL, 0);
+	expect_seg(TCP_ACK, O0 + 1, P0 + 5, 0);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.timewait, 1);
+	ck_assert_uint_eq(tcp_next_deadline(H.s), H.now + 60 * SEC);
+	run_until(H.now + 60 * SEC);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.timewait, 0);
+	ck_assert_uint_eq(st.conns, 0);
+	/* now nothing knows the tuple */
+	in(TCP_ACK, P0 + 5, O0 + 1, NULL, 0);
+	expect_seg(TCP_RST, O0 + 1, 0, 0);
+}
+END_TEST
+
+START_TEST(test_closing_state)
+{
+	establish_passive();
+	tcp_shutdown_write(H.conn, H.now);
+	expect_seg(TCP_FIN | TCP_ACK, O0, P0, 0);
+	in(TCP_FIN | TCP_ACK, P0, O0, NULL, 0);	/* crossed FINs */
+	expect_seg(TCP_ACK, O0 + 1, P0 + 1, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_CLOSING);
+	in(TCP_ACK, P0 + 1, O0 + 1, NULL, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_TIME_WAIT);
+	tcp_close(H.conn, H.now);
+	run_until(H.now + 60 * SEC);
+	expect_none();
+}
+END_TEST
+
+START_TEST(test_fin_wait1_fin_ack_together)
+{
+	establish_passive();
+	tcp_shutdown_write(H.conn, H.now);
+	expect_seg(TCP_FIN | TCP_ACK, O0, P0, 0);
+	in(TCP_FIN | TCP_ACK, P0, O0 + 1, NULL, 0);
+	expect_seg(TCP_ACK, O0 + 1, P0 + 1, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_TIME_WAIT);
+	tcp_close(H.conn, H.now);
+}
+END_TEST
+
+START_TEST(test_fin_retransmit)
+{
+	establish_passive();
+	tcp_shutdown_write(H.conn, H.now);
+	expect_seg(TCP_FIN | TCP_ACK, O0, P0, 0);
+	run_until(tcp_next_deadline(H.s));
+	expect_seg(TCP_FIN | TCP_ACK, O0, P0, 0);
+	in(TCP_ACK, P0, O0 + 1, NULL, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_FIN_WAIT_2);
+	tcp_close(H.conn, H.now);
+	/* orphaned FIN-WAIT-2 ends after 60 s */
+	ck_assert_uint_eq(tcp_next_deadline(H.s), H.now + 60 * SEC);
+	run_until(H.now + 60 * SEC);
+	expect_none();
+}
+END_TEST
+
+START_TEST(test_close_with_data_and_fin)
+{
+	establish_passive();
+	tcp_send(H.conn, "bye", 3, H.now);
+	expect_seg(TCP_ACK | TCP_PSH, O0, P0, 3);
+	tcp_close(H.conn, H.now);
+	expect_seg(TCP_FIN | TCP_ACK, O0 + 3, P0, 0);
+	in(TCP_FIN | TCP_ACK, P0, O0 + 4, NULL, 0);
+	expect_seg(TCP_ACK, O0 + 4, P0 + 1, 0);
+	run_until(H.now + 60 * SEC);
+}
+END_TEST
+
+START_TEST(test_close_unread_sends_rst)
+{
+	establish_passive();
+	in(TCP_ACK, P0, O0, "unread", 6);
+	expect_seg(TCP_ACK, O0, P0 + 6, 0);
+	tcp_close(H.conn, H.now);
+	expect_seg(TCP_RST | TCP_ACK, O0, P0 + 6, 0);
+}
+END_TEST
+
+START_TEST(test_close_from_callback)
+{
+	establish_passive();
+	H.close_on_readable = true;
+	in(TCP_ACK, P0, O0, "x", 1);
+	/* the ACK first, then the callback closes with unread data: RST */
+	expect_seg(TCP_RST | TCP_ACK, O0, P0 + 1, 0);
+	ck_assert_ptr_null(H.conn);
+}
+END_TEST
+
+START_TEST(test_orphan_data_rst)
+{
+	establish_passive();
+	tcp_close(H.conn, H.now);
+	expect_seg(TCP_FIN | TCP_ACK, O0, P0, 0);
+	in(TCP_ACK, P0, O0 + 1, "more", 4);	/* nobody can read it */
+	expect_seg(TCP_RST | TCP_ACK, O0 + 1, P0, 0);
+}
+END_TEST
+
+/* ---- RST, SYN, ACK checks (RFC 5961), PAWS ---- */
+
+START_TEST(test_rst_exact)
+{
+	establish_passive();
+	in(TCP_RST, P0, 0, NULL, 0);
+	expect_none();
+	ck_assert(saw_event(TCP_EV_RESET, -ECONNRESET));
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_CLOSED);
+	ck_assert_int_eq(tcp_send(H.conn, "x", 1, H.now), -ENOTCONN);
+	tcp_close(H.conn, H.now);
+}
+END_TEST
+
+START_TEST(test_rst_in_window_challenge)
+{
+	establish_passive();
+	in(TCP_RST, P0 + 100, 0, NULL, 0);
+	expect_seg(TCP_ACK, O0, P0, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_ESTABLISHED);
+	in(TCP_RST, P0 + 10000000, 0, NULL, 0);	/* outside: dropped */
+	expect_none();
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_ESTABLISHED);
+	tcp_abort(H.conn, H.now);
+	expect_seg(TCP_RST | TCP_ACK, O0, P0, 0);
+}
+END_TEST
+
+START_TEST(test_syn_in_established_challenge)
+{
+	establish_passive();
+	in(TCP_SYN, P0 + 5, 0, NULL, 0);
+	expect_seg(TCP_ACK, O0, P0, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_ESTABLISHED);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_challenge_ack_rate_limit)
+{
+	struct tcp_stack_stats st;
+
+	H.cfg.challenge_ack_limit = 2;
+	teardown();
+	H.s = tcp_stack_new(&H.cfg);
+	establish_passive();
+	in(TCP_RST, P0 + 1, 0, NULL, 0);
+	in(TCP_RST, P0 + 2, 0, NULL, 0);
+	in(TCP_RST, P0 + 3, 0, NULL, 0);
+	expect_seg(TCP_ACK, O0, P0, 0);
+	expect_seg(TCP_ACK, O0, P0, 0);
+	expect_none();
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.challenge_acks, 2);
+	ck_assert_uint_eq(st.challenge_acks_limited, 1);
+	H.now += SEC;
+	in(TCP_RST, P0 + 4, 0, NULL, 0);
+	expect_seg(TCP_ACK, O0, P0, 0);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_ack_out_of_range)
+{
+	struct tcp_stack_stats st;
+
+	establish_passive();
+	in(TCP_ACK, P0, O0 + 5000, NULL, 0);	/* acks data never sent */
+	expect_seg(TCP_ACK, O0, P0, 0);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.drop_bad_ack, 1);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_paws)
+{
+	struct tcp_stack_stats st;
+	struct tcp_seg_in s;
+	char buf[4];
+
+	establish_passive();
+	s = pseg(TCP_ACK, P0, O0, "x", 1);
+	s.opts.ts_val = 50;	/* older than what the handshake showed */
+	tcp_input(H.s, &s, H.now);
+	expect_seg(TCP_ACK, O0, P0, 0);
+	ck_assert_int_eq(tcp_recv(H.conn, buf, sizeof(buf), H.now), -EAGAIN);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.drop_paws, 1);
+	/* a newer timestamp is fine, across the 32-bit wrap too */
+	s = pseg(TCP_ACK, P0, O0, "x", 1);
+	tcp_input(H.s, &s, H.now);
+	expect_seg(TCP_ACK, O0, P0 + 1, 0);
+	tcp_close(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/* ---- retransmission ---- */
+
+START_TEST(test_rto_backoff)
+{
+	struct tcp_conn_info info;
+	uint64_t t0;
+	struct cap *c;
+
+	establish_passive();
+	tcp_send(H.conn, "hello", 5, H.now);
+	expect_seg(TCP_ACK | TCP_PSH, O0, P0, 5);
+	t0 = H.now;
+	ck_assert_uint_eq(tcp_next_deadline(H.s), t0 + 200 * MS);
+	run_until(t0 + 200 * MS);
+	c = expect_seg(TCP_ACK | TCP_PSH, O0, P0, 5);
+	ck_assert(!memcmp(c->data, "hello", 5));
+	ck_assert_uint_eq(tcp_next_deadline(H.s), t0 + 600 * MS);
+	run_until(t0 + 600 * MS);
+	expect_seg(TCP_ACK | TCP_PSH, O0, P0, 5);
+	ck_assert_uint_eq(tcp_next_deadline(H.s), t0 + 1400 * MS);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.rto_count, 2);
+	ck_assert_uint_eq(info.retrans_segs, 2);
+	ck_assert_uint_eq(info.cwnd, 1);
+	in(TCP_ACK, P0, O0 + 5, NULL, 0);
+	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.rto_us, 200000);	/* a new sample ends the backoff */
+	tcp_close(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_rto_gives_up)
+{
+	unsigned int n = 0;
+
+	establish_passive();
+	tcp_send(H.conn, "hello", 5, H.now);
+	h_drain();
+	while (!saw_event(TCP_EV_RESET, 0) && n < 30) {
+		run_until(tcp_next_deadline(H.s));
+		if (H.ncap) {
+			expect_seg(TCP_ACK | TCP_PSH, O0, P0, 5);
+			n++;
+		}
+	}
+	ck_assert_uint_eq(n, 15);
+	ck_assert(saw_event(TCP_EV_RESET, -ETIMEDOUT));
+	tcp_close(H.conn, H.now);
+}
+END_TEST
+
+START_TEST(test_rto_goes_back_n)
+{
+	static uint8_t d[5 * 1448];
+
+	establish_passive();
+	tcp_send(H.conn, d, sizeof(d), H.now);
+	h_drain();
+	run_until(tcp_next_deadline(H.s));
+	expect_seg(TCP_ACK | TCP_PSH, O0 + 4 * 1448, P0, 1448);	/* the tail loss probe */
+	ck_assert_uint_eq(tcp_next_deadline(H.s), H.now + 200 * MS);
+	run_until(tcp_next_deadline(H.s));
+	expect_seg(TCP_ACK, O0, P0, 1448);	/* RTO: cwnd 1 */
+	expect_none();
+	in(TCP_ACK, P0, O0 + 1448, NULL, 0);
+	expect_seg(TCP_ACK, O0 + 1448, P0, 1448);	/* slow start: 2 */
+	expect_seg(TCP_ACK, O0 + 2896, P0, 1448);
+	expect_none();
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+static void send_ten(void)
+{
+	static uint8_t d[10 * 1448];
+	int i;
+
+	fill(d, sizeof(d), 5);
+	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), sizeof(d));
+	for (i = 0; i < 10; i++)
+		expect_seg(TCP_ACK | (i == 9 ? TCP_PSH : 0), O0 + 1448 * i, P0, 1448);
+}
+
+static int in_sack(uint32_t ack, uint32_t s0, uint32_t e0)
+{
+	struct tcp_seg_in s = pseg(TCP_ACK, P0, ack, NULL, 0);
+
+	s.opts.nsack = 1;
+	s.opts.sack[0].start = s0;
+	s.opts.sack[0].end = e0;
+	return tcp_input(H.s, &s, H.now);
+}
+
+START_TEST(test_sack_fast_retransmit)
+{
+	struct tcp_conn_info info;
+
+	establish_passive();
+	send_ten();
+	in_sack(O0, O0 + 1448, O0 + 2 * 1448);
+	in_sack(O0, O0 + 1448, O0 + 3 * 1448);
+	expect_none();
+	in_sack(O0, O0 + 1448, O0 + 4 * 1448);	/* > 2 MSS SACKed above: lost */
+	expect_seg(TCP_ACK, O0, P0, 1448);
+	expect_none();
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.sack_recoveries, 1);
+	ck_assert_uint_eq(info.ssthresh, 7);	/* CUBIC beta 0.7 */
+	/* segment 6 was lost too: the partial ACK shows its hole, SACKed above */
+	in_sack(O0, O0 + 1448, O0 + 5 * 1448);
+	in_sack(O0, O0 + 1448, O0 + 6 * 1448);
+	expect_none();
+	in_sack(O0 + 6 * 1448, O0 + 7 * 1448, O0 + 10 * 1448);
+	expect_seg(TCP_ACK, O0 + 6 * 1448, P0, 1448);
+	in(TCP_ACK, P0, O0 + 10 * 1448, NULL, 0);	/* recovery ends */
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.unacked_bytes, 0);
+	ck_assert_uint_eq(info.retrans_segs, 2);
+	ck_assert_uint_eq(info.rto_count, 0);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_newreno_fast_retransmit)
+{
+	struct tcp_conn_info info;
+
+	H.peer_sack = false;
+	H.lopts.cc = TCP_CC_RENO;
+	establish_passive();
+	send_ten();
+	in(TCP_ACK, P0, O0, NULL, 0);
+	in(TCP_ACK, P0, O0, NULL, 0);
+	expect_none();
+	in(TCP_ACK, P0, O0, NULL, 0);	/* third duplicate */
+	expect_seg(TCP_ACK, O0, P0, 1448);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.fast_recoveries, 1);
+	ck_assert_uint_eq(info.sack_recoveries, 0);
+	ck_assert_uint_eq(info.ssthresh, 5);	/* Reno: FlightSize / 2 */
+	ck_assert_str_eq(info.cc, "reno");
+	in(TCP_ACK, P0, O0 + 2 * 1448, NULL, 0);	/* partial ACK: next hole */
+	expect_seg(TCP_ACK, O0 + 2 * 1448, P0, 1448);
+	in(TCP_ACK, P0, O0 + 10 * 1448, NULL, 0);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.unacked_bytes, 0);
+	ck_assert_uint_eq(info.retrans_segs, 2);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_pmtu_resplit)
+{
+	static uint8_t d[2896];
+	struct tcp_endpoint l = ep("10.0.0.1", 80), r = ep("10.0.0.2", 40000);
+	struct tcp_conn_info info;
+
+	establish_passive();
+	tcp_send(H.conn, d, sizeof(d), H.now);
+	expect_seg(TCP_ACK, O0, P0, 1448);
+	expect_seg(TCP_ACK | TCP_PSH, O0 + 1448, P0, 1448);
+	tcp_pmtu_update(H.s, &l.addr, &r.addr, 1000, H.now);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.snd_mss, 1000 - 40 - 12);
+	expect_seg(TCP_ACK, O0, P0, 948);
+	expect_seg(TCP_ACK, O0 + 948, P0, 948);
+	expect_seg(TCP_ACK, O0 + 1896, P0, 948);
+	expect_seg(TCP_ACK | TCP_PSH, O0 + 2844, P0, 52);
+	expect_none();
+	tcp_pmtu_update(H.s, &l.addr, &r.addr, 20, H.now);	/* below minimum: ignored */
+	expect_none();
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_seq_wraparound)
+{
+	static uint8_t d[5000], out[5000];
+	uint32_t our = 0xfffffe00u, peer = 0xffffff00u;
+	ssize_t n;
+
+	H.cfg.isn_fixed = our;
+	H.peer_iss = peer;
+	H.peer_tsval = 0xfffffff0u;	/* timestamps wrap too */
+	teardown();
+	H.s = tcp_stack_new(&H.cfg);
+	establish_passive();
+	fill(d, sizeof(d), 11);
+	ck_assert_int_eq(tcp_send(H.conn, d, 2000, H.now), 2000);
+	expect_seg(TCP_ACK, our + 1, peer + 1, 1448);
+	expect_seg(TCP_ACK | TCP_PSH, our + 1 + 1448, peer + 1, 552);
+	in(TCP_ACK, peer + 1, our + 1 + 2000, NULL, 0);	/* ack wrapped */
+	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
+	in(TCP_ACK, peer + 1, our + 2001, d, 1000);
+	in(TCP_ACK, peer + 1001, our + 2001, d + 1000, 1000);
+	h_drain();
+	n = tcp_recv(H.conn, out, sizeof(out), H.now);
+	ck_assert_int_eq(n, 2000);
+	ck_assert(!memcmp(out, d, 2000));
+	in(TCP_FIN | TCP_ACK, peer + 2001, our + 2001, NULL, 0);
+	expect_seg(TCP_ACK, our + 2001, peer + 2002, 0);
+	tcp_close(H.conn, H.now);
+	expect_seg(TCP_FIN | TCP_ACK, our + 2001, peer + 2002, 0);
+	in(TCP_ACK, peer + 2002, our + 2002, NULL, 0);
+	expect_none();
+}
+END_TEST
+
+START_TEST(test_keepalive)
+{
+	H.lopts.keepalive_idle_ms = 1000;
+	H.lopts.keepalive_intvl_ms = 500;
+	H.lopts.keepalive_cnt = 2;
+	establish_passive();
+	ck_assert_uint_eq(tcp_next_deadline(H.s), H.now + SEC);
+	run_until(H.now + SEC);
+	expect_seg(TCP_ACK, O0 - 1, P0, 0);
+	/* an answer resets the probing */
+	in(TCP_ACK, P0, O0, NULL, 0);
+	run_until(H.now + 500 * MS);
+	expect_none();
+	run_until(H.now + 500 * MS);
+	expect_seg(TCP_ACK, O0 - 1, P0, 0);
+	run_until(H.now + 500 * MS);
+	expect_seg(TCP_ACK, O0 - 1, P0, 0);
+	run_until(H.now + 500 * MS);
+	ck_assert(saw_event(TCP_EV_RESET, -ETIMEDOUT));
+	tcp_close(H.conn, H.now);
+}
+END_TEST
+
+START_TEST(test_rcvbuf_autotune)
+{
+	static uint8_t d[8192], out[8192];
+	struct tcp_conn_info info;
+	uint32_t seq;
+	int round;
+
+	H.lopts.rcvbuf_init = 16384;
+	H.lopts.rcvbuf_max = 1 << 20;
+	establish_passive();
+	seq = P0;
+	for (round = 0; round < 4; round++) {
+		in(TCP_ACK, seq, O0, d, 8000);
+		seq += 8000;
+		ck_assert_int_eq(tcp_recv(H.conn, out, sizeof(out), H.now), 8000);
+		H.now += 10 * MS;
+	}
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_gt(info.rcvbuf_cap, 16384);
+	ck_assert_uint_le(info.rcvbuf_cap, 1 << 20);
+	tcp_close(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/* ---- SYN cookies, TIME-WAIT bound ---- */
+
+START_TEST(test_syn_cookies)
+{
+	struct tcp_endpoint l = ep("10.0.0.1", 80);
+	struct tcp_stack_stats st;
+	struct tcp_conn_info info;
+	struct tcp_seg_in s;
+	struct cap *c;
+	uint32_t cookie, tsval;
+	char buf[8];
+
+	ck_assert_int_eq(tcp_listen(H.s, &l, 1, NULL, h_accept, h_event, &H, &H.lis), 0);
+	in(TCP_SYN, PEER_ISS, 0, NULL, 0);
+	expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, P0, 0);	/* the backlog's one */
+	s = pseg(TCP_SYN, 7000, 0, NULL, 0);
+	s.sport = 40001;
+	tcp_input(H.s, &s, H.now);
+	c = pop_seg();
+	ck_assert_uint_eq(c->h.flags, TCP_SYN | TCP_ACK);
+	ck_assert_uint_eq(c->h.ack, 7001);
+	ck_assert(c->h.opts.has_ts && c->h.opts.sack_perm && c->h.opts.has_wscale);
+	cookie = c->h.seq;
+	tsval = c->h.opts.ts_val;
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.syncookies_sent, 1);
+	ck_assert_uint_eq(st.conns, 1);	/* no state for the cookie */
+	/* a forged ACK is refused */
+	s = pseg(TCP_ACK, 9001, 123456, NULL, 0);
+	s.sport = 40002;
+	tcp_input(H.s, &s, H.now);
+	expect_seg(TCP_RST, 123456, 0, 0);
+	/* the real one opens the connection, with its data */
+	s = pseg(TCP_ACK | TCP_PSH, 7001, cookie + 1, "cookie", 6);
+	s.sport = 40001;
+	s.opts.ts_ecr = tsval;
+	tcp_input(H.s, &s, H.now + 2 * SEC);
+	ck_assert_ptr_nonnull(H.conn);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.syncookies_ok, 1);
+	ck_assert_uint_eq(st.conns, 2);
+	ck_assert_int_eq(tcp_recv(H.conn, buf, sizeof(buf), H.now), 6);
+	ck_assert(!memcmp(buf, "cookie", 6));
+	tcp_conn_info(H.conn, &info);
+	ck_assert(info.sack && info.ts);	/* carried in the TSval bits */
+	ck_assert_uint_eq(info.snd_wscale, 7);
+	ck_assert_uint_eq(info.rcv_wscale, 7);
+	ck_assert_uint_eq(info.snd_mss, 1460 - 12);
+	c = pop_seg();
+	ck_assert_uint_eq(c->h.seq, cookie + 1);
+	ck_assert_uint_eq(c->h.ack, 7007);
+	tcp_close(H.conn, H.now);
+	h_drain();
+	/* too old: a cookie expires after two 67 s ticks */
+	s = pseg(TCP_SYN, 8000, 0, NULL, 0);
+	s.sport = 40003;
+	tcp_input(H.s, &s, H.now);
+	c = pop_seg();
+	cookie = c->h.seq;
+	s = pseg(TCP_ACK, 8001, cookie + 1, NULL, 0);
+	s.sport = 40003;
+	s.opts.ts_ecr = c->h.opts.ts_val;
+	H.now += 140 * SEC;
+	tcp_input(H.s, &s, H.now);
+	c = pop_seg();
+	ck_assert_uint_eq(c->h.flags, TCP_RST);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.syncookies_ok, 1);
+}
+END_TEST
+
+START_TEST(test_timewait_bound)
+{
+	struct tcp_stack_stats st;
+	int i;
+
+	H.cfg.max_timewait = 1;
+	teardown();
+	H.s = tcp_stack_new(&H.cfg);
+	h_listen();
+	for (i = 0; i < 2; i++) {
+		struct tcp_seg_in s = pseg(TCP_SYN, PEER_ISS, 0, NULL, 0);
+
+		s.sport = 40000 + i;
+		tcp_input(H.s, &s, H.now);
+		s = pseg(TCP_ACK, P0, O0, NULL, 0);
+		s.sport = 40000 + i;
+		tcp_input(H.s, &s, H.now);
+		tcp_close(H.conn, H.now);	/* FIN */
+		s = pseg(TCP_FIN | TCP_ACK, P0, O0 + 1, NULL, 0);
+		s.sport = 40000 + i;
+		tcp_input(H.s, &s, H.now);
+	}
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.timewait, 1);
+	ck_assert_uint_eq(st.timewait_evicted, 1);
+	ck_assert_uint_eq(st.conns, 1);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_timewait_reopen)
+{
+	establish_passive();
+	tcp_shutdown_write(H.conn, H.now);
+	in(TCP_FIN | TCP_ACK, P0, O0 + 1, NULL, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_TIME_WAIT);
+	tcp_close(H.conn, H.now);
+	H.conn = NULL;
+	h_drain();
+	/* a new SYN with a higher sequence number opens a new connection */
+	in(TCP_SYN, P0 + 100000, 0, NULL, 0);
+	expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, P0 + 100001, 0);
+	in(TCP_ACK, P0 + 100001, O0, NULL, 0);
+	ck_assert_ptr_nonnull(H.conn);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_ESTABLISHED);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	ck_assert_str_eq(tcp_state_name(TCPS_TIME_WAIT), "TIME-WAIT");
+	ck_assert_str_eq(tcp_state_name(TCPS_STATE_MAX), "?");
+	ck_assert_str_eq(tcp_event_name(TCP_EV_PEER_FIN), "peer_fin");
+	ck_assert_str_eq(tcp_cc_name(TCP_CC_RENO), "reno");
+}
+END_TEST
+
+START_TEST(test_connect_errors)
+{
+	struct tcp_endpoint l = ep("10.0.0.1", 0), r = ep("10.0.0.2", 40000), r6 = ep("fd00::2", 1);
+	struct tcp_conn *c1, *c2;
+
+	ck_assert_int_eq(tcp_connect(H.s, &l, &r6, NULL, h_event, &H, H.now, &c1), -EINVAL);
+	ck_assert_int_eq(tcp_connect(H.s, &l, &r, NULL, h_event, &H, H.now, &c1), 0);
+	ck_assert_int_eq(tcp_connect(H.s, &l, &r, NULL, h_event, &H, H.now, &c2), 0);
+	ck_assert_uint_ne(c1 == c2, 1);
+	ck_assert_uint_ge(pop_seg()->h.sport, 32768);
+	ck_assert_uint_ge(pop_seg()->h.sport, 32768);
+	l.port = 5555;
+	ck_assert_int_eq(tcp_connect(H.s, &l, &r, NULL, h_event, &H, H.now, &H.conn), 0);
+	ck_assert_int_eq(tcp_connect(H.s, &l, &r, NULL, h_event, &H, H.now, &c2), -EADDRINUSE);
+	tcp_close(c1, H.now);
+	tcp_close(H.conn, H.now);
+	h_drain();
+	ck_assert_int_eq(tcp_listen(H.s, &l, 1, NULL, h_accept, h_event, &H, &H.lis), 0);
+	ck_assert_int_eq(tcp_listen(H.s, &l, 1, NULL, h_accept, h_event, &H, &H.lis), -EADDRINUSE);
+	tcp_listener_close(H.lis);
+}
+END_TEST
+
+/* One round trip of a bulk sender: send what fits, ACK all of it 100 ms later. */
+static uint32_t bulk_round(uint32_t *highest)
+{
+	static uint8_t d[1 << 16];
+	struct tcp_conn_info info;
+
+	while (tcp_send(H.conn, d, sizeof(d), H.now) > 0)
+		;
+	while (H.ncap) {
+		struct cap *c = pop_seg();
+
+		if (seq_gt(c->h.seq + (uint32_t)c->h.len, *highest))
+			*highest = c->h.seq + (uint32_t)c->h.len;
+	}
+	H.now += 100 * MS;
+	in(TCP_ACK, P0, *highest, NULL, 0);
+	tcp_conn_info(H.conn, &info);
+	return info.cwnd;
+}
+
+static uint64_t cc_recovery_time(enum tcp_cc_algo cc, uint32_t *w_out)
+{
+	struct tcp_conn_info info;
+	uint32_t highest = O0, w, cwnd = 0;
+	uint64_t t_loss;
+	int i;
+
+	H.lopts.cc = cc;
+	H.lopts.gso_max_bytes = 65535;
+	establish_passive();
+	while (cwnd < 100)
+		cwnd = bulk_round(&highest);
+	w = cwnd;
+	/* lose everything in flight: the RTO fires */
+	bulk_round(&highest);
+	h_drain();
+	for (i = 0; i < 3; i++) {	/* the tail loss probe is lost too */
+		run_until(tcp_next_deadline(H.s));
+		tcp_conn_info(H.conn, &info);
+		if (info.rto_count)
+			break;	/* keep the retransmission: it gets through */
+		h_drain();
+	}
+	ck_assert_uint_eq(info.rto_count, 1);
+	ck_assert_uint_eq(info.cwnd, 1);
+	t_loss = H.now;
+	w = info.ssthresh;
+	highest = O0 + (uint32_t)info.bytes_acked;
+	for (i = 0; i < 400 && cwnd < w * 10 / 7; i++) {
+		cwnd = bulk_round(&highest);
+		if (getenv("CC_VERBOSE")) {
+			tcp_conn_info(H.conn, &info);
+			fprintf(stderr, "round %d cwnd %u ssthresh %u unacked %u rto %llu tlp %llu rec %llu\n", i,
+				info.cwnd, info.ssthresh, info.unacked_bytes, (unsigned long long)info.rto_count,
+				(unsigned long long)info.tlp_probes, (unsigned long long)info.fast_recoveries);
+		}
+	}
+	*w_out = w;
+	tcp_abort(H.conn, H.now);
+	h_drain();
+	return H.now - t_loss;
+}
+
+START_TEST(test_cubic_vs_reno_growth)
+{
+	uint32_t w_cubic, w_reno;
+	uint64_t t_cubic, t_reno;
+	double k;
+
+	t_cubic = cc_recovery_time(TCP_CC_CUBIC, &w_cubic);
+	teardown();
+	setup();
+	t_reno = cc_recovery_time(TCP_CC_RENO, &w_reno);
+	/* RFC 9438: back at W_max = ssthresh / 0.7 about K = cbrt(0.3 W / 0.4) s after slow start to ssthresh */
+	k = 1;
+	while (k * k * k < 0.3 * (w_cubic * 10 / 7) / 0.4)
+		k += 0.01;
+	/* (slow start ~0.8 s adds, the plateau within one MSS of W_max (+-1.4 s) takes off) */
+	ck_assert_msg(t_cubic > (uint64_t)((k - 1.5) * SEC) && t_cubic < (uint64_t)((k + 2) * SEC),
+		      "cubic took %.2f s to regain W_max, K = %.2f s", (double)t_cubic / SEC, k);
+	/* Reno adds one MSS per RTT: (W_max - ssthresh) RTTs of 100 ms */
+	ck_assert_msg(t_reno > (uint64_t)(w_reno * 3 / 7) * 100 * MS, "reno took %.2f s (ssthresh %u)",
+		      (double)t_reno / SEC, w_reno);
+	ck_assert_uint_lt(t_cubic, t_reno);
+}
+END_TEST
+
+START_TEST(test_tlp_repairs_tail)
+{
+	static uint8_t d[3 * 1448];
+	struct tcp_conn_info info;
+
+	establish_passive();
+	tcp_send(H.conn, d, sizeof(d), H.now);
+	expect_seg(TCP_ACK, O0, P0, 1448);
+	expect_seg(TCP_ACK, O0 + 1448, P0, 1448);
+	expect_seg(TCP_ACK | TCP_PSH, O0 + 2896, P0, 1448);
+	/* PTO = max(2 SRTT, 10 ms), before the 200 ms RTO */
+	ck_assert_uint_eq(tcp_next_deadline(H.s), H.now + 10 * MS);
+	run_until(H.now + 10 * MS);
+	expect_seg(TCP_ACK | TCP_PSH, O0 + 2896, P0, 1448);	/* the last segment again */
+	ck_assert_uint_eq(tcp_next_deadline(H.s), H.now + 200 * MS);	/* then the RTO, no second probe */
+	in(TCP_ACK, P0, O0 + sizeof(d), NULL, 0);	/* the probe repaired the tail */
+	expect_none();
+	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.tlp_probes, 1);
+	ck_assert_uint_eq(info.rto_count, 0);
+	ck_assert_uint_eq(info.cwnd, 10);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_tlp_sacked_probe_starts_recovery)
+{
+	static uint8_t d[4 * 1448];
+	struct tcp_conn_info info;
+
+	establish_passive();
+	tcp_send(H.conn, d, sizeof(d), H.now);
+	h_drain();
+	H.now += 5 * MS;
+	in(TCP_ACK, P0, O0 + 1448, NULL, 0);	/* only the first one arrived */
+	run_until(tcp_next_deadline(H.s));
+	expect_seg(TCP_ACK | TCP_PSH, O0 + 3 * 1448, P0, 1448);	/* probe */
+	/* the probe is SACKed: both holes below it are lost (DupThresh would say no) */
+	in_sack(O0 + 1448, O0 + 3 * 1448, O0 + 4 * 1448);
+	expect_seg(TCP_ACK, O0 + 1448, P0, 1448);
+	expect_seg(TCP_ACK, O0 + 2896, P0, 1448);
+	expect_none();
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.sack_recoveries, 1);
+	ck_assert_uint_eq(info.rto_count, 0);
+	in(TCP_ACK, P0, O0 + sizeof(d), NULL, 0);
+	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_no_tlp_without_sack)
+{
+	static uint8_t d[3 * 1448];
+
+	H.peer_sack = false;
+	establish_passive();
+	tcp_send(H.conn, d, sizeof(d), H.now);
+	h_drain();
+	ck_assert_uint_eq(tcp_next_deadline(H.s), H.now + 200 * MS);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_early_retransmit)
+{
+	static uint8_t d[3 * 1448];
+	struct tcp_conn_info info;
+
+	establish_passive();
+	tcp_send(H.conn, d, sizeof(d), H.now);
+	h_drain();
+	in_sack(O0, O0 + 1448, O0 + 2896);
+	expect_none();	/* 1 of 3 SACKed: not yet */
+	in_sack(O0, O0 + 1448, O0 + 4344);
+	expect_seg(TCP_ACK, O0, P0, 1448);	/* oseg - 1 = 2 SACKed: resend now */
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.sack_recoveries, 1);
+	ck_assert_uint_eq(info.tlp_probes, 0);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_prr_paces_recovery)
+{
+	static uint8_t d[30 * 1448];
+	unsigned int k, sent = 0;
+
+	establish_passive();
+	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), sizeof(d));
+	h_drain();	/* 10 segments out (cwnd 10), 20 more waiting */
+	in_sack(O0, O0 + 1448, O0 + 2 * 1448);
+	expect_seg(TCP_ACK, O0 + 10 * 1448, P0, 1448);	/* pipe fell: one new segment (RFC 6675) */
+	in_sack(O0, O0 + 1448, O0 + 3 * 1448);
+	expect_seg(TCP_ACK, O0 + 11 * 1448, P0, 1448);
+	in_sack(O0, O0 + 1448, O0 + 4 * 1448);	/* recovery: ssthresh 7, RecoverFS 12 segments */
+	expect_seg(TCP_ACK, O0, P0, 1448);	/* the fast retransmit, nothing else yet */
+	expect_none();
+	for (k = 5; k <= 12; k++) {
+		in_sack(O0, O0 + 1448, O0 + k * 1448);
+		if (H.ncap) {
+			expect_seg(TCP_ACK, O0 + (12 + sent) * 1448, P0, 1448);
+			sent++;
+		}
+		expect_none();	/* at most one per ACK: paced, no burst */
+	}
+	/*
+	 * PRR: about ssthresh / RecoverFS = 7/12 of a segment per segment
+	 * delivered while pipe > ssthresh, then at most what brings pipe back
+	 * to ssthresh (SSRB): 6 for these 9 delivered. RFC 6675 alone sends
+	 * nothing until pipe falls below ssthresh.
+	 */
+	ck_assert_uint_ge(sent, 4);
+	ck_assert_uint_le(sent, 7);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+static uint64_t xrand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* Random segments around a live connection: nothing may crash or leak. */
+START_TEST(test_random_segments)
+{
+	static uint8_t d[70000], out[70000];
+	uint64_t x = 0x1234567ULL + (uint64_t)_i;
+	int i;
+
+	establish_passive();
+	tcp_send(H.conn, d, 50000, H.now);
+	for (i = 0; i < 20000; i++) {
+		static const uint8_t fl[] = { TCP_ACK, TCP_ACK | TCP_PSH, TCP_ACK | TCP_FIN, TCP_RST, TCP_SYN,
+					      TCP_ACK | TCP_RST, TCP_SYN | TCP_ACK, 0, TCP_FIN, TCP_ACK };
+		struct tcp_seg_in s = pseg(fl[xrand(&x) % sizeof(fl)], 0, 0, NULL, 0);
+		uint64_t r = xrand(&x);
+		unsigned int k;
+
+		s.seq = P0 + (uint32_t)(xrand(&x) % 400000) - 200000;
+		if (r % 3 == 0)
+			s.seq = P0 + (uint32_t)(xrand(&x) % 3000);
+		s.ack = O0 + (uint32_t)(xrand(&x) % 200000) - 50000;
+		if (r % 5 == 0)
+			s.ack = O0 + (uint32_t)(xrand(&x) % 60000);
+		s.wnd = (uint16_t)xrand(&x);
+		s.len = r % 7 == 0 ? xrand(&x) % sizeof(d) : xrand(&x) % 3000;
+		s.data = d;
+		s.opts.has_ts = r % 11 != 0;
+		s.opts.ts_val = r % 13 == 0 ? (uint32_t)xrand(&x) : H.peer_tsval++;
+		s.opts.nsack = (uint8_t)(xrand(&x) % 5);
+		for (k = 0; k < s.opts.nsack; k++) {
+			s.opts.sack[k].start = O0 + (uint32_t)(xrand(&x) % 80000) - 10000;
+			s.opts.sack[k].end = s.opts.sack[k].start + (uint32_t)(xrand(&x) % 20000) - 2000;
+		}
+		s.opts.has_wscale = r % 17 == 0;
+		s.opts.wscale = (uint8_t)xrand(&x);
+		s.opts.has_mss = r % 19 == 0;
+		s.opts.mss = (uint16_t)xrand(&x);
+		if (r % 23 == 0)
+			s.sport = 40000 + (uint16_t)(xrand(&x) % 4);
+		tcp_input(H.s, &s, H.now);
+		switch (xrand(&x) % 16) {
+		case 0:
+			if (H.conn)
+				tcp_send(H.conn, d, xrand(&x) % 20000, H.now);
+			break;
+		case 1:
+			if (H.conn)
+				tcp_recv(H.conn, out, xrand(&x) % sizeof(out), H.now);
+			break;
+		case 2:
+			H.now += xrand(&x) % (2 * SEC);
+			tcp_timers_run(H.s, H.now);
+			break;
+		case 3:
+			if (H.conn && xrand(&x) % 50 == 0)
+				tcp_shutdown_write(H.conn, H.now);
+			break;
+		default:
+			H.now += xrand(&x) % (10 * MS);
+			break;
+		}
+		tcp_stack_tx_done(H.s);
+		h_drain();
+	}
+	H.now += 3600 * SEC;
+	tcp_timers_run(H.s, H.now);
+	h_drain();
+}
+END_TEST
+
+static Suite *tcp_suite(void)
+{
+	Suite *s = suite_create("datapath_tcp");
+	TCase *tc;
+
+#define ADD(name, fn) do { tc = tcase_create(name); tcase_add_checked_fixture(tc, setup, teardown); \
+	tcase_add_test(tc, fn); suite_add_tcase(s, tc); } while (0)
+	ADD("opts_roundtrip", test_opts_roundtrip);
+	ADD("opts_malformed", test_opts_malformed);
+	ADD("malformed_input", test_malformed_input);
+	ADD("names", test_names);
+	ADD("connect_errors", test_connect_errors);
+	ADD("active_open", test_active_open);
+	ADD("active_open_no_options", test_active_open_no_options);
+	ADD("passive_open", test_passive_open);
+	ADD("synack_retransmit_and_timeout", test_synack_retransmit_and_timeout);
+	ADD("accept_refused", test_accept_refused);
+	ADD("syn_received_bad_ack", test_syn_received_bad_ack);
+	ADD("syn_sent_rst_refused", test_syn_sent_rst_refused);
+	ADD("syn_sent_bad_ack", test_syn_sent_bad_ack);
+	ADD("syn_retries", test_syn_retries);
+	ADD("simultaneous_open", test_simultaneous_open);
+	ADD("no_listener_rst", test_no_listener_rst);
+	ADD("ipv6_open", test_ipv6_open);
+	ADD("data_in", test_data_in);
+	ADD("peek_consume", test_peek_consume);
+	ADD("delayed_ack", test_delayed_ack);
+	ADD("data_out", test_data_out);
+	ADD("gso_segments", test_gso_segments);
+	ADD("sndbuf_backpressure", test_sndbuf_backpressure);
+	ADD("nagle", test_nagle);
+	ADD("no_nagle_default", test_no_nagle_default);
+	ADD("ooo_reassembly", test_ooo_reassembly);
+	ADD("ooo_bounded", test_ooo_bounded);
+	ADD("out_of_window_data", test_out_of_window_data);
+	ADD("window_update_on_read", test_window_update_on_read);
+	ADD("zero_window_persist", test_zero_window_persist);
+	ADD("sws_persist_forces_small_segment", test_sws_persist_forces_small_segment);
+	ADD("passive_close", test_passive_close);
+	ADD("active_close_timewait", test_active_close_timewait);
+	ADD("closing_state", test_closing_state);
+	ADD("fin_wait1_fin_ack_together", test_fin_wait1_fin_ack_together);
+	ADD("fin_retransmit", test_fin_retransmit);
+	ADD("close_with_data_and_fin", test_close_with_data_and_fin);
+	ADD("close_unread_sends_rst", test_close_unread_sends_rst);
+	ADD("close_from_callback", test_close_from_callback);
+	ADD("orphan_data_rst", test_orphan_data_rst);
+	ADD("rst_exact", test_rst_exact);
+	ADD("rst_in_window_challenge", test_rst_in_window_challenge);
+	ADD("syn_in_established_challenge", test_syn_in_established_challenge);
+	ADD("challenge_ack_rate_limit", test_challenge_ack_rate_limit);
+	ADD("ack_out_of_range", test_ack_out_of_range);
+	ADD("paws", test_paws);
+	ADD("rto_backoff", test_rto_backoff);
+	ADD("rto_gives_up", test_rto_gives_up);
+	ADD("rto_goes_back_n", test_rto_goes_back_n);
+	ADD("sack_fast_retransmit", test_sack_fast_retransmit);
+	ADD("newreno_fast_retransmit", test_newreno_fast_retransmit);
+	ADD("pmtu_resplit", test_pmtu_resplit);
+	ADD("seq_wraparound", test_seq_wraparound);
+	ADD("keepalive", test_keepalive);
+	ADD("rcvbuf_autotune", test_rcvbuf_autotune);
+	ADD("syn_cookies", test_syn_cookies);
+	ADD("timewait_bound", test_timewait_bound);
+	ADD("timewait_reopen", test_timewait_reopen);
+	ADD("cubic_vs_reno_growth", test_cubic_vs_reno_growth);
+	ADD("tlp_repairs_tail", test_tlp_repairs_tail);
+	ADD("tlp_sacked_probe_starts_recovery", test_tlp_sacked_probe_starts_recovery);
+	ADD("no_tlp_without_sack", test_no_tlp_without_sack);
+	ADD("early_retransmit", test_early_retransmit);
+	ADD("prr_paces_recovery", test_prr_paces_recovery);
+	tc = tcase_create("random_segments");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_random_segments, 0, 8);
+	suite_add_tcase(s, tc);
+#undef ADD
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(tcp_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
