@@ -31,6 +31,14 @@
  * loop: no handlers, no races with waitpid(). In attach they are blocked for
  * the whole command, so that an interrupt takes effect only once the
  * namespace is either fully attached or fully given back.
+ *
+ * Detached run (o->detach_child, set by the CNI plugin, the OCI hook and
+ * serve, never from the command line): the datapath is started exactly as
+ * run starts it, but in its own session with stdin/stdout on /dev/null and
+ * stderr appended to STATEFILE.log (a runtime reading our stdout to EOF must
+ * not wait for the datapath), its pid and start time go into the state file,
+ * and we return once it serves, leaving it running: dpproc.c stops it and
+ * gives the addresses back later.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +49,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
@@ -49,6 +58,7 @@
 
 struct attach {
 	const struct ns_opts *o;
+	char log_path[PATH_MAX + 8];	/* detached run: the datapath's stderr */
 	struct ns_netns ns;
 	struct nl_sock *sk;
 	struct ns_net net;
@@ -134,6 +144,17 @@ static int child_start(struct attach *a, struct ns_err *e)
 	}
 	if (a->child == 0) {
 		sigprocmask(SIG_SETMASK, &a->old_mask, NULL);
+		if (o->detach_child) {
+			int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+			int log = open(a->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+
+			setsid();
+			if (null >= 0) {
+				dup2(null, 0);
+				dup2(null, 1);
+				dup2(log >= 0 ? log : null, 2);
+			}
+		}
 		fcntl(sv[1], F_SETFD, 0);
 		execvp(argv[0], argv);
 		fprintf(stderr, "netsetup: run: cannot execute %s: %s\n", argv[0], strerror(errno));
@@ -221,7 +242,15 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 		return err;
 
 	/* A unix socket path resolves the same from inside the namespace. */
-	if (o->cmd == NS_CMD_ATTACH) {
+	if (o->cmd == NS_CMD_ATTACH && o->use_sock) {
+		/* serve: the datapath connected to us; the caller keeps its fd. */
+		a->sock = fcntl(o->sock, F_DUPFD_CLOEXEC, 3);
+		if (a->sock < 0) {
+			err = -errno;
+			ns_err_set(e, "attach: dup: %s", strerror(errno));
+			return err;
+		}
+	} else if (o->cmd == NS_CMD_ATTACH) {
 		err = ns_handoff_connect(o->datapath, &a->sock, e);
 		if (err)
 			return err;
@@ -233,6 +262,26 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 	err = ns_takeover_prepare(&a->net, &a->ns, &a->st, e);
 	if (err)
 		return err;
+	if (o->datapath_pid > 0 && !o->detach_child) {
+		a->st.datapath_pid = o->datapath_pid;
+		if (ns_proc_start_time(o->datapath_pid, &a->st.datapath_start) < 0) {
+			ns_err_set(e, "attach: the datapath (pid %d) is gone", (int)o->datapath_pid);
+			return -ESRCH;
+		}
+	}
+	if (o->detach_child) {
+		a->st.datapath_pid = a->child;
+		if (ns_proc_start_time(a->child, &a->st.datapath_start) < 0) {
+			ns_err_set(e, "run: the datapath (pid %d) is gone before the handoff", (int)a->child);
+			return -ESRCH;
+		}
+	}
+	if (o->owner)
+		snprintf(a->st.owner, sizeof(a->st.owner), "%s", o->owner);
+	if (o->netns_path && o->netns_path[0] == '/' && strncmp(o->netns_path, "/proc/", 6) &&
+	    !strchr(o->netns_path, ' ') &&
+	    strlen(o->netns_path) < sizeof(a->st.netns_path))
+		snprintf(a->st.netns_path, sizeof(a->st.netns_path), "%s", o->netns_path);
 	err = ns_state_write(a->state_path, &a->st, e);
 	if (err)
 		return err;
@@ -339,6 +388,12 @@ int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e)
 		err = -EEXIST;
 		goto out;
 	}
+	snprintf(a.log_path, sizeof(a.log_path), "%s.log", a.state_path);
+	if (o->detach_child && mkdir(ns_state_dir(), 0700) < 0 && errno != EEXIST) {
+		err = -errno;
+		ns_err_set(e, "state directory %s: %s", ns_state_dir(), strerror(errno));
+		goto out;
+	}
 	if (o->cmd == NS_CMD_RUN) {
 		err = child_start(&a, e);
 		if (err)
@@ -374,7 +429,12 @@ int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e)
 		goto out;
 	}
 	a.orig_netns = -1;
-	if (o->cmd == NS_CMD_ATTACH) {
+	if (o->cmd == NS_CMD_ATTACH || o->detach_child) {
+		/* Attached for good; a detached datapath keeps running on its own. */
+		if (o->detach_child && o->child_pidp)
+			*o->child_pidp = a.child;
+		if (o->detach_child)
+			a.child = 0;
 		a.taken = false;
 		a.state_written = false;
 		goto out;
@@ -412,6 +472,8 @@ out:
 	}
 	if (a.state_written)
 		unlink(a.state_path);
+	if (err && o->detach_child)
+		unlink(a.log_path);
 	attach_release(&a);
 	if (a.mask_set)
 		sigprocmask(SIG_SETMASK, &a.old_mask, NULL);

@@ -7,16 +7,35 @@
  * and remove the state file only when everything went back, so that a failed
  * detach can be run again. The datapath is not told: it is expected to have
  * been stopped, or to keep serving a namespace the kernel now also serves.
+ * The datapath's log and serve's bind mount of the namespace (runtime.md)
+ * go with the state file.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mount.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
 #include "netsetup/netsetup.h"
+
+/*
+ * What the runtime entry points keep next to the state file (runtime.md):
+ * a datapath's log, serve's bind mount of the namespace. Gone with it.
+ */
+static void keep_remove(const char *state_path)
+{
+	char other[PATH_MAX + 8];
+	size_t n = strlen(state_path) - strlen(".state");
+
+	snprintf(other, sizeof(other), "%s.log", state_path);
+	unlink(other);
+	snprintf(other, sizeof(other), "%.*s.netns", (int)n, state_path);
+	if (umount2(other, MNT_DETACH) == 0 || errno == EINVAL)
+		unlink(other);
+}
 
 /**
  * ns_cmd_detach() - `netsetup detach`
@@ -59,6 +78,7 @@ int ns_cmd_detach(const struct ns_opts *o, struct ns_err *e)
 		err = ns_restore(sk, &st, e);
 	if (!err) {
 		unlink(path);
+		keep_remove(path);
 		fprintf(stderr, "netsetup: netns %s: addresses and routes given back\n", ns.name);
 	}
 out:

@@ -6,9 +6,17 @@
  * its result into the one message and the exit status: 0 success, 1 failure
  * (the message says what and why), 2 a malformed command line. `run` exits
  * with the datapath's own status (128 + signal when it was killed).
+ *
+ * Three entry points do not go through opts.c: the CNI plugin (called as
+ * "sandnet" / "sandnet-cni", or with CNI_COMMAND set and no argument; it
+ * speaks JSON on stdin/stdout, cni.c), `netsetup oci-hook` (oci.c) and
+ * `netsetup serve` and `netsetup connect` (serve.c), which parse their own
+ * arguments.
  */
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "netsetup/netsetup.h"
 
@@ -18,6 +26,22 @@ int main(int argc, char **argv)
 	struct ns_opts o;
 	int ret;
 
+	if (ns_cni_mode(argc, argv))
+		return ns_cni_main(stdin, stdout);
+	if (argc > 1 && (!strcmp(argv[1], "oci-hook") || !strcmp(argv[1], "serve") ||
+			 !strcmp(argv[1], "connect"))) {
+		if (!strcmp(argv[1], "oci-hook"))
+			ret = ns_oci_main(argc - 1, argv + 1, stdin, &e);
+		else if (!strcmp(argv[1], "serve"))
+			ret = ns_serve_main(argc - 1, argv + 1, &e);
+		else
+			ret = ns_connect_main(argc - 1, argv + 1, &e);
+		if (ret < 0) {
+			fprintf(stderr, "netsetup %s: %s\n", argv[1], e.text[0] ? e.text : "failed");
+			return ret == -EINVAL ? 2 : 1;
+		}
+		return ret;
+	}
 	if (ns_opts_parse(argc, argv, &o, &e) < 0) {
 		fprintf(stderr, "netsetup: %s\n%s", e.text, ns_usage);
 		return 2;

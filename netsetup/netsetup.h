@@ -244,12 +244,25 @@ struct ns_state_link {
 	int autoconf;
 };
 
+#define NS_OWNER_MAX		192	/* "cni:CONTAINERID:IFNAME", "oci:ID", "serve:..." */
+
 /**
  * struct ns_state - what attach took away, enough to give it all back
+ * @datapath_pid: a datapath that outlives the command that started it (CNI,
+ *		OCI hook, serve); 0 when none is recorded
+ * @datapath_start: its start time (/proc/PID/stat field 22), so that a
+ *		recycled pid is never mistaken for it
+ * @owner:	who attached, to find the state again without the namespace
+ *		("cni:ID:IFNAME", "oci:ID"); "" when not recorded
+ * @netns_path:	a persistent path of the namespace ("" when attached by pid)
  */
 struct ns_state {
 	uint64_t dev;
 	uint64_t ino;
+	pid_t datapath_pid;
+	unsigned long long datapath_start;
+	char owner[NS_OWNER_MAX];
+	char netns_path[256];
 	unsigned int n_links;
 	struct ns_state_link *links;
 	unsigned int n_addrs;
@@ -338,6 +351,13 @@ struct ns_opts {
 	const char *ifaces[NS_MAX_IFACES];
 	const char *user;
 	char **child_argv;
+	/* Set by the CNI plugin, the OCI hook and serve, never by the command line: */
+	bool detach_child;		/* run: the datapath outlives us (own session, stdio to a log) */
+	const char *owner;		/* recorded in the state file */
+	pid_t *child_pidp;		/* receives the datapath's pid when detach_child */
+	bool use_sock;			/* attach: @sock is the datapath, already connected */
+	int sock;
+	pid_t datapath_pid;		/* attach: recorded in the state as the datapath */
 };
 
 int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e);
@@ -355,5 +375,61 @@ int ns_select(struct ns_net *net, const char *const *ifaces, unsigned int n_ifac
 int ns_cmd_gso_show(const struct ns_opts *o, FILE *out, struct ns_err *e);
 int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e);
 int ns_cmd_detach(const struct ns_opts *o, struct ns_err *e);
+
+/* --- dpproc.c: datapaths that outlive the command that started them --- */
+
+int ns_proc_start_time(pid_t pid, unsigned long long *ticksp);
+bool ns_datapath_alive(const struct ns_state *st);
+int ns_datapath_stop(const struct ns_state *st, unsigned int timeout_ms);
+int ns_datapath_netns_fd(const struct ns_state *st);
+int ns_state_find_owner(const char *owner, char *path, size_t size, struct ns_state *st,
+			struct ns_err *e);
+int ns_give_back(const char *path, struct ns_state *st, const char *netns_path, bool stop,
+		 struct ns_err *e);
+
+/* --- cni.c, oci.c, serve.c: the runtime entry points ------------------ */
+
+bool ns_cni_mode(int argc, char **argv);
+int ns_cni_main(FILE *in, FILE *out);
+int ns_oci_main(int argc, char **argv, FILE *in, struct ns_err *e);
+int ns_serve_main(int argc, char **argv, struct ns_err *e);
+int ns_connect_main(int argc, char **argv, struct ns_err *e);
+
+#define NS_SERVE_MAX_IDS	64
+#define NS_SERVE_SOCKET		"/run/sandnet/netsetup.sock"
+
+/**
+ * struct ns_serve_conf - what `netsetup serve` allows (serve_conf.c, docs/runtime.md)
+ * @uids:	peers (SO_PEERCRED) with one of these uids may attach
+ * @gids:	... or with one of these primary gids
+ * @ifaces:	links a request may name; no entry: any
+ * @gso_allowed: per enum proto_gso_mode, a request may ask for it
+ * @gso_auto_allowed: a request may leave the mode to netsetup
+ * @max_channels: largest channel count a request may ask for
+ * @max_clients: requests and attachments served at once
+ * @keep_dark:	when a datapath dies, keep its namespace without addresses
+ *		instead of giving them back to the kernel
+ * @request_timeout_s: how long a client may take to send its request
+ */
+struct ns_serve_conf {
+	unsigned int n_uids;
+	uid_t uids[NS_SERVE_MAX_IDS];
+	unsigned int n_gids;
+	gid_t gids[NS_SERVE_MAX_IDS];
+	unsigned int n_ifaces;
+	char ifaces[NS_MAX_IFACES][IFNAMSIZ];
+	bool gso_allowed[PROTO_GSO_MODE_MAX];
+	bool gso_auto_allowed;
+	unsigned int max_channels;
+	unsigned int max_clients;
+	bool keep_dark;
+	unsigned int request_timeout_s;
+};
+
+struct ucred;
+void ns_serve_conf_default(struct ns_serve_conf *c);
+int ns_serve_conf_parse(FILE *f, const char *name, struct ns_serve_conf *c, struct ns_err *e);
+int ns_serve_authorize(const struct ns_serve_conf *c, const struct ucred *cred,
+		       const struct proto_attach *req, struct ns_err *e);
 
 #endif /* SANDNET_NETSETUP_H */

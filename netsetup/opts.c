@@ -28,7 +28,12 @@ const char ns_usage[] =
 	"       netsetup run (--netns PATH | --pid PID) [--gso auto|hw|sw|off] [--gso-max-size N]\n"
 	"                    [--channels N] [--iface NAME]... [--user USER] -- DATAPATH [ARGS...]\n"
 	"       netsetup detach (--netns PATH | --pid PID)\n"
-	"       netsetup help\n";
+	"       netsetup oci-hook [create|poststop] [--datapath PATH] [options] [-- DATAPATH_ARGS...]\n"
+	"       netsetup serve [--socket PATH] [--config FILE]\n"
+	"       netsetup connect [--socket PATH] (--netns PATH | --pid PID) [--iface NAME]\n"
+	"                        [--gso hw|sw|off] [--channels N] -- DATAPATH [ARGS...]\n"
+	"       netsetup help\n"
+	"  As a CNI plugin: call it 'sandnet' (or set CNI_COMMAND, no arguments).\n";
 
 enum {
 	OPT_NETNS = 256,

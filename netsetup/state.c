@@ -19,6 +19,9 @@
  *   link IFINDEX IFNAME ADDR_GEN_MODE ACCEPT_RA AUTOCONF        (-1: absent)
  *   addr IFINDEX 4|6 ADDRESS PREFIXLEN SCOPE FLAGS VALID PREFERRED PEER|- BROADCAST|- LABEL|-
  *   route IFINDEX 4|6 DST|- DSTLEN GATEWAY|- METRIC TABLE PROTOCOL SCOPE TYPE PREFSRC|-
+ *   datapath PID STARTTIME          (optional: a datapath that outlives its starter)
+ *   owner WORD                      (optional: "cni:ID:IFNAME", "oci:ID"; no spaces)
+ *   netnspath PATH                  (optional: a persistent path of the namespace)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -88,6 +91,12 @@ int ns_state_format(FILE *f, const struct ns_state *st)
 
 	fprintf(f, "%s %d\n", STATE_MAGIC, STATE_VERSION);
 	fprintf(f, "netns %llx %llu\n", (unsigned long long)st->dev, (unsigned long long)st->ino);
+	if (st->datapath_pid > 0)
+		fprintf(f, "datapath %d %llu\n", (int)st->datapath_pid, st->datapath_start);
+	if (st->owner[0])
+		fprintf(f, "owner %s\n", st->owner);
+	if (st->netns_path[0])
+		fprintf(f, "netnspath %s\n", st->netns_path);
 	for (i = 0; i < st->n_links; i++) {
 		const struct ns_state_link *l = &st->links[i];
 
@@ -261,6 +270,26 @@ int ns_state_parse(FILE *f, struct ns_state *st, struct ns_err *e)
 			st->dev = dev;
 			st->ino = ino;
 			have_netns = true;
+			continue;
+		}
+		if (!strncmp(line, "datapath ", 9)) {
+			int pid;
+
+			if (sscanf(line, "datapath %d %llu", &pid, &st->datapath_start) != 2 || pid <= 0)
+				goto bad;
+			st->datapath_pid = pid;
+			continue;
+		}
+		if (!strncmp(line, "owner ", 6) || !strncmp(line, "netnspath ", 10)) {
+			bool own = line[0] == 'o';
+			char *v = strchr(line, ' ') + 1;
+			size_t n = strcspn(v, "\n");
+			size_t max = own ? sizeof(st->owner) : sizeof(st->netns_path);
+
+			if (n == 0 || n >= max || memchr(v, ' ', n))
+				goto bad;
+			memcpy(own ? st->owner : st->netns_path, v, n);
+			(own ? st->owner : st->netns_path)[n] = 0;
 			continue;
 		}
 		if (!strncmp(line, "link ", 5))

@@ -30,12 +30,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/nsfs.h>
 
 #include <netlink/attr.h>
 #include <netlink/msg.h>
@@ -54,6 +57,7 @@ static const char *const proto_msg_type_names[] = {
 	[PROTO_MSG_DONE] = "DONE",
 	[PROTO_MSG_ACK] = "ACK",
 	[PROTO_MSG_ERROR] = "ERROR",
+	[PROTO_MSG_ATTACH] = "ATTACH",
 };
 _Static_assert(sizeof(proto_msg_type_names) / sizeof(proto_msg_type_names[0]) == PROTO_MSG_MAX,
 	       "a name for every message type");
@@ -668,6 +672,77 @@ static int error_decode(struct nlattr *head, int len, struct proto_error *e,
 	return 0;
 }
 
+/*
+ * ATTACH (netsetup serve's request, docs/protocol.md "ATTACH"): one fd, which
+ * must be a network namespace file; the rest is what the client asks for and
+ * what the daemon's configuration then allows or refuses.
+ */
+static const struct nla_policy attach_policy[PROTO_ATTACH_ATTR_MAX + 1] = {
+	[PROTO_ATTACH_NETNS] = POLICY_U32,
+	[PROTO_ATTACH_IFNAME] = POLICY_STRING(IFNAMSIZ),
+	[PROTO_ATTACH_GSO_MODE] = POLICY_U8,
+	[PROTO_ATTACH_CHANNELS] = POLICY_U32,
+};
+static const char *const attach_names[PROTO_ATTACH_ATTR_MAX + 1] = {
+	[PROTO_ATTACH_NETNS] = "NETNS",
+	[PROTO_ATTACH_IFNAME] = "IFNAME",
+	[PROTO_ATTACH_GSO_MODE] = "GSO_MODE",
+	[PROTO_ATTACH_CHANNELS] = "CHANNELS",
+};
+
+static int attach_decode(struct nlattr *head, int len, const int *fds, unsigned int n_fds,
+			 struct proto_attach *a, struct proto_why *why)
+{
+	static const int mandatory[] = { PROTO_ATTACH_NETNS };
+	struct attr_space sp = { "ATTACH", PROTO_ATTACH_ATTR_MAX, attach_policy, attach_names };
+	struct nlattr *tb[PROTO_ATTACH_ATTR_MAX + 1] = { 0 };
+	int err, nstype;
+
+	err = attrs_parse(&sp, tb, head, len, why);
+	if (err)
+		return err;
+	err = attr_require(&sp, tb, mandatory, 1, why);
+	if (err)
+		return err;
+	if (nla_get_u32(tb[PROTO_ATTACH_NETNS]) != 1 || n_fds != 1)
+		return why_set(why, EBADMSG, "ATTACH: declares %u netns fds but %u arrived (exactly 1)",
+			       nla_get_u32(tb[PROTO_ATTACH_NETNS]), n_fds);
+	nstype = ioctl(fds[0], NS_GET_NSTYPE);
+	if (nstype != CLONE_NEWNET)
+		return why_set(why, EBADF, "ATTACH: the fd is not a network namespace (%s)",
+			       nstype < 0 ? strerror(errno) : "another kind of namespace");
+	if (tb[PROTO_ATTACH_IFNAME]) {
+		nla_strlcpy(a->ifname, tb[PROTO_ATTACH_IFNAME], sizeof(a->ifname));
+		if (!a->ifname[0])
+			return why_set(why, EINVAL, "ATTACH: attribute IFNAME: empty name");
+	}
+	if (tb[PROTO_ATTACH_GSO_MODE]) {
+		a->has_gso_mode = true;
+		a->gso_mode = nla_get_u8(tb[PROTO_ATTACH_GSO_MODE]);
+		if (a->gso_mode >= PROTO_GSO_MODE_MAX)
+			return why_set(why, EINVAL, "ATTACH: attribute GSO_MODE: %u is not off, sw or hw",
+				       a->gso_mode);
+	}
+	if (tb[PROTO_ATTACH_CHANNELS]) {
+		a->channels = nla_get_u32(tb[PROTO_ATTACH_CHANNELS]);
+		if (a->channels < 1 || a->channels > PROTO_MAX_CHANNELS)
+			return why_set(why, E2BIG, "ATTACH: attribute CHANNELS: %u is out of range 1..%u",
+				       a->channels, PROTO_MAX_CHANNELS);
+	}
+	a->netns_fd = fds[0];
+	return 0;
+}
+
+static int attach_encode(struct nl_msg *nl, const struct proto_attach *a)
+{
+	if (nla_put_u32(nl, PROTO_ATTACH_NETNS, 1) ||
+	    (a->ifname[0] && nla_put_string(nl, PROTO_ATTACH_IFNAME, a->ifname)) ||
+	    (a->has_gso_mode && nla_put_u8(nl, PROTO_ATTACH_GSO_MODE, a->gso_mode)) ||
+	    (a->channels && nla_put_u32(nl, PROTO_ATTACH_CHANNELS, a->channels)))
+		return -E2BIG;
+	return 0;
+}
+
 /**
  * proto_decode() - validate and decode one message
  * @buf:	the bytes that arrived
@@ -732,7 +807,7 @@ int proto_decode(const void *buf, size_t len, const int *fds, unsigned int n_fds
 		err = why_set(why, EOPNOTSUPP, "unknown message type %u", hdr.type);
 		goto err;
 	}
-	if (hdr.type != PROTO_MSG_LINK && n_fds) {
+	if (hdr.type != PROTO_MSG_LINK && hdr.type != PROTO_MSG_ATTACH && n_fds) {
 		err = why_set(why, EBADMSG, "%s carries no fds but %u arrived",
 			      proto_msg_type_name(hdr.type), n_fds);
 		goto err;
@@ -761,6 +836,9 @@ int proto_decode(const void *buf, size_t len, const int *fds, unsigned int n_fds
 	case PROTO_MSG_ERROR:
 		err = error_decode(attrs, attrlen, &msg->error, why);
 		break;
+	case PROTO_MSG_ATTACH:
+		err = attach_decode(attrs, attrlen, fds, n_fds, &msg->attach, why);
+		break;
 	default:
 		err = bare_decode(hdr.type, attrs, attrlen, why);
 		break;
@@ -786,6 +864,8 @@ void proto_msg_free(struct proto_msg *msg)
 		return;
 	if (msg->type == PROTO_MSG_LINK)
 		fds_close(msg->link.channel_fds, msg->link.n_channels);
+	if (msg->type == PROTO_MSG_ATTACH)
+		fds_close(&msg->attach.netns_fd, 1);
 	free(msg);
 }
 
@@ -932,6 +1012,9 @@ int proto_encode(const struct proto_msg *msg, void *buf, size_t size)
 		err = nla_put_u32(nl, PROTO_ERROR_ERRNO, (uint32_t)msg->error.err) ||
 		      nla_put_string(nl, PROTO_ERROR_MESSAGE, msg->error.message) ? -E2BIG : 0;
 		break;
+	case PROTO_MSG_ATTACH:
+		err = attach_encode(nl, &msg->attach);
+		break;
 	default:
 		err = 0;
 		break;
@@ -1014,6 +1097,10 @@ int proto_send(int sock, const struct proto_msg *msg)
 		fds = msg->link.channel_fds;
 		n_fds = msg->link.n_channels;
 	}
+	if (msg->type == PROTO_MSG_ATTACH) {
+		fds = &msg->attach.netns_fd;
+		n_fds = 1;
+	}
 	err = send_buf(sock, buf, (size_t)len, fds, n_fds);
 out:
 	free(buf);
@@ -1086,6 +1173,22 @@ static int send_simple(int sock, enum proto_msg_type type, uint32_t seq)
 {
 	struct proto_msg msg = { .type = type, .seq = seq };
 
+	return proto_send(sock, &msg);
+}
+
+/**
+ * proto_send_attach() - send ATTACH with its netns fd (netsetup serve's clients)
+ * @sock:	a connected SOCK_SEQPACKET socket
+ * @seq:	sequence number
+ * @attach:	the request; the caller keeps ownership of @attach->netns_fd
+ *
+ * Return: 0 or a negative errno
+ */
+int proto_send_attach(int sock, uint32_t seq, const struct proto_attach *attach)
+{
+	struct proto_msg msg = { .type = PROTO_MSG_ATTACH, .seq = seq };
+
+	msg.attach = *attach;
 	return proto_send(sock, &msg);
 }
 

@@ -67,6 +67,7 @@ enum proto_msg_type {
 	PROTO_MSG_DONE,
 	PROTO_MSG_ACK,
 	PROTO_MSG_ERROR,
+	PROTO_MSG_ATTACH,	/* client -> netsetup serve: attach this netns (fd attached) */
 	PROTO_MSG_MAX
 };
 
@@ -155,6 +156,17 @@ enum {
 };
 #define PROTO_ERROR_ATTR_MAX (__PROTO_ERROR_MAX - 1)
 
+/* Attributes of ATTACH; exactly one fd travels with it: the network namespace. */
+enum {
+	PROTO_ATTACH_UNSPEC,
+	PROTO_ATTACH_NETNS,	/* u32, mandatory: 1 (the fd attached is an nsfs netns file) */
+	PROTO_ATTACH_IFNAME,	/* string < IFNAMSIZ: only this link; absent: every usable one */
+	PROTO_ATTACH_GSO_MODE,	/* u8 enum proto_gso_mode; absent: netsetup decides (auto) */
+	PROTO_ATTACH_CHANNELS,	/* u32, 1..PROTO_MAX_CHANNELS; absent: 1 */
+	__PROTO_ATTACH_MAX
+};
+#define PROTO_ATTACH_ATTR_MAX (__PROTO_ATTACH_MAX - 1)
+
 union proto_inaddr {
 	struct in_addr v4;
 	struct in6_addr v6;
@@ -224,6 +236,21 @@ struct proto_error {
 };
 
 /**
+ * struct proto_attach - a request to netsetup serve
+ * @netns_fd:	the namespace; owned by the received message (proto_msg_free())
+ * @ifname:	"" for every usable link
+ * @has_gso_mode: @gso_mode was given
+ * @channels:	0 when not given (1)
+ */
+struct proto_attach {
+	int netns_fd;
+	char ifname[IFNAMSIZ];
+	bool has_gso_mode;
+	enum proto_gso_mode gso_mode;
+	unsigned int channels;
+};
+
+/**
  * struct proto_msg - one decoded message
  * @type:	which member of the union is valid (none for DONE and ACK)
  * @version:	major version from the header
@@ -239,6 +266,7 @@ struct proto_msg {
 		struct proto_hello hello;
 		struct proto_link link;
 		struct proto_error error;
+		struct proto_attach attach;
 	};
 };
 
@@ -270,6 +298,7 @@ int proto_send_ack(int sock, uint32_t seq);
 int proto_send_error(int sock, uint32_t seq, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+int proto_send_attach(int sock, uint32_t seq, const struct proto_attach *attach);
 int proto_recv(int sock, struct proto_msg **msgp, struct proto_why *why);
 void proto_msg_free(struct proto_msg *msg);
 

@@ -4,9 +4,10 @@
 set -eu
 
 packages="gcc make pkg-config clang libclang-rt-14-dev
-libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libcap-ng-dev check
-iproute2 ethtool nftables socat iputils-ping arping python3
-containernetworking-plugins procps valgrind"
+libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libcap-ng-dev libsodium-dev check
+iproute2 ethtool nftables socat iputils-ping arping python3 curl
+containernetworking-plugins procps valgrind
+libjansson-dev libsystemd-dev crun busybox-static"
 
 missing=""
 for p in $packages; do

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dpproc.c - datapaths that outlive the command that started them
+ *
+ * Theory of operation: `netsetup run` stays the parent of its datapath and
+ * learns of its death from waitpid(). The CNI plugin and the OCI hook cannot:
+ * they exit right after ADD / createRuntime, and the datapath they started
+ * (cmd_attach.c, detached run) is reparented. What ties it to its namespace
+ * is then the state file: "datapath PID STARTTIME" names it, the start time
+ * (/proc/PID/stat field 22, clock ticks since boot) making a recycled pid
+ * harmless, and "owner" names who attached ("cni:ID:IFNAME", "oci:ID"), so
+ * that DEL or poststop finds the file without the namespace, which may be
+ * gone by then.
+ *
+ * A namespace without a path (attached by pid, or serve's bind mount lost
+ * in a restart) is still reachable while its datapath lives: the channel
+ * sockets belong to it (ns_datapath_netns_fd(): pidfd_getfd + SIOCGSKNS).
+ *
+ * Giving back (DEL, poststop, serve when a datapath dies) is: stop the
+ * datapath first (it must not serve while the kernel takes over again), then
+ * restore in the namespace when it still exists (by the path recorded or
+ * given, checked against the recorded dev/ino), then remove the state file
+ * and the datapath's log. A namespace that is gone has nothing to give back:
+ * the file is removed all the same. A failed restore keeps the file, so that
+ * the caller can retry.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+#include <linux/sockios.h>
+
+#include "netsetup/netsetup.h"
+
+/* Field 3 (state) and field 22 (starttime) of /proc/PID/stat. */
+static int proc_stat(pid_t pid, char *statep, unsigned long long *ticksp)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ticks;
+	size_t n;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* The command name may hold spaces and parentheses: skip to the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -EINVAL;
+	p += 2;
+	*statep = *p;
+	for (i = 3; i < 22; i++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return -EINVAL;
+		p++;
+	}
+	if (sscanf(p, "%llu", &ticks) != 1)
+		return -EINVAL;
+	*ticksp = ticks;
+	return 0;
+}
+
+/**
+ * ns_proc_start_time() - when a process started, in clock ticks since boot
+ * @pid:	process
+ * @ticksp:	receives /proc/PID/stat field 22
+ *
+ * Return: 0, -ENOENT when there is no such process, -EINVAL.
+ */
+int ns_proc_start_time(pid_t pid, unsigned long long *ticksp)
+{
+	char state;
+
+	return proc_stat(pid, &state, ticksp);
+}
+
+/**
+ * ns_datapath_alive() - the datapath recorded in @st still runs
+ * @st:		state with datapath_pid and datapath_start
+ *
+ * Return: true when that very process (same start time) exists and is not a
+ * zombie.
+ */
+bool ns_datapath_alive(const struct ns_state *st)
+{
+	unsigned long long ticks;
+	char state;
+
+	if (st->datapath_pid <= 0 || proc_stat(st->datapath_pid, &state, &ticks) < 0)
+		return false;
+	return ticks == st->datapath_start && state != 'Z' && state != 'X';
+}
+
+/**
+ * ns_datapath_stop() - stop the datapath recorded in @st
+ * @st:		state
+ * @timeout_ms:	how long SIGTERM may take before SIGKILL
+ *
+ * Reaps it when we are its parent (serve). A datapath that is already gone,
+ * or none recorded, is success.
+ *
+ * Return: 0 or -ETIMEDOUT when even SIGKILL did not end it within a second.
+ */
+int ns_datapath_stop(const struct ns_state *st, unsigned int timeout_ms)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	unsigned int waited_ms = 0;
+	bool killed = false;
+
+	if (!ns_datapath_alive(st)) {
+		if (st->datapath_pid > 0)
+			waitpid(st->datapath_pid, NULL, WNOHANG);
+		return 0;
+	}
+	kill(st->datapath_pid, SIGTERM);
+	for (;;) {
+		waitpid(st->datapath_pid, NULL, WNOHANG);
+		if (!ns_datapath_alive(st))
+			return 0;
+		if (waited_ms >= timeout_ms + 1000)
+			return -ETIMEDOUT;
+		if (waited_ms >= timeout_ms && !killed) {
+			kill(st->datapath_pid, SIGKILL);
+			killed = true;
+		}
+		nanosleep(&tick, NULL);
+		waited_ms += 10;
+	}
+}
+
+/**
+ * ns_state_find_owner() - the state file whose owner is @owner
+ * @owner:	"cni:ID:IFNAME", "oci:ID"
+ * @path:	receives the file's path
+ * @size:	size of @path
+ * @st:		receives its contents; ns_state_free() it
+ * @e:		error message
+ *
+ * Unreadable or malformed files of others are skipped.
+ *
+ * Return: 0, -ENOENT when no state file has that owner, other -errno.
+ */
+int ns_state_find_owner(const char *owner, char *path, size_t size, struct ns_state *st,
+			struct ns_err *e)
+{
+	const char *dir = ns_state_dir();
+	struct ns_err ignored;
+	struct dirent *de;
+	size_t len;
+	DIR *d;
+
+	memset(st, 0, sizeof(*st));
+	d = opendir(dir);
+	if (!d) {
+		if (errno == ENOENT) {
+			ns_err_set(e, "%s: nothing attached (no state directory %s)", owner, dir);
+			return -ENOENT;
+		}
+		ns_err_set(e, "state directory %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		len = strlen(de->d_name);
+		if (len < 6 || strcmp(de->d_name + len - 6, ".state"))
+			continue;
+		if (snprintf(path, size, "%s/%s", dir, de->d_name) >= (int)size)
+			continue;
+		if (ns_state_read(path, st, &ignored) == 0 && !strcmp(st->owner, owner)) {
+			closedir(d);
+			return 0;
+		}
+		ns_state_free(st);
+	}
+	closedir(d);
+	ns_err_set(e, "%s: nothing attached (no state file in %s has that owner)", owner, dir);
+	return -ENOENT;
+}
+
+static void state_remove(const char *path)
+{
+	char log[PATH_MAX + 8];
+
+	snprintf(log, sizeof(log), "%s.log", path);
+	unlink(path);
+	unlink(log);
+}
+
+/**
+ * ns_datapath_netns_fd() - the namespace a live datapath serves, from its sockets
+ * @st:		state naming the datapath and the namespace (dev/ino)
+ *
+ * A namespace attached by pid, or whose bind mount is gone, has no path any
+ * more; the datapath's channel sockets still belong to it. Copy each of its
+ * fds (pidfd_getfd(), CAP_SYS_PTRACE), ask each AF_PACKET socket for its
+ * namespace (SIOCGSKNS) and keep the one with the recorded identity.
+ *
+ * Return: an O_CLOEXEC fd of the namespace, or -ESRCH (datapath gone),
+ * -ENOENT (no socket of that namespace), other -errno.
+ */
+int ns_datapath_netns_fd(const struct ns_state *st)
+{
+	char dirpath[64];
+	int pidfd, fd, nsfd, dom, found = -ENOENT;
+	socklen_t len;
+	struct dirent *de;
+	struct stat sb;
+	DIR *d;
+
+	if (!ns_datapath_alive(st))
+		return -ESRCH;
+	pidfd = (int)syscall(SYS_pidfd_open, st->datapath_pid, 0);
+	if (pidfd < 0)
+		return -errno;
+	snprintf(dirpath, sizeof(dirpath), "/proc/%d/fd", (int)st->datapath_pid);
+	d = opendir(dirpath);
+	if (!d) {
+		found = -errno;
+		close(pidfd);
+		return found;
+	}
+	while (found < 0 && (de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		fd = (int)syscall(SYS_pidfd_getfd, pidfd, atoi(de->d_name), 0);
+		if (fd < 0)
+			continue;
+		len = sizeof(dom);
+		nsfd = getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) == 0 && dom == AF_PACKET ?
+		       ioctl(fd, SIOCGSKNS) : -1;
+		close(fd);
+		if (nsfd < 0)
+			continue;
+		if (fstat(nsfd, &sb) == 0 && (uint64_t)sb.st_dev == st->dev && (uint64_t)sb.st_ino == st->ino) {
+			fcntl(nsfd, F_SETFD, FD_CLOEXEC);
+			found = nsfd;
+		} else {
+			close(nsfd);
+		}
+	}
+	closedir(d);
+	close(pidfd);
+	return found;
+}
+
+/**
+ * ns_give_back() - stop a state's datapath and give its namespace back
+ * @path:	the state file
+ * @st:		its contents
+ * @netns_path:	where the namespace is, or NULL for the path recorded in @st
+ * @stop:	stop the recorded datapath first
+ * @e:		error message
+ *
+ * Return: 0 (also when the namespace is gone: nothing to give back), or
+ * -errno with the state file kept for a retry.
+ */
+int ns_give_back(const char *path, struct ns_state *st, const char *netns_path, bool stop,
+		 struct ns_err *e)
+{
+	struct ns_netns ns = { .fd = -1 };
+	struct ns_err ignored;
+	struct nl_sock *sk = NULL;
+	char fdpath[64];
+	int orig = -1, err, nsfd = -1;
+
+	if (!netns_path || !netns_path[0])
+		netns_path = st->netns_path[0] ? st->netns_path : NULL;
+	if (!netns_path || ns_netns_open(netns_path, 0, false, &ns, &ignored) < 0 ||
+	    (uint64_t)ns.dev != st->dev || (uint64_t)ns.ino != st->ino) {
+		/* No path (any more): reach it through the datapath, while it lives. */
+		ns_netns_close(&ns);
+		nsfd = ns_datapath_netns_fd(st);
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", nsfd);
+		netns_path = nsfd >= 0 ? fdpath : NULL;
+	} else {
+		ns_netns_close(&ns);
+	}
+	if (stop) {
+		err = ns_datapath_stop(st, 2000);
+		if (err) {
+			ns_err_set(e, "datapath pid %d does not stop, even with SIGKILL",
+				   (int)st->datapath_pid);
+			goto out;
+		}
+	}
+	if (!netns_path || ns_netns_open(netns_path, 0, false, &ns, &ignored) < 0 ||
+	    (uint64_t)ns.dev != st->dev || (uint64_t)ns.ino != st->ino) {
+		/* The namespace is gone (or its path now names another): nothing to give back. */
+		ns_netns_close(&ns);
+		state_remove(path);
+		err = 0;
+		goto out;
+	}
+	err = ns_netns_enter(&ns, &orig, e);
+	if (!err)
+		err = ns_nl_open(&sk, e);
+	if (!err)
+		err = ns_restore(sk, st, e);
+	if (orig >= 0)
+		ns_netns_leave(orig);
+	if (sk)
+		nl_socket_free(sk);
+	ns_netns_close(&ns);
+	if (!err)
+		state_remove(path);
+out:
+	if (nsfd >= 0)
+		close(nsfd);
+	return err;
+}

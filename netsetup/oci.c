@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: MIT
+/*
+ * oci.c - `netsetup oci-hook`: attach a container from an OCI runtime hook
+ *
+ * Theory of operation: an OCI runtime (crun, runc) runs each hook of the
+ * bundle's config.json with the container's state JSON on stdin
+ * ({"ociVersion", "id", "status", "pid", "bundle", "annotations"}):
+ *
+ *   create    (a createRuntime hook: the namespaces exist, the container
+ *             process waits) attaches the container's network namespace to
+ *             a datapath it starts detached, exactly as the CNI plugin does
+ *             (cmd_attach.c; owner "oci:ID" in the state file). The
+ *             namespace is the path config.json's linux.namespaces gives for
+ *             "network" when there is one (it outlives the container, so that
+ *             poststop can give back), else /proc/PID/ns/net.
+ *   poststop  finds the state file by owner, stops the datapath and gives
+ *             the addresses back when the namespace still exists
+ *             (dpproc.c); nothing attached is success.
+ * The stage is the first argument, or else taken from "status" ("creating"
+ * or "created": create; "stopped": poststop).
+ *
+ * Publish and forward rules come from --publish/--forward, then from the
+ * annotations "sandnet.publish" and "sandnet.forward" (comma-separated
+ * datapath SPECs), of the state or else of config.json. A hook that fails
+ * exits non-zero with one message on stderr; the runtime then fails the
+ * container's creation.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "netsetup/netsetup.h"
+
+#define OCI_MAX_ARGS	96
+#define OCI_STATE_MAX_BYTES (1 << 20)
+
+static const char oci_usage[] =
+	"usage: netsetup oci-hook [create|poststop] [--datapath PATH] [--gso auto|hw|sw|off]\n"
+	"                         [--channels N] [--iface NAME]... [--user USER]\n"
+	"                         [--publish SPEC]... [--forward SPEC]... [-- DATAPATH_ARGS...]\n"
+	"  reads the OCI state JSON on stdin\n";
+
+struct oci {
+	const char *stage;
+	const char *datapath;
+	char *argv[OCI_MAX_ARGS + 1];
+	unsigned int argc;
+	struct ns_opts o;
+	json_t *state;
+	json_t *config;
+	char *annot_copy[2];		/* strtok'd copies of the annotations */
+};
+
+static int push(struct oci *h, const char *flag, const char *val, struct ns_err *e)
+{
+	if (h->argc + 2 >= OCI_MAX_ARGS) {
+		ns_err_set(e, "more than %d datapath arguments", OCI_MAX_ARGS);
+		return -E2BIG;
+	}
+	if (flag)
+		h->argv[h->argc++] = (char *)flag;
+	h->argv[h->argc++] = (char *)val;
+	return 0;
+}
+
+static int oci_args(struct oci *h, int argc, char **argv, struct ns_err *e)
+{
+	static const struct option opts[] = {
+		{ "datapath", required_argument, NULL, 'd' },
+		{ "gso", required_argument, NULL, 'g' },
+		{ "channels", required_argument, NULL, 'c' },
+		{ "iface", required_argument, NULL, 'i' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "publish", required_argument, NULL, 'p' },
+		{ "forward", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	long v;
+	int opt, err;
+
+	h->datapath = "datapath";
+	h->argv[h->argc++] = NULL;	/* the datapath, set once known */
+	if (argc > 1 && (!strcmp(argv[1], "create") || !strcmp(argv[1], "poststop"))) {
+		/* getopt sees the stage as the program name. */
+		h->stage = argv[1];
+		argc--;
+		argv++;
+	}
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			h->datapath = optarg;
+			break;
+		case 'g':
+			v = ns_gso_request_parse(optarg);
+			if (v < 0) {
+				ns_err_set(e, "--gso '%s': expected auto, hw, sw or off", optarg);
+				return -EINVAL;
+			}
+			h->o.gso = v;
+			break;
+		case 'c':
+			v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > PROTO_MAX_CHANNELS) {
+				ns_err_set(e, "--channels '%s': expected 1..%d", optarg, PROTO_MAX_CHANNELS);
+				return -EINVAL;
+			}
+			h->o.channels = v;
+			break;
+		case 'i':
+			if (!optarg[0] || strlen(optarg) >= IFNAMSIZ || h->o.n_ifaces >= NS_MAX_IFACES) {
+				ns_err_set(e, "--iface '%s': not an interface name, or too many", optarg);
+				return -EINVAL;
+			}
+			h->o.ifaces[h->o.n_ifaces++] = optarg;
+			break;
+		case 'u':
+			h->o.user = optarg;
+			break;
+		case 'p':
+		case 'f':
+			err = push(h, opt == 'p' ? "--publish" : "--forward", optarg, e);
+			if (err)
+				return err;
+			break;
+		case 'h':
+			fputs(oci_usage, stdout);
+			return 1;
+		default:
+			ns_err_set(e, "%s option '%s'\n%s", opt == ':' ? "missing the value of" : "unknown",
+				   argv[optind - 1], oci_usage);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc && !strcmp(argv[optind], "--"))
+		optind++;
+	else if (optind < argc) {
+		ns_err_set(e, "unexpected argument '%s' (datapath arguments go after '--')\n%s",
+			   argv[optind], oci_usage);
+		return -EINVAL;
+	}
+	for (; optind < argc; optind++) {
+		err = push(h, NULL, argv[optind], e);
+		if (err)
+			return err;
+	}
+	h->argv[0] = (char *)h->datapath;
+	return 0;
+}
+
+static int oci_read_state(struct oci *h, FILE *in, struct ns_err *e)
+{
+	json_error_t jerr;
+	json_t *v;
+
+	h->state = json_loadf(in, JSON_REJECT_DUPLICATES, &jerr);
+	if (!h->state) {
+		ns_err_set(e, "OCI state on stdin: line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+		return -EINVAL;
+	}
+	if (!json_is_object(h->state)) {
+		ns_err_set(e, "OCI state on stdin: not a JSON object");
+		return -EINVAL;
+	}
+	v = json_object_get(h->state, "id");
+	if (!json_is_string(v) || !json_string_value(v)[0] ||
+	    strlen(json_string_value(v)) > NS_OWNER_MAX - 8 || strpbrk(json_string_value(v), " \n\t/")) {
+		ns_err_set(e, "OCI state: \"id\" %s", v ? "is not a usable container id" : "missing");
+		return -EINVAL;
+	}
+	if (!h->stage) {
+		const char *s = json_string_value(json_object_get(h->state, "status"));
+
+		if (!s) {
+			ns_err_set(e, "OCI state: \"status\" missing and no stage (create|poststop) given");
+			return -EINVAL;
+		}
+		if (!strcmp(s, "creating") || !strcmp(s, "created"))
+			h->stage = "create";
+		else if (!strcmp(s, "stopped"))
+			h->stage = "poststop";
+		else {
+			ns_err_set(e, "OCI state: status \"%s\": give the stage (create|poststop)", s);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* config.json of the bundle; optional: a hook may be fed a state alone. */
+static void oci_read_config(struct oci *h)
+{
+	const char *bundle = json_string_value(json_object_get(h->state, "bundle"));
+	char path[PATH_MAX];
+
+	if (!bundle || snprintf(path, sizeof(path), "%s/config.json", bundle) >= (int)sizeof(path))
+		return;
+	h->config = json_load_file(path, 0, NULL);
+}
+
+static const char *oci_netns_path(struct oci *h)
+{
+	json_t *nss = json_object_get(json_object_get(h->config, "linux"), "namespaces"), *n;
+	size_t i;
+
+	json_array_foreach(nss, i, n) {
+		const char *type = json_string_value(json_object_get(n, "type"));
+		const char *path = json_string_value(json_object_get(n, "path"));
+
+		if (type && !strcmp(type, "network") && path && path[0] == '/')
+			return path;
+	}
+	return NULL;
+}
+
+static const char *annotation(struct oci *h, const char *key)
+{
+	const char *v = json_string_value(json_object_get(json_object_get(h->state, "annotations"), key));
+
+	return v ? v : json_string_value(json_object_get(json_object_get(h->config, "annotations"), key));
+}
+
+static int oci_annotations(struct oci *h, struct ns_err *e)
+{
+	static const char *const keys[2] = { "sandnet.publish", "sandnet.forward" };
+	char *tok, *save;
+	int k, err;
+
+	for (k = 0; k < 2; k++) {
+		const char *v = annotation(h, keys[k]);
+
+		if (!v)
+			continue;
+		h->annot_copy[k] = strdup(v);
+		if (!h->annot_copy[k]) {
+			ns_err_set(e, "out of memory");
+			return -ENOMEM;
+		}
+		for (tok = strtok_r(h->annot_copy[k], ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+			err = push(h, k ? "--forward" : "--publish", tok, e);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static int oci_create(struct oci *h, const char *owner, struct ns_err *e)
+{
+	json_t *pid = json_object_get(h->state, "pid");
+	const char *nspath;
+	pid_t dp = 0;
+	int err;
+
+	oci_read_config(h);
+	nspath = oci_netns_path(h);
+	if (!nspath && (!json_is_integer(pid) || json_integer_value(pid) <= 1 ||
+			json_integer_value(pid) > INT_MAX)) {
+		ns_err_set(e, "OCI state: \"pid\" %s, and config.json names no network namespace path",
+			   pid ? "is not a container process id" : "missing");
+		return -EINVAL;
+	}
+	err = oci_annotations(h, e);
+	if (err)
+		return err;
+	h->o.cmd = NS_CMD_RUN;
+	h->o.netns_path = nspath;
+	h->o.pid = nspath ? 0 : (pid_t)json_integer_value(pid);
+	h->o.child_argv = h->argv;
+	h->o.detach_child = true;
+	h->o.owner = owner;
+	h->o.child_pidp = &dp;
+	err = ns_cmd_attach(&h->o, e);
+	if (err < 0)
+		return err;
+	fprintf(stderr, "netsetup oci-hook: %s: datapath pid %d serves %s\n", owner, (int)dp,
+		nspath ? nspath : "the container's netns");
+	return 0;
+}
+
+static int oci_poststop(const char *owner, struct ns_err *e)
+{
+	char path[PATH_MAX];
+	struct ns_state st;
+	int err;
+
+	err = ns_state_find_owner(owner, path, sizeof(path), &st, e);
+	if (err == -ENOENT)
+		return 0;	/* nothing attached: nothing to do */
+	if (err)
+		return err;
+	err = ns_give_back(path, &st, NULL, true, e);
+	ns_state_free(&st);
+	if (!err)
+		fprintf(stderr, "netsetup oci-hook: %s: detached\n", owner);
+	return err;
+}
+
+/**
+ * ns_oci_main() - `netsetup oci-hook`
+ * @argc:	arguments from "oci-hook" on
+ * @argv:	argv[0] is "oci-hook"
+ * @in:		the OCI state JSON
+ * @e:		error message
+ *
+ * Return: 0 or -errno (-EINVAL: a malformed command line or state).
+ */
+int ns_oci_main(int argc, char **argv, FILE *in, struct ns_err *e)
+{
+	char owner[NS_OWNER_MAX];
+	struct oci h;
+	int err;
+
+	memset(&h, 0, sizeof(h));
+	h.o.gso = NS_GSO_AUTO;
+	h.o.channels = 1;
+	err = oci_args(&h, argc, argv, e);
+	if (err)
+		return err > 0 ? 0 : err;
+	err = oci_read_state(&h, in, e);
+	if (err)
+		goto out;
+	snprintf(owner, sizeof(owner), "oci:%s", json_string_value(json_object_get(h.state, "id")));
+	if (!strcmp(h.stage, "create"))
+		err = oci_create(&h, owner, e);
+	else
+		err = oci_poststop(owner, e);
+out:
+	free(h.annot_copy[0]);
+	free(h.annot_copy[1]);
+	json_decref(h.config);
+	json_decref(h.state);
+	return err;
+}

@@ -1,0 +1,770 @@
+// SPDX-License-Identifier: MIT
+/*
+ * serve.c - `netsetup serve`, the daemon, and `netsetup connect`, its client
+ *
+ * Theory of operation: the daemon listens on a unix SOCK_SEQPACKET socket,
+ * handed over by systemd (socket activation, sd_listen_fds()) or bound by
+ * itself (--socket PATH, default /run/sandnet/netsetup.sock), and reports
+ * readiness with sd_notify("READY=1") once it has recovered its state.
+ *
+ * A client is the datapath's side of a connection: `netsetup connect` opens
+ * the namespace (as the client's own user: opening it is the proof of
+ * access), connects, sends ATTACH with the netns fd, waits for ACK or ERROR,
+ * and on ACK execs `DATAPATH --fd N ARGS...` on the very same socket, so that
+ * the datapath receives its configuration from the daemon exactly as from
+ * `netsetup run` (HELLO, LINK..., DONE). A runtime can do the same.
+ *
+ * One process per connection: the main loop accepts, forks a worker and
+ * goes back to accepting, so a client that sends nothing, or garbage, or
+ * dies in the middle, holds only its own worker (which gives up after
+ * request_timeout); at most max_clients workers live at once, the next
+ * connection gets ERROR (EAGAIN). A worker:
+ *   1. reads the peer's credentials (SO_PEERCRED, filled by the kernel) and
+ *      one message; anything but a valid ATTACH is answered with ERROR;
+ *   2. authorizes it (serve_conf.c); refused: ERROR (EPERM or EINVAL) naming
+ *      the rule;
+ *   3. ACK, then keeps the namespace reachable by a bind mount next to the
+ *      state file (STATE.netns), so that a restarted daemon can still give
+ *      it back, and attaches exactly as `netsetup attach` does (cmd_attach.c)
+ *      over the client's socket, recording the peer's pid (the datapath,
+ *      after exec) and the owner "serve:PID" in the state file;
+ *   4. watches the connection: EOF means the datapath is gone (it never
+ *      closes it while alive), and its addresses go back to the kernel
+ *      (dpproc.c), or, with on_datapath_exit = keep-dark, stay away.
+ * SIGTERM ends the daemon and its workers without giving anything back: the
+ * datapaths keep serving. A daemon that starts finds every "serve:" state
+ * file (recover): a live datapath gets a watcher (a worker that polls a
+ * pidfd instead of the socket), a dead one is given back (or kept dark);
+ * nothing is taken a second time, nothing is forgotten.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <dirent.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mount.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <systemd/sd-daemon.h>
+
+#include "netsetup/netsetup.h"
+
+#define SERVE_MAX_CHILDREN	4096
+
+static const char serve_usage[] =
+	"usage: netsetup serve [--socket PATH] [--config FILE]\n"
+	"       netsetup connect [--socket PATH] (--netns PATH | --pid PID) [--iface NAME]\n"
+	"                        [--gso hw|sw|off] [--channels N] -- DATAPATH [ARGS...]\n";
+
+struct serve {
+	struct ns_serve_conf conf;
+	const char *socket_path;
+	bool bound;			/* we bound socket_path (not socket activation) */
+	int listen_fd;
+	int sig_fd;
+	unsigned int n_children;
+	pid_t children[SERVE_MAX_CHILDREN];
+};
+
+static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logmsg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "netsetup serve[%d]: ", (int)getpid());
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* STATE.netns: the bind mount that keeps the namespace reachable. */
+static void netns_keep_path(const char *state_path, char *buf, size_t size)
+{
+	size_t n = strlen(state_path);
+
+	if (n > 6 && !strcmp(state_path + n - 6, ".state"))
+		n -= 6;
+	snprintf(buf, size, "%.*s.netns", (int)n, state_path);
+}
+
+static void netns_keep_remove(const char *keep)
+{
+	umount2(keep, MNT_DETACH);
+	unlink(keep);
+}
+
+/*
+ * The datapath is gone: give back (or keep dark). @path is the state file;
+ * the namespace is found through the bind mount recorded in it.
+ */
+static void datapath_gone(const struct serve *s, const char *path)
+{
+	char keep[PATH_MAX];
+	struct ns_err e = { "" };
+	struct ns_state st;
+
+	if (ns_state_read(path, &st, &e) < 0) {
+		logmsg("%s", e.text);
+		return;
+	}
+	if (s->conf.keep_dark) {
+		logmsg("datapath pid %d is gone; netns kept dark as configured (state %s; netsetup detach gives back)",
+		       (int)st.datapath_pid, path);
+		ns_state_free(&st);
+		return;
+	}
+	snprintf(keep, sizeof(keep), "%s", st.netns_path);
+	if (ns_give_back(path, &st, NULL, true, &e) < 0) {
+		logmsg("datapath pid %d is gone; giving back failed: %s (state kept in %s)",
+		       (int)st.datapath_pid, e.text, path);
+	} else {
+		logmsg("datapath pid %d is gone; addresses and routes given back to the kernel (%s)",
+		       (int)st.datapath_pid, st.owner);
+		if (keep[0])
+			netns_keep_remove(keep);
+	}
+	ns_state_free(&st);
+}
+
+/* Worker step 4: wait until the datapath closes its end (it dies). */
+static void watch_socket(int conn)
+{
+	struct pollfd p = { .fd = conn, .events = POLLIN | POLLRDHUP };
+	char buf[256];
+
+	for (;;) {
+		if (poll(&p, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		if (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL))
+			return;
+		if (recv(conn, buf, sizeof(buf), MSG_DONTWAIT) == 0)
+			return;	/* nothing is expected after DONE: anything else is drained */
+	}
+}
+
+static enum ns_gso_request gso_request_of(const struct proto_attach *req)
+{
+	if (!req->has_gso_mode)
+		return NS_GSO_AUTO;
+	switch (req->gso_mode) {
+	case PROTO_GSO_HW:
+		return NS_GSO_HW;
+	case PROTO_GSO_SW:
+		return NS_GSO_SW;
+	default:
+		return NS_GSO_OFF;
+	}
+}
+
+static int worker(struct serve *s, int conn)
+{
+	struct timeval tv = { .tv_sec = s->conf.request_timeout_s };
+	char fdpath[64], state_path[PATH_MAX], keep[PATH_MAX], owner[NS_OWNER_MAX];
+	struct ns_err e = { "" };
+	struct proto_why why = { 0 };
+	struct proto_msg *msg = NULL;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct ns_opts o;
+	struct stat nst;
+	bool kept = false;
+	int ret, err, fd;
+
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		logmsg("SO_PEERCRED: %s", strerror(errno));
+		return 1;
+	}
+	setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	ret = proto_recv(conn, &msg, &why);
+	if (ret <= 0) {
+		/* proto_recv() already answered a malformed message with ERROR. */
+		logmsg("pid %d uid %u: %s", (int)cred.pid, (unsigned int)cred.uid,
+		       ret == 0 ? "closed without a request" :
+		       why.err == EAGAIN ? "sent no request in time" : why.text);
+		if (ret < 0 && why.err == EAGAIN)
+			proto_send_error(conn, 0, ETIMEDOUT, "no request within %u s (request_timeout)",
+					 s->conf.request_timeout_s);
+		return 1;
+	}
+	if (msg->type != PROTO_MSG_ATTACH) {
+		proto_send_error(conn, msg->seq, EBADMSG, "expected ATTACH, got %s",
+				 proto_msg_type_name(msg->type));
+		logmsg("pid %d uid %u: refused: sent %s, not ATTACH", (int)cred.pid,
+		       (unsigned int)cred.uid, proto_msg_type_name(msg->type));
+		proto_msg_free(msg);
+		return 1;
+	}
+	err = ns_serve_authorize(&s->conf, &cred, &msg->attach, &e);
+	if (err) {
+		proto_send_error(conn, msg->seq, -err, "netsetup serve: refused: %s", e.text);
+		logmsg("pid %d: refused: %s", (int)cred.pid, e.text);
+		proto_msg_free(msg);
+		return 1;
+	}
+	fd = msg->attach.netns_fd;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	if (fstat(fd, &nst) < 0 || ns_state_path(nst.st_dev, nst.st_ino, state_path, sizeof(state_path))) {
+		proto_send_error(conn, msg->seq, EINVAL, "netsetup serve: the netns fd cannot be examined");
+		proto_msg_free(msg);
+		return 1;
+	}
+	if (access(state_path, F_OK) == 0) {
+		proto_send_error(conn, msg->seq, EEXIST, "netsetup serve: that netns is already attached (%s)",
+				 state_path);
+		logmsg("pid %d: refused: netns already attached (%s)", (int)cred.pid, state_path);
+		proto_msg_free(msg);
+		return 1;
+	}
+	proto_send_ack(conn, msg->seq);
+
+	/* Keep the namespace reachable after a daemon restart: a bind mount, like ip netns. */
+	netns_keep_path(state_path, keep, sizeof(keep));
+	mkdir(ns_state_dir(), 0700);
+	if ((fd = open(keep, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400)) >= 0) {
+		close(fd);
+		kept = mount(fdpath, keep, NULL, MS_BIND, NULL) == 0;
+		if (!kept) {
+			logmsg("cannot bind-mount the netns on %s: %s; a restarted daemon will not be able to give it back",
+			       keep, strerror(errno));
+			unlink(keep);
+		}
+	}
+	memset(&o, 0, sizeof(o));
+	o.cmd = NS_CMD_ATTACH;
+	o.netns_path = kept ? keep : fdpath;
+	o.gso = gso_request_of(&msg->attach);
+	o.channels = msg->attach.channels ? msg->attach.channels : 1;
+	if (msg->attach.ifname[0]) {
+		o.ifaces[0] = msg->attach.ifname;
+		o.n_ifaces = 1;
+	}
+	o.use_sock = true;
+	o.sock = conn;
+	o.datapath_pid = cred.pid;
+	snprintf(owner, sizeof(owner), "serve:%d", (int)cred.pid);
+	o.owner = owner;
+	err = ns_cmd_attach(&o, &e);
+	proto_msg_free(msg);
+	if (err < 0) {
+		proto_send_error(conn, 0, -err, "netsetup serve: %s", e.text);
+		logmsg("pid %d: attach failed: %s", (int)cred.pid, e.text);
+		if (kept)
+			netns_keep_remove(keep);
+		return 1;
+	}
+	logmsg("pid %d uid %u: attached (state %s)", (int)cred.pid, (unsigned int)cred.uid, state_path);
+	watch_socket(conn);
+	datapath_gone(s, state_path);
+	return 0;
+}
+
+static bool netns_matches(int fd, const struct ns_state *st)
+{
+	struct stat sb;
+
+	return fstat(fd, &sb) == 0 && (uint64_t)sb.st_dev == st->dev && (uint64_t)sb.st_ino == st->ino;
+}
+
+/*
+ * The bind mount of a previous daemon can be gone (systemd gives each start
+ * of a ProtectSystem= service its own mount namespace). While the datapath
+ * lives, its channel sockets still reach the namespace (dpproc.c): bind-mount
+ * it again from there.
+ */
+static void netns_keep_regain(const struct ns_state *st)
+{
+	char fdpath[64];
+	int fd, nsfd;
+
+	fd = open(st->netns_path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && netns_matches(fd, st)) {
+		close(fd);
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
+	nsfd = ns_datapath_netns_fd(st);
+	if (nsfd < 0) {
+		logmsg("netns of %s: bind mount %s lost and not found through the datapath: %s",
+		       st->owner, st->netns_path, strerror(-nsfd));
+		return;
+	}
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", nsfd);
+	fd = open(st->netns_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0400);
+	if (fd >= 0)
+		close(fd);
+	if (mount(fdpath, st->netns_path, NULL, MS_BIND, NULL) == 0)
+		logmsg("netns of %s found again through the datapath's sockets", st->owner);
+	else
+		logmsg("netns of %s: bind mount on %s: %s", st->owner, st->netns_path, strerror(errno));
+	close(nsfd);
+}
+
+/* A recovered datapath: no socket to watch, a pidfd instead. */
+static int watcher(struct serve *s, const char *path, const struct ns_state *st)
+{
+	struct pollfd p = { .events = POLLIN };
+
+	p.fd = (int)syscall(SYS_pidfd_open, st->datapath_pid, 0);
+	if (p.fd >= 0 && st->netns_path[0])
+		netns_keep_regain(st);
+	if (p.fd >= 0 && ns_datapath_alive(st)) {
+		while (poll(&p, 1, -1) < 0 && errno == EINTR)
+			;
+	}
+	datapath_gone(s, path);
+	return 0;
+}
+
+static void child_add(struct serve *s, pid_t pid)
+{
+	if (s->n_children < SERVE_MAX_CHILDREN)
+		s->children[s->n_children++] = pid;
+}
+
+static void children_reap(struct serve *s)
+{
+	unsigned int i;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0) {
+		for (i = 0; i < s->n_children; i++) {
+			if (s->children[i] == pid) {
+				s->children[i] = s->children[--s->n_children];
+				break;
+			}
+		}
+	}
+}
+
+/* Fork a worker or watcher; the child never returns. */
+static pid_t spawn(struct serve *s, int conn, const char *path, const struct ns_state *st)
+{
+	sigset_t set;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid != 0)
+		return pid;
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	close(s->sig_fd);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	sigemptyset(&set);
+	sigprocmask(SIG_SETMASK, &set, NULL);
+	_exit(conn >= 0 ? worker(s, conn) : watcher(s, path, st));
+}
+
+/* Find the state files of a previous daemon (owner "serve:PID"). */
+static void recover(struct serve *s)
+{
+	const char *dir = ns_state_dir();
+	struct ns_err e = { "" };
+	char path[PATH_MAX];
+	struct ns_state st;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	size_t n;
+	pid_t pid;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		n = strlen(de->d_name);
+		if (n < 6 || strcmp(de->d_name + n - 6, ".state") ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
+			continue;
+		if (ns_state_read(path, &st, &e) < 0) {
+			logmsg("recover: %s", e.text);
+			continue;
+		}
+		if (!strncmp(st.owner, "serve:", 6)) {
+			if (ns_datapath_alive(&st)) {
+				pid = spawn(s, -1, path, &st);
+				if (pid > 0)
+					child_add(s, pid);
+				logmsg("recovered %s: datapath pid %d still serves; watching it", path,
+				       (int)st.datapath_pid);
+			} else if (s->conf.keep_dark) {
+				logmsg("recovered %s: datapath pid %d is gone; kept dark as configured", path,
+				       (int)st.datapath_pid);
+			} else {
+				logmsg("recovered %s: datapath pid %d is gone; giving back", path,
+				       (int)st.datapath_pid);
+				datapath_gone(s, path);
+			}
+		}
+		ns_state_free(&st);
+	}
+	closedir(d);
+}
+
+static int listen_open(struct serve *s, struct ns_err *e)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int n, fd, err;
+
+	n = sd_listen_fds(1);
+	if (n < 0) {
+		ns_err_set(e, "sd_listen_fds: %s", strerror(-n));
+		return n;
+	}
+	if (n > 1) {
+		ns_err_set(e, "systemd passed %d sockets, expected one (netsetup.socket)", n);
+		return -EINVAL;
+	}
+	if (n == 1) {
+		if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_SEQPACKET, 1, NULL, 0) <= 0) {
+			ns_err_set(e, "the socket systemd passed is not a listening unix SOCK_SEQPACKET socket");
+			return -EINVAL;
+		}
+		s->listen_fd = SD_LISTEN_FDS_START;
+		fcntl(s->listen_fd, F_SETFD, FD_CLOEXEC);
+		s->socket_path = "(systemd socket)";
+		return 0;
+	}
+	if (strlen(s->socket_path) >= sizeof(sa.sun_path)) {
+		ns_err_set(e, "socket %s: path too long", s->socket_path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, s->socket_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		err = -errno;
+		ns_err_set(e, "socket: %s", strerror(errno));
+		return err;
+	}
+	unlink(s->socket_path);		/* a stale socket of a previous run */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+		err = -errno;
+		ns_err_set(e, "socket %s: %s", s->socket_path, strerror(errno));
+		close(fd);
+		return err;
+	}
+	/* Anyone may connect: SO_PEERCRED and the configuration decide. */
+	chmod(s->socket_path, 0666);
+	s->listen_fd = fd;
+	s->bound = true;
+	return 0;
+}
+
+static int serve_args(struct serve *s, int argc, char **argv, struct ns_err *e)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config = NULL;
+	FILE *f;
+	int opt, err;
+
+	s->socket_path = NS_SERVE_SOCKET;
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			s->socket_path = optarg;
+			break;
+		case 'c':
+			config = optarg;
+			break;
+		case 'h':
+			fputs(serve_usage, stdout);
+			return 1;
+		default:
+			ns_err_set(e, "%s option '%s'\n%s", opt == ':' ? "missing the value of" : "unknown",
+				   argv[optind - 1], serve_usage);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		ns_err_set(e, "unexpected argument '%s'\n%s", argv[optind], serve_usage);
+		return -EINVAL;
+	}
+	ns_serve_conf_default(&s->conf);
+	if (!config)
+		return 0;
+	f = fopen(config, "re");
+	if (!f) {
+		err = -errno;
+		ns_err_set(e, "config %s: %s", config, strerror(errno));
+		return err;
+	}
+	err = ns_serve_conf_parse(f, config, &s->conf, e);
+	fclose(f);
+	return err;
+}
+
+/**
+ * ns_serve_main() - `netsetup serve`
+ * @argc:	arguments from "serve" on
+ * @argv:	argv[0] is "serve"
+ * @e:		error message
+ *
+ * Return: 0 after SIGTERM/SIGINT, or -errno when it cannot start.
+ */
+int ns_serve_main(int argc, char **argv, struct ns_err *e)
+{
+	static struct serve s;
+	struct signalfd_siginfo si;
+	struct pollfd p[2];
+	sigset_t set;
+	bool stop = false;
+	unsigned int i;
+	int err, conn;
+	pid_t pid;
+
+	s.listen_fd = -1;
+	s.sig_fd = -1;
+	err = serve_args(&s, argc, argv, e);
+	if (err)
+		return err > 0 ? 0 : err;
+	err = ns_caps_check(true, e);
+	if (err)
+		return err;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	s.sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s.sig_fd < 0) {
+		err = -errno;
+		ns_err_set(e, "signalfd: %s", strerror(errno));
+		return err;
+	}
+	err = listen_open(&s, e);
+	if (err)
+		goto out;
+	recover(&s);
+	logmsg("serving on %s (state in %s, on datapath exit: %s)", s.socket_path, ns_state_dir(),
+	       s.conf.keep_dark ? "keep dark" : "restore");
+	sd_notifyf(0, "READY=1\nSTATUS=serving on %s", s.socket_path);
+
+	p[0] = (struct pollfd){ .fd = s.listen_fd, .events = POLLIN };
+	p[1] = (struct pollfd){ .fd = s.sig_fd, .events = POLLIN };
+	while (!stop) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			ns_err_set(e, "poll: %s", strerror(errno));
+			break;
+		}
+		while (read(s.sig_fd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+				stop = true;
+		}
+		children_reap(&s);
+		if (stop || !(p[0].revents & POLLIN))
+			continue;
+		conn = accept4(s.listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (conn < 0)
+			continue;
+		if (s.n_children >= s.conf.max_clients) {
+			proto_send_error(conn, 0, EAGAIN, "netsetup serve: busy: %u clients already (max_clients)",
+					 s.conf.max_clients);
+			close(conn);
+			continue;
+		}
+		pid = spawn(&s, conn, NULL, NULL);
+		if (pid > 0)
+			child_add(&s, pid);
+		else
+			proto_send_error(conn, 0, EAGAIN, "netsetup serve: fork: %s", strerror(errno));
+		close(conn);
+	}
+	sd_notify(0, "STOPPING=1");
+	logmsg("stopping %u worker%s; the datapaths keep serving, their state stays in %s",
+	       s.n_children, s.n_children == 1 ? "" : "s", ns_state_dir());
+	for (i = 0; i < s.n_children; i++)
+		kill(s.children[i], SIGTERM);
+	for (i = 0; i < s.n_children; i++)
+		waitpid(s.children[i], NULL, 0);
+out:
+	if (s.bound)
+		unlink(s.socket_path);
+	if (s.listen_fd >= 0)
+		close(s.listen_fd);
+	close(s.sig_fd);
+	return err;
+}
+
+/**
+ * ns_connect_main() - `netsetup connect`: ask serve to attach, then be the datapath
+ * @argc:	arguments from "connect" on
+ * @argv:	argv[0] is "connect"
+ * @e:		error message
+ *
+ * Return: does not return on success (execs the datapath); -errno otherwise
+ * (-EPERM or -EINVAL: the daemon refused, @e says why).
+ */
+int ns_connect_main(int argc, char **argv, struct ns_err *e)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "netns", required_argument, NULL, 'n' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "iface", required_argument, NULL, 'i' },
+		{ "gso", required_argument, NULL, 'g' },
+		{ "channels", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct proto_attach req = { .netns_fd = -1 };
+	const char *sock_path = NS_SERVE_SOCKET, *netns = NULL;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct proto_why why = { 0 };
+	struct proto_msg *msg = NULL;
+	char nsbuf[64], fdbuf[16], **dargv;
+	int opt, sock = -1, err, i, n, mode;
+	long v;
+	char *end;
+
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			sock_path = optarg;
+			break;
+		case 'n':
+			netns = optarg;
+			break;
+		case 'p':
+			v = strtol(optarg, &end, 10);
+			if (*end || v <= 1 || v > INT_MAX) {
+				ns_err_set(e, "--pid '%s': not a process id", optarg);
+				return -EINVAL;
+			}
+			snprintf(nsbuf, sizeof(nsbuf), "/proc/%ld/ns/net", v);
+			netns = nsbuf;
+			break;
+		case 'i':
+			if (!optarg[0] || strlen(optarg) >= IFNAMSIZ) {
+				ns_err_set(e, "--iface '%s': not an interface name", optarg);
+				return -EINVAL;
+			}
+			strcpy(req.ifname, optarg);
+			break;
+		case 'g':
+			mode = proto_gso_mode_parse(optarg);
+			if (mode < 0) {
+				ns_err_set(e, "--gso '%s': expected hw, sw or off (leave it out for auto)", optarg);
+				return -EINVAL;
+			}
+			req.has_gso_mode = true;
+			req.gso_mode = mode;
+			break;
+		case 'c':
+			v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > PROTO_MAX_CHANNELS) {
+				ns_err_set(e, "--channels '%s': expected 1..%d", optarg, PROTO_MAX_CHANNELS);
+				return -EINVAL;
+			}
+			req.channels = v;
+			break;
+		default:
+			ns_err_set(e, "%s option '%s'\n%s", opt == ':' ? "missing the value of" : "unknown",
+				   argv[optind - 1], serve_usage);
+			return -EINVAL;
+		}
+	}
+	if (!netns || optind >= argc) {
+		ns_err_set(e, "%s\n%s", !netns ? "which namespace? give --netns PATH or --pid PID"
+					       : "no datapath command after '--'", serve_usage);
+		return -EINVAL;
+	}
+	req.netns_fd = open(netns, O_RDONLY | O_CLOEXEC);
+	if (req.netns_fd < 0) {
+		err = -errno;
+		ns_err_set(e, "netns %s: %s", netns, strerror(errno));
+		return err;
+	}
+	if (strlen(sock_path) >= sizeof(sa.sun_path)) {
+		ns_err_set(e, "socket %s: path too long", sock_path);
+		err = -ENAMETOOLONG;
+		goto out;
+	}
+	strcpy(sa.sun_path, sock_path);
+	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (sock < 0 || connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		err = -errno;
+		ns_err_set(e, "netsetup serve at %s: %s", sock_path, strerror(errno));
+		goto out;
+	}
+	err = proto_send_attach(sock, 1, &req);
+	if (err) {
+		ns_err_set(e, "ATTACH: send: %s", strerror(-err));
+		goto out;
+	}
+	err = proto_recv(sock, &msg, &why);
+	if (err <= 0) {
+		ns_err_set(e, "netsetup serve: %s", err ? why.text : "closed the connection");
+		err = err ? err : -ECONNRESET;
+		goto out;
+	}
+	if (msg->type == PROTO_MSG_ERROR) {
+		ns_err_set(e, "%s", msg->error.message);
+		err = -msg->error.err;
+		goto out;
+	}
+	if (msg->type != PROTO_MSG_ACK) {
+		ns_err_set(e, "netsetup serve answered %s, expected ACK or ERROR",
+			   proto_msg_type_name(msg->type));
+		err = -EPROTO;
+		goto out;
+	}
+	/* Accepted: the rest of the conversation is the datapath's. */
+	n = argc - optind;
+	dargv = calloc(n + 3, sizeof(*dargv));
+	if (!dargv) {
+		err = -ENOMEM;
+		ns_err_set(e, "out of memory");
+		goto out;
+	}
+	snprintf(fdbuf, sizeof(fdbuf), "%d", sock);
+	dargv[0] = argv[optind];
+	dargv[1] = "--fd";
+	dargv[2] = fdbuf;
+	for (i = 1; i < n; i++)
+		dargv[i + 2] = argv[optind + i];
+	fcntl(sock, F_SETFD, 0);
+	close(req.netns_fd);
+	req.netns_fd = -1;
+	proto_msg_free(msg);
+	msg = NULL;
+	fflush(NULL);
+	execvp(dargv[0], dargv);
+	err = -errno;
+	ns_err_set(e, "cannot execute %s: %s", dargv[0], strerror(errno));
+	free(dargv);
+out:
+	proto_msg_free(msg);
+	if (sock >= 0)
+		close(sock);
+	if (req.netns_fd >= 0)
+		close(req.netns_fd);
+	return err;
+}

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# netsetup as a chained CNI plugin, called exactly as a runtime calls a chain:
+# Debian's ptp plugin (host-local IPAM, private dataDir, test-only subnet,
+# its "host" side in a namespace of ours) makes eth0, then "sandnet" (a
+# symlink to netsetup in our own CNI_PATH, found by the configuration's
+# "type") gets the same configuration with ptp's result as prevResult.
+# ADD: the result is prevResult, a datapath runs detached and answers ping
+# for the container's address and the UDP port the configuration publishes; CHECK passes; DEL stops it and gives back
+# exactly what ptp made; DEL again is a no-op; a datapath killed with
+# SIGKILL makes CHECK fail (code 102) and DEL still restores. Malformed JSON
+# and missing fields give CNI error JSON on stdout with the spec's codes.
+. "$SANDNET_TESTS/lib/common.sh"
+. "$SANDNET_TESTS/lib/netsetup.sh"
+
+CNI_DIR=/usr/lib/cni
+[ -x "$CNI_DIR/ptp" ] && [ -x "$CNI_DIR/host-local" ] || sn_skip "no CNI ptp/host-local in $CNI_DIR"
+[ -x "$DATAPATH" ] || sn_skip "no $DATAPATH"
+
+sn_netns_add host
+sn_netns_add ct
+HOSTNS=$(sn_ns host)
+CT=$(sn_ns ct)
+NSP=$(ns_path ct)
+CID=sandnet-rt-$$
+SUBNET=10.$((200 + $$ % 50)).$(($$ % 250)).0/24
+mkdir -p "$SN_TMP/ipam" "$SN_TMP/bin"
+ln -s "$CNI_DIR/ptp" "$SN_TMP/bin/ptp"
+ln -s "$CNI_DIR/host-local" "$SN_TMP/bin/host-local"
+ln -s "$NETSETUP" "$SN_TMP/bin/sandnet"
+cat >"$SN_TMP/ptp.json" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "sandnet-test-$$",
+  "type": "ptp",
+  "ipMasq": false,
+  "mtu": 1500,
+  "ipam": {
+    "type": "host-local",
+    "subnet": "$SUBNET",
+    "dataDir": "$SN_TMP/ipam",
+    "routes": [ { "dst": "0.0.0.0/0" } ]
+  }
+}
+EOF
+# cni PLUGIN COMMAND CONFIG [VAR=VALUE...]: one plugin call as a runtime makes it.
+cni() {
+	local plugin=$1 cmd=$2 conf=$3; shift 3
+	ip netns exec "$HOSTNS" env CNI_COMMAND="$cmd" CNI_CONTAINERID="$CID" CNI_NETNS="$NSP" \
+		CNI_IFNAME=eth0 CNI_PATH="$SN_TMP/bin" "$@" "$SN_TMP/bin/$plugin" <"$conf"
+}
+# sandnet_conf PREVRESULT_FILE OUT: our configuration, the chain's, with prevResult.
+sandnet_conf() {
+	python3 - "$1" "$2" "$DATAPATH" <<'EOF'
+import json, sys
+prev = json.load(open(sys.argv[1])) if sys.argv[1] != "-" else None
+conf = {"cniVersion": "1.0.0", "name": "sandnet-test", "type": "sandnet",
+        "datapath": sys.argv[3], "gso": "auto", "channels": 1,
+        "publish": ["udp:5000=127.0.0.1:6000"]}
+if prev is not None:
+    conf["prevResult"] = prev
+json.dump(conf, open(sys.argv[2], "w"))
+EOF
+}
+# alive PID: runs and is no zombie (an orphan is reaped by whoever adopted it, maybe late).
+alive() { [ -r "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)" != Z ]; }
+# expect_cni_error WHAT CODE WORDS -- CMD...: CMD exits non-zero with a CNI error object.
+expect_cni_error() {
+	local what=$1 code=$2 words=$3 rc; shift 4
+	"$@" >"$SN_TMP/err.json" 2>"$SN_TMP/err.txt"; rc=$?
+	[ "$rc" -ne 0 ] || sn_fail "$what: succeeded: $(cat "$SN_TMP/err.json")"
+	! grep -Eq 'Sanitizer|runtime error' "$SN_TMP/err.txt" || sn_fail "$what: sanitizer: $(cat "$SN_TMP/err.txt")"
+	python3 - "$SN_TMP/err.json" "$code" "$words" <<'EOF' || sn_fail "$what: not the CNI error expected: $(cat "$SN_TMP/err.json")"
+import json, re, sys
+e = json.load(open(sys.argv[1]))
+assert set(e) == {"cniVersion", "code", "msg", "details"}, e
+assert e["code"] == int(sys.argv[2]), e
+assert re.search(sys.argv[3], e["msg"] + ": " + e["details"]), e
+print("ok: CNI error", e["code"], e["msg"] + ":", e["details"])
+EOF
+}
+
+sn_on_exit "cni ptp DEL '$SN_TMP/ptp.json'"
+cni ptp ADD "$SN_TMP/ptp.json" >"$SN_TMP/ptp-result.json" || sn_fail "ptp ADD: $(cat "$SN_TMP/ptp-result.json")"
+CT_IP=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ips"][0]["address"].split("/")[0])' "$SN_TMP/ptp-result.json")
+# eth0 gets its IPv6 link-local address a moment after ptp returns.
+sn_wait_for 10 sh -c "ip -n '$CT' -6 addr show dev eth0 scope link | grep -q inet6" ||
+	sn_fail "eth0 never got its IPv6 link-local address"
+ns_settle "$CT"
+ns_snapshot "$CT" "$SN_TMP/before"
+sandnet_conf "$SN_TMP/ptp-result.json" "$SN_TMP/sandnet.json"
+
+sn_log "malformed configurations and environments give CNI errors"
+printf '{"cniVersion": "1.0.0", "name": ' >"$SN_TMP/bad.json"
+expect_cni_error "truncated JSON" 6 "decode" -- cni sandnet ADD "$SN_TMP/bad.json"
+echo '[1, 2]' >"$SN_TMP/bad.json"
+expect_cni_error "not an object" 6 "not a JSON object" -- cni sandnet ADD "$SN_TMP/bad.json"
+echo '{"name": "x", "prevResult": {}}' >"$SN_TMP/bad.json"
+expect_cni_error "no cniVersion" 7 'cniVersion" missing' -- cni sandnet ADD "$SN_TMP/bad.json"
+echo '{"cniVersion": "9.9.9", "name": "x"}' >"$SN_TMP/bad.json"
+expect_cni_error "unknown cniVersion" 1 "9.9.9" -- cni sandnet ADD "$SN_TMP/bad.json"
+echo '{"cniVersion": "1.0.0", "prevResult": {}}' >"$SN_TMP/bad.json"
+expect_cni_error "no name" 7 'name" missing' -- cni sandnet ADD "$SN_TMP/bad.json"
+echo '{"cniVersion": "1.0.0", "name": "x", "name": "y"}' >"$SN_TMP/bad.json"
+expect_cni_error "duplicate key" 6 "duplicate" -- cni sandnet ADD "$SN_TMP/bad.json"
+sandnet_conf - "$SN_TMP/noprev.json"
+expect_cni_error "ADD without prevResult" 7 "chained plugin" -- cni sandnet ADD "$SN_TMP/noprev.json"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["channels"]="two"; json.dump(c, open(sys.argv[2],"w"))' \
+	"$SN_TMP/sandnet.json" "$SN_TMP/bad.json"
+expect_cni_error "channels not a number" 7 '"channels"' -- cni sandnet ADD "$SN_TMP/bad.json"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["publish"]="udp:53=x"; json.dump(c, open(sys.argv[2],"w"))' \
+	"$SN_TMP/sandnet.json" "$SN_TMP/bad.json"
+expect_cni_error "publish not an array" 7 '"publish"' -- cni sandnet ADD "$SN_TMP/bad.json"
+expect_cni_error "no CNI_IFNAME" 4 "CNI_IFNAME" -- cni sandnet ADD "$SN_TMP/sandnet.json" CNI_IFNAME=
+expect_cni_error "bad CNI_CONTAINERID" 4 "CNI_CONTAINERID" -- cni sandnet ADD "$SN_TMP/sandnet.json" CNI_CONTAINERID="a b"
+expect_cni_error "relative CNI_NETNS" 4 "CNI_NETNS" -- cni sandnet ADD "$SN_TMP/sandnet.json" CNI_NETNS=netns
+expect_cni_error "unknown command" 4 "CNI_COMMAND 'FROB'" -- cni sandnet FROB "$SN_TMP/sandnet.json"
+expect_cni_error "CHECK before ADD" 101 "not attached" -- cni sandnet CHECK "$SN_TMP/sandnet.json"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["datapath"]="/nonexistent/datapath"; json.dump(c, open(sys.argv[2],"w"))' \
+	"$SN_TMP/sandnet.json" "$SN_TMP/bad.json"
+expect_cni_error "datapath that cannot start" 100 "attach failed" -- cni sandnet ADD "$SN_TMP/bad.json"
+ns_snapshot "$CT" "$SN_TMP/after-errors"
+ns_same "$SN_TMP/before" "$SN_TMP/after-errors" "namespace after refused ADDs"
+[ -z "$(ls "$SANDNET_STATE_DIR" 2>/dev/null)" ] || sn_fail "refused ADDs left files: $(ls "$SANDNET_STATE_DIR")"
+echo '{"cniVersion": "1.0.0"}' >"$SN_TMP/v.json"
+cni sandnet VERSION "$SN_TMP/v.json" | python3 -c 'import json,sys; v=json.load(sys.stdin); assert "1.0.0" in v["supportedVersions"] and "0.4.0" in v["supportedVersions"], v' ||
+	sn_fail "VERSION"
+
+sn_log "ADD through the chain"
+cni sandnet ADD "$SN_TMP/sandnet.json" >"$SN_TMP/add.json" 2>"$SN_TMP/add.err" ||
+	sn_fail "sandnet ADD: $(cat "$SN_TMP/add.json" "$SN_TMP/add.err")"
+cat "$SN_TMP/add.err"
+python3 - "$SN_TMP/ptp-result.json" "$SN_TMP/add.json" <<'EOF' || sn_fail "ADD result is not prevResult"
+import json, sys
+prev, res = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert res == prev, (res, prev)
+print("ADD result = prevResult:", res["ips"])
+EOF
+STATE=$(ls "$SANDNET_STATE_DIR"/*.state)
+grep "^owner cni:$CID:eth0$" "$STATE" || sn_fail "state file has no owner: $(cat "$STATE")"
+DP_PID=$(awk '$1 == "datapath" { print $2 }' "$STATE")
+[ -n "$DP_PID" ] && alive "$DP_PID" || sn_fail "no running datapath in the state: $(cat "$STATE")"
+[ "$(readlink "/proc/$DP_PID/exe")" = "$(readlink -f "$DATAPATH")" ] || sn_fail "pid $DP_PID is not the datapath"
+# The runtime reads our stdout to EOF: the datapath must not hold it.
+ls -l "/proc/$DP_PID/fd/1" | grep -q /dev/null || sn_fail "the datapath holds the plugin's stdout"
+[ -z "$(ip -n "$CT" -4 addr show dev eth0 | grep inet)" ] || sn_fail "the kernel still has the address"
+sn_log "the host side pings the container through sandnet"
+ip netns exec "$HOSTNS" ping -c 3 -i 0.2 -W 2 "$CT_IP" || sn_fail "ping $CT_IP through sandnet"
+sn_log "the published UDP port (configuration key \"publish\") answers through sandnet"
+# The datapath runs where the plugin ran (the ptp "host" namespace): the backend too.
+ip netns exec "$HOSTNS" python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 6000))
+while True:
+    d, a = s.recvfrom(70000); s.sendto(d.upper(), a)' &
+sn_on_exit "kill $!"
+ip netns exec "$HOSTNS" python3 - "$CT_IP" <<'EOF' || sn_fail "published UDP port 5000"
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
+for i in range(5):
+    s.sendto(b"sandnet-cni", (sys.argv[1], 5000))
+    try:
+        d, a = s.recvfrom(100)
+        break
+    except socket.timeout:
+        continue
+else:
+    sys.exit("no answer from the published port")
+assert d == b"SANDNET-CNI" and a == (sys.argv[1], 5000), (d, a)
+print("published udp:5000 answered", d, "from", a)
+EOF
+cni sandnet CHECK "$SN_TMP/sandnet.json" >"$SN_TMP/check.out" || sn_fail "CHECK: $(cat "$SN_TMP/check.out")"
+[ ! -s "$SN_TMP/check.out" ] || sn_fail "CHECK printed: $(cat "$SN_TMP/check.out")"
+expect_cni_error "second ADD" 100 "already attached" -- cni sandnet ADD "$SN_TMP/sandnet.json"
+
+sn_log "DEL gives back what ptp made and stops the datapath"
+cni sandnet DEL "$SN_TMP/sandnet.json" || sn_fail "DEL"
+! alive "$DP_PID" || sn_fail "datapath $DP_PID still runs after DEL"
+ns_settle "$CT"
+ns_snapshot "$CT" "$SN_TMP/after-del"
+ns_same "$SN_TMP/before" "$SN_TMP/after-del" "namespace after ADD + DEL"
+[ -z "$(ls "$SANDNET_STATE_DIR")" ] || sn_fail "DEL left files: $(ls "$SANDNET_STATE_DIR")"
+cni sandnet DEL "$SN_TMP/sandnet.json" || sn_fail "second DEL is not a no-op"
+ip netns exec "$HOSTNS" ping -c 1 -W 2 "$CT_IP" || sn_fail "the kernel does not answer after DEL"
+
+sn_log "a datapath killed with SIGKILL: CHECK fails, DEL still restores"
+cni sandnet ADD "$SN_TMP/sandnet.json" >/dev/null || sn_fail "ADD again"
+DP_PID=$(awk '$1 == "datapath" { print $2 }' "$SANDNET_STATE_DIR"/*.state)
+kill -9 "$DP_PID"
+sn_wait_for 5 eval "! alive $DP_PID" || sn_fail "datapath $DP_PID survives SIGKILL"
+expect_cni_error "CHECK with a dead datapath" 102 "is not running" -- cni sandnet CHECK "$SN_TMP/sandnet.json"
+cni sandnet DEL "$SN_TMP/sandnet.json" || sn_fail "DEL after SIGKILL"
+ns_settle "$CT"
+ns_snapshot "$CT" "$SN_TMP/after-kill"
+ns_same "$SN_TMP/before" "$SN_TMP/after-kill" "namespace after ADD + SIGKILL + DEL"
+echo "CNI chain ptp -> sandnet: ADD, CHECK, DEL, errors"

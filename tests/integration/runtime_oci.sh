@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# `netsetup oci-hook` as an OCI runtime runs it. Debian's CNI ptp plugin
+# builds the container's netns (its "host" side in a namespace of ours);
+# Debian's crun runs a busybox-static rootfs whose config.json joins that
+# netns by path and declares the hooks: createRuntime `netsetup oci-hook
+# create --datapath DATAPATH` and poststop `netsetup oci-hook poststop`, with
+# the annotation sandnet.publish=udp:5000=127.0.0.1:6000. crun, the hooks and
+# the datapath run in the ptp "host" namespace (ip netns exec gives crun a
+# private mount namespace; a tmpfs over /sys/fs/cgroup there makes crun see
+# no cgroup hierarchy, since it refuses this machine's hybrid one). The peer
+# (the host side) pings the container through sandnet and reaches the
+# published UDP port (echoed by a backend on 127.0.0.1:6000); crun delete
+# runs poststop, which stops the datapath and gives back what ptp made.
+# Before crun, the hook is fed state JSON directly: malformed input refused,
+# poststop with nothing attached is a no-op; create by pid (no bundle, so no
+# namespace path is recorded) and poststop, which must still give back.
+. "$SANDNET_TESTS/lib/common.sh"
+. "$SANDNET_TESTS/lib/netsetup.sh"
+
+CNI_DIR=/usr/lib/cni
+[ -x "$CNI_DIR/ptp" ] && [ -x "$CNI_DIR/host-local" ] || sn_skip "no CNI ptp/host-local in $CNI_DIR"
+[ -x "$DATAPATH" ] || sn_skip "no $DATAPATH"
+command -v crun >/dev/null || sn_skip "no crun (apt-get install crun)"
+BUSYBOX=$(command -v busybox) || sn_skip "no busybox (apt-get install busybox-static)"
+file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' || ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic' ||
+	sn_skip "$BUSYBOX is not static (apt-get install busybox-static)"
+
+sn_netns_add host
+sn_netns_add ct
+HOSTNS=$(sn_ns host)
+CT=$(sn_ns ct)
+NSP=$(ns_path ct)
+CID=sn$$oci
+SUBNET=10.$((200 + $$ % 50)).$(( ($$ + 7) % 250)).0/24
+mkdir -p "$SN_TMP/ipam"
+cat >"$SN_TMP/ptp.json" <<EOF
+{ "cniVersion": "1.0.0", "name": "sandnet-oci-$$", "type": "ptp", "ipMasq": false, "mtu": 1500,
+  "ipam": { "type": "host-local", "subnet": "$SUBNET", "dataDir": "$SN_TMP/ipam",
+            "routes": [ { "dst": "0.0.0.0/0" } ] } }
+EOF
+ptp() {
+	ip netns exec "$HOSTNS" env CNI_COMMAND="$1" CNI_CONTAINERID="$CID" CNI_NETNS="$NSP" \
+		CNI_IFNAME=eth0 CNI_PATH="$CNI_DIR" "$CNI_DIR/ptp" <"$SN_TMP/ptp.json"
+}
+sn_on_exit "ptp DEL"
+ptp ADD >"$SN_TMP/ptp-result.json" || sn_fail "ptp ADD: $(cat "$SN_TMP/ptp-result.json")"
+CT_IP=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ips"][0]["address"].split("/")[0])' "$SN_TMP/ptp-result.json")
+sn_wait_for 10 sh -c "ip -n '$CT' -6 addr show dev eth0 scope link | grep -q inet6" || sn_fail "no IPv6 link-local on eth0"
+ns_settle "$CT"
+ns_snapshot "$CT" "$SN_TMP/before"
+
+sn_log "the hook refuses malformed state"
+hook() { ip netns exec "$HOSTNS" "$NETSETUP" oci-hook "$@"; }
+ns_expect_fail "state not JSON" "OCI state on stdin: line [0-9]+ column" -- hook create --datapath "$DATAPATH" <<<'{"id": '
+ns_expect_fail "state without id" '"id" missing' -- hook create <<<'{"pid": 5, "status": "creating"}'
+ns_expect_fail "state without pid or netns path" '"pid" missing' -- hook create <<<'{"id": "x", "status": "creating"}'
+ns_expect_fail "unknown status" 'status "running"' -- hook <<<'{"id": "x", "status": "running", "pid": 5}'
+ns_expect_fail "unknown option" "unknown option" -- hook --frob <<<'{}'
+hook poststop <<<'{"id": "never-attached", "status": "stopped"}' || sn_fail "poststop with nothing attached"
+ns_snapshot "$CT" "$SN_TMP/after-errors"
+ns_same "$SN_TMP/before" "$SN_TMP/after-errors" "namespace after refused hooks"
+
+sn_log "the hook fed state JSON directly: attach by pid, poststop gives back"
+# No bundle: the namespace is the pid's, and no path is recorded; poststop
+# reaches it through the datapath's sockets (pidfd_getfd + SIOCGSKNS).
+ip netns exec "$CT" sleep 60 >/dev/null 2>&1 &
+CPID=$!
+sn_on_exit "kill $CPID"
+sn_wait_for 5 sh -c "[ \"\$(readlink /proc/$CPID/ns/net)\" = \"\$(ip netns exec '$CT' readlink /proc/self/ns/net)\" ]" ||
+	sn_fail "the container process did not enter $CT"
+hook create --datapath "$DATAPATH" <<<"{\"ociVersion\": \"1.0.2\", \"id\": \"direct-$$\", \"status\": \"creating\", \"pid\": $CPID}" ||
+	sn_fail "hook create by pid"
+STATE=$(ls "$SANDNET_STATE_DIR"/*.state) || sn_fail "no state after hook create"
+grep -q "^owner oci:direct-$$$" "$STATE" && ! grep -q "^netnspath" "$STATE" || sn_fail "state: $(cat "$STATE")"
+DP_PID=$(awk '$1 == "datapath" { print $2 }' "$STATE")
+[ -z "$(ip -n "$CT" -4 addr show dev eth0 | grep inet)" ] || sn_fail "the kernel still has the address"
+ip netns exec "$HOSTNS" ping -c 2 -i 0.2 -W 2 "$CT_IP" || sn_fail "ping through sandnet (hook by pid)"
+hook <<<"{\"id\": \"direct-$$\", \"status\": \"stopped\"}" || sn_fail "hook poststop"
+sn_wait_for 5 sh -c "[ ! -e /proc/$DP_PID ] || grep -q ') Z' /proc/$DP_PID/stat" || sn_fail "datapath survives poststop"
+[ -z "$(ls "$SANDNET_STATE_DIR")" ] || sn_fail "poststop left: $(ls "$SANDNET_STATE_DIR")"
+ns_settle "$CT"
+ns_snapshot "$CT" "$SN_TMP/after-direct"
+ns_same "$SN_TMP/before" "$SN_TMP/after-direct" "namespace after hook create (pid) + poststop"
+kill "$CPID"
+
+sn_log "a busybox container under crun, hooks in config.json"
+B=$SN_TMP/bundle
+mkdir -p "$B/rootfs/bin" "$SN_TMP/crun"
+cp "$BUSYBOX" "$B/rootfs/bin/busybox"
+for c in sh sleep; do ln -s busybox "$B/rootfs/bin/$c"; done
+(cd "$B" && crun spec) || sn_fail "crun spec"
+python3 - "$B/config.json" "$NETSETUP" "$DATAPATH" "$NSP" "$SANDNET_STATE_DIR" <<'EOF'
+import json, sys
+path, netsetup, datapath, nsp, statedir = sys.argv[1:]
+c = json.load(open(path))
+c["process"]["terminal"] = False
+c["process"]["args"] = ["sleep", "60"]
+c["linux"].pop("resources", None)
+c["linux"]["namespaces"] = [{"type": t} for t in ("pid", "ipc", "uts", "mount")] + \
+    [{"type": "network", "path": nsp}]
+env = ["SANDNET_STATE_DIR=" + statedir, "PATH=/usr/sbin:/usr/bin:/sbin:/bin"]
+c["hooks"] = {
+    "createRuntime": [{"path": netsetup, "args": ["netsetup", "oci-hook", "create", "--datapath", datapath],
+                       "env": env, "timeout": 30}],
+    "poststop": [{"path": netsetup, "args": ["netsetup", "oci-hook", "poststop"], "env": env, "timeout": 30}],
+}
+c["annotations"] = {"sandnet.publish": "udp:5000=127.0.0.1:6000"}
+json.dump(c, open(path, "w"), indent=1)
+EOF
+crun_() {
+	ip netns exec "$HOSTNS" sh -c 'mount -t tmpfs sandnet-nocgroup /sys/fs/cgroup && exec "$@"' crun \
+		crun --cgroup-manager=disabled --root "$SN_TMP/crun" "$@"
+}
+sn_on_exit "crun_ delete -f $CID"
+# The UDP backend the published port goes to, in the datapath's netns.
+ip netns exec "$HOSTNS" python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 6000))
+while True:
+    d, a = s.recvfrom(70000); s.sendto(d[::-1], a)' &
+sn_on_exit "kill $!"
+if ! crun_ run --detach --bundle "$B" "$CID" >"$SN_TMP/crun.out" 2>&1; then
+	cat "$SN_TMP/crun.out"
+	sn_fail "crun run failed (above)"
+fi
+cat "$SN_TMP/crun.out"
+crun_ state "$CID" | tee "$SN_TMP/crun-state.json"
+STATE=$(ls "$SANDNET_STATE_DIR"/*.state 2>/dev/null) || sn_fail "createRuntime hook attached nothing"
+grep -q "^owner oci:$CID$" "$STATE" || sn_fail "state owner: $(cat "$STATE")"
+grep -q "^netnspath $NSP$" "$STATE" || sn_fail "state netns path: $(cat "$STATE")"
+DP_PID=$(awk '$1 == "datapath" { print $2 }' "$STATE")
+[ -n "$DP_PID" ] && [ -e "/proc/$DP_PID" ] || sn_fail "no datapath running: $(cat "$STATE")"
+[ -z "$(ip -n "$CT" -4 addr show dev eth0 | grep inet)" ] || sn_fail "the kernel still has the address"
+CPID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$SN_TMP/crun-state.json")
+[ "$(readlink "/proc/$CPID/ns/net")" = "$(ip netns exec "$CT" readlink /proc/self/ns/net)" ] ||
+	sn_fail "the container does not run in the ptp namespace"
+
+sn_log "the peer reaches the container through sandnet"
+ip netns exec "$HOSTNS" ping -c 3 -i 0.2 -W 2 "$CT_IP" || sn_fail "ping $CT_IP through sandnet"
+ip netns exec "$HOSTNS" python3 - "$CT_IP" <<'EOF' || sn_fail "published UDP port 5000 (annotation)"
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2)
+for i in range(3):
+    s.sendto(b"sandnet-oci", (sys.argv[1], 5000))
+    try:
+        d, a = s.recvfrom(100)
+        break
+    except socket.timeout:
+        continue
+else:
+    sys.exit("no answer from the published port")
+assert d == b"sandnet-oci"[::-1] and a == (sys.argv[1], 5000), (d, a)
+print("published udp:5000 answered", d, "from", a)
+EOF
+
+sn_log "crun delete runs poststop: datapath stopped, addresses back"
+crun_ kill "$CID" KILL || sn_fail "crun kill"
+sn_wait_for 10 sh -c "crun --root '$SN_TMP/crun' state '$CID' | grep -q '\"stopped\"'" || sn_fail "container does not stop"
+crun_ delete "$CID" || sn_fail "crun delete"
+sn_wait_for 5 sh -c "[ ! -e /proc/$DP_PID ] || grep -q ') Z' /proc/$DP_PID/stat" || sn_fail "datapath $DP_PID survives poststop"
+[ -z "$(ls "$SANDNET_STATE_DIR")" ] || sn_fail "poststop left: $(ls "$SANDNET_STATE_DIR")"
+ns_settle "$CT"
+ns_snapshot "$CT" "$SN_TMP/after"
+ns_same "$SN_TMP/before" "$SN_TMP/after" "namespace after crun run + delete"
+ip netns exec "$HOSTNS" ping -c 1 -W 2 "$CT_IP" || sn_fail "the kernel does not answer after poststop"
+echo "crun + oci-hook: attached, pinged, published, given back"

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_netsetup_oci.c - `netsetup oci-hook`: its command line and the OCI state it reads
+ *
+ * Everything that must be refused before anything is started: malformed
+ * state JSON (with line and column), a missing or unusable id, no pid and no
+ * netns path, a status that names no stage, unknown options, datapath
+ * arguments outside "--". poststop with nothing attached succeeds and
+ * changes nothing; --help prints the usage and succeeds.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "netsetup/netsetup.h"
+
+static char dir[] = "/tmp/test_netsetup_oci.XXXXXX";
+
+static void setup(void)
+{
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("SANDNET_STATE_DIR", dir, 1);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	strcpy(dir, "/tmp/test_netsetup_oci.XXXXXX");
+}
+
+static int hook(const char *state, struct ns_err *e, ...)
+{
+	char *argv[16] = { "oci-hook" };
+	int argc = 1, err;
+	va_list ap;
+	FILE *in;
+
+	va_start(ap, e);
+	while ((argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	in = fmemopen((void *)state, strlen(state), "r");
+	ck_assert_ptr_nonnull(in);
+	e->text[0] = 0;
+	err = ns_oci_main(argc, argv, in, e);
+	fclose(in);
+	return err;
+}
+
+#define REFUSED(words, state, ...) do {							\
+		struct ns_err e_;							\
+		int err_ = hook(state, &e_, __VA_ARGS__);				\
+		ck_assert_msg(err_ == -EINVAL, "%s: returned %d (%s)", state, err_, e_.text); \
+		ck_assert_msg(strstr(e_.text, words), "%s: '%s' not in '%s'", state, words, e_.text); \
+	} while (0)
+
+START_TEST(refusals)
+{
+	REFUSED("OCI state on stdin: line 1 column", "{\"id\": ", "create", NULL);
+	REFUSED("not a JSON object", "[1]", "create", NULL);
+	REFUSED("\"id\" missing", "{\"pid\": 42}", "create", NULL);
+	REFUSED("not a usable container id", "{\"id\": \"a b\", \"pid\": 42}", "create", NULL);
+	REFUSED("not a usable container id", "{\"id\": 5, \"pid\": 42}", "create", NULL);
+	REFUSED("\"pid\" missing, and config.json names no network namespace path",
+		"{\"id\": \"c1\", \"bundle\": \"/nonexistent\"}", "create", NULL);
+	REFUSED("\"pid\" is not a container process id", "{\"id\": \"c1\", \"pid\": 1}", "create", NULL);
+	REFUSED("\"pid\" is not a container process id", "{\"id\": \"c1\", \"pid\": \"7\"}", "create", NULL);
+	REFUSED("\"status\" missing and no stage", "{\"id\": \"c1\", \"pid\": 42}", NULL);
+	REFUSED("status \"paused\": give the stage", "{\"id\": \"c1\", \"status\": \"paused\"}", NULL);
+	REFUSED("unknown option '--frob'", "{}", "--frob", NULL);
+	REFUSED("missing the value of option '--datapath'", "{}", "create", "--datapath", NULL);
+	REFUSED("--gso 'fast'", "{}", "--gso", "fast", NULL);
+	REFUSED("--channels '0'", "{}", "--channels", "0", NULL);
+	REFUSED("unexpected argument 'extra'", "{}", "create", "extra", NULL);
+}
+END_TEST
+
+START_TEST(poststop_nothing_attached)
+{
+	struct ns_err e;
+
+	ck_assert_int_eq(hook("{\"id\": \"c1\", \"status\": \"stopped\"}", &e, NULL), 0);
+	ck_assert_int_eq(hook("{\"id\": \"c1\"}", &e, "poststop", NULL), 0);
+	/* Nothing was created either. */
+	ck_assert_int_eq(rmdir(dir), 0);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+}
+END_TEST
+
+START_TEST(help)
+{
+	struct ns_err e;
+
+	ck_assert_int_eq(hook("", &e, "--help", NULL), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("netsetup_oci");
+	TCase *tc = tcase_create("oci");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, refusals);
+	tcase_add_test(tc, poststop_nothing_attached);
+	tcase_add_test(tc, help);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
