@@ -28,7 +28,7 @@
 /* Major versions this build speaks, lowest to highest, and its minor. */
 #define PROTO_VERSION_MIN	1
 #define PROTO_VERSION_MAX	1
-#define PROTO_VERSION_MINOR	0
+#define PROTO_VERSION_MINOR	1	/* 1: ATTACH */
 
 /* Limits; a message over any of them is refused with ERROR (E2BIG). */
 #define PROTO_MSG_MAX_BYTES	65536	/* one message, header included */
