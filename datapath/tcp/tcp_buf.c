@@ -40,6 +40,28 @@ static uint32_t tcp_pow2_ceil(uint32_t v)
 }
 
 /**
+ * tcp_stack_retire() - keep send memory until tcp_stack_tx_done()
+ * @s: the stack
+ * @buf: memory queued segments may still point into
+ *
+ * Return: 0, or -ENOMEM (then @buf is still the caller's).
+ */
+int tcp_stack_retire(struct tcp_stack *s, void *buf)
+{
+	if (s->nretired == s->cap_retired) {
+		uint32_t n = s->cap_retired ? s->cap_retired * 2 : 8;
+		void **p = realloc(s->retired, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->retired = p;
+		s->cap_retired = n;
+	}
+	s->retired[s->nretired++] = buf;
+	return 0;
+}
+
+/**
  * tcp_ring_reserve() - grow a ring to at least @cap bytes
  * @r: the ring
  * @cap: wanted capacity (rounded up to a power of two)
@@ -66,18 +88,10 @@ int tcp_ring_reserve(struct tcp_ring *r, uint32_t cap, struct tcp_stack *retire_
 		memcpy(nb, r->buf + r->head, first);
 		memcpy(nb + first, r->buf, r->head);
 		if (retire_to) {
-			if (retire_to->nretired == retire_to->cap_retired) {
-				uint32_t n = retire_to->cap_retired ? retire_to->cap_retired * 2 : 8;
-				void **p = realloc(retire_to->retired, n * sizeof(*p));
-
-				if (!p) {
-					free(nb);
-					return -ENOMEM;
-				}
-				retire_to->retired = p;
-				retire_to->cap_retired = n;
+			if (tcp_stack_retire(retire_to, r->buf) < 0) {
+				free(nb);
+				return -ENOMEM;
 			}
-			retire_to->retired[retire_to->nretired++] = r->buf;
 		} else {
 			free(r->buf);
 		}

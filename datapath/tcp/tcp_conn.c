@@ -299,6 +299,10 @@ static void tcp_conn_free(struct tcp_conn *c)
 		s->all = c->all_next;
 	if (c->all_next)
 		c->all_next->all_prev = c->all_prev;
+	/* Segments still queued in the link may point into the send ring: it
+	 * goes to the retired list like a replaced one (tcp_stack_tx_done()). */
+	if (c->snd.buf && tcp_stack_retire(s, c->snd.buf) == 0)
+		memset(&c->snd, 0, sizeof(c->snd));
 	tcp_ring_free(&c->snd);
 	tcp_ring_free(&c->rcv);
 	s->st.conns--;

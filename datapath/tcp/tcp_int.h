@@ -271,6 +271,7 @@ bool tcp_addr_eq(const struct tcp_addr *a, const struct tcp_addr *b);
 uint64_t tcp_siphash(const struct tcp_stack *s, const void *data, size_t len);
 
 /* tcp_buf.c */
+int tcp_stack_retire(struct tcp_stack *s, void *buf);
 int tcp_ring_reserve(struct tcp_ring *r, uint32_t cap, struct tcp_stack *retire_to);
 void tcp_ring_free(struct tcp_ring *r);
 uint32_t tcp_ring_write_at(struct tcp_ring *r, uint32_t off, const void *data, uint32_t len);

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/*
+ * config.c - receive the configuration netsetup sends (docs/protocol.md)
+ *
+ * Theory of operation: we are the responder. proto_handshake() answers
+ * netsetup's HELLO with the version we choose. Each LINK becomes a struct
+ * link in the stack with its addresses, routes and permanent neighbours, and
+ * is answered with ACK, or ERROR with the reason when we cannot serve it (its
+ * fds are then closed by proto_msg_free()). DONE ends the intake; its ACK is
+ * sent by main() once the stack is started and privileges are dropped, so
+ * that netsetup's "ready" means ready. A malformed message was already
+ * answered by proto_recv(); any error here ends the intake: a half
+ * configured datapath serves nobody.
+ *
+ * With --listen (for `netsetup attach`), config_accept() binds a unix
+ * SOCK_SEQPACKET socket, accepts exactly one connection, and closes the
+ * listener and removes its path.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "datapath/datapath.h"
+
+/**
+ * config_accept() - wait for netsetup on a listening socket at @path
+ * @path:	filesystem path for the socket (must not exist)
+ * @fdp:	the accepted connection
+ * @err:	reason on failure
+ * @err_len:	size of @err
+ *
+ * Return: 0 or negative errno.
+ */
+int config_accept(const char *path, int *fdp, char *err, size_t err_len)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int lfd, fd, ret;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, err_len, "--listen %s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sun.sun_path, path);
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (lfd < 0) {
+		ret = -errno;
+		snprintf(err, err_len, "--listen %s: socket: %s", path, strerror(errno));
+		return ret;
+	}
+	if (bind(lfd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(lfd, 1) < 0) {
+		ret = -errno;
+		snprintf(err, err_len, "--listen %s: %s", path, strerror(errno));
+		close(lfd);
+		return ret;
+	}
+	do {
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	} while (fd < 0 && errno == EINTR);
+	ret = fd < 0 ? -errno : 0;
+	if (fd < 0)
+		snprintf(err, err_len, "--listen %s: accept: %s", path, strerror(errno));
+	close(lfd);
+	unlink(path);
+	*fdp = fd;
+	return ret;
+}
+
+static int config_link(struct stack *st, struct proto_link *pl, char *err, size_t err_len)
+{
+	struct link *l;
+	unsigned int i;
+	int ret;
+
+	if (stack_link_by_ifindex(st, pl->ifindex)) {
+		snprintf(err, err_len, "link %s: ifindex %u sent twice", pl->ifname, pl->ifindex);
+		return -EEXIST;
+	}
+	l = link_new(st, pl, err, err_len);
+	if (!l)
+		return -EINVAL;
+	ret = stack_add_link(st, l);
+	if (ret < 0) {
+		snprintf(err, err_len, "link %s: too many links", pl->ifname);
+		link_free(l);
+		return ret;
+	}
+	for (i = 0; i < pl->n_routes; i++) {
+		ret = route_add(st, l, &pl->routes[i]);
+		if (ret < 0 && ret != -EEXIST) {
+			snprintf(err, err_len, "link %s: route %u: %s", pl->ifname, i, strerror(-ret));
+			return ret;
+		}
+	}
+	for (i = 0; i < pl->n_neighs; i++) {
+		ret = neigh_add_permanent(st, l, &pl->neighs[i]);
+		if (ret < 0) {
+			snprintf(err, err_len, "link %s: neighbour %u: %s", pl->ifname, i,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/**
+ * config_receive() - handshake, then LINKs until DONE
+ * @st:		stack that receives the links
+ * @fd:		connected SOCK_SEQPACKET socket to netsetup
+ * @done_seq:	sequence number of DONE, to ACK once ready
+ * @err:	reason on failure
+ * @err_len:	size of @err
+ *
+ * Return: 0 after DONE, or negative errno (ERROR was sent when it helps).
+ */
+int config_receive(struct stack *st, int fd, uint32_t *done_seq, char *err, size_t err_len)
+{
+	struct proto_why why = { 0 };
+	struct proto_msg *msg = NULL;
+	uint8_t version;
+	int ret;
+
+	ret = proto_handshake(fd, false, DP_SOFTWARE, &version, &why);
+	if (ret < 0) {
+		snprintf(err, err_len, "handshake with netsetup: %s", why.text);
+		return ret;
+	}
+	for (;;) {
+		ret = proto_recv(fd, &msg, &why);
+		if (ret == 0) {
+			snprintf(err, err_len, "netsetup closed the connection before DONE");
+			return -ECONNRESET;
+		}
+		if (ret < 0) {
+			snprintf(err, err_len, "configuration from netsetup: %s", why.text);
+			return ret;
+		}
+		switch (msg->type) {
+		case PROTO_MSG_LINK:
+			ret = config_link(st, &msg->link, err, err_len);
+			if (ret < 0)
+				proto_send_error(fd, msg->seq, -ret, "datapath: %s", err);
+			else
+				ret = proto_send_ack(fd, msg->seq);
+			break;
+		case PROTO_MSG_DONE:
+			if (!st->n_links) {
+				snprintf(err, err_len, "netsetup sent DONE without any LINK");
+				ret = -EINVAL;
+				proto_send_error(fd, msg->seq, EINVAL, "datapath: %s", err);
+				break;
+			}
+			*done_seq = msg->seq;
+			proto_msg_free(msg);
+			return 0;
+		default:
+			snprintf(err, err_len, "unexpected %s during configuration",
+				 proto_msg_type_name(msg->type));
+			ret = -EPROTO;
+			proto_send_error(fd, msg->seq, EPROTO, "datapath: %s", err);
+			break;
+		}
+		proto_msg_free(msg);
+		msg = NULL;
+		if (ret < 0)
+			return ret;
+	}
+}

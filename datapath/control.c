@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: MIT
+/*
+ * control.c - the control socket and `datapath stats`
+ *
+ * Theory of operation: --control SOCKET makes a unix SOCK_STREAM listener,
+ * bound before privileges are dropped (so it may live in /run/sandnet) and
+ * made 0600: only root and the datapath's own user may ask. A client sends
+ * one line, "stats" or "stats json", and reads the answer until EOF. The
+ * request is read and the answer written with 1-second socket timeouts right
+ * in the loop's turn: the answer is a few KiB and the client is local, so a
+ * stuck client costs at most a second or two, and no state is kept per
+ * client.
+ *
+ * control_print_stats() is the one code path for text and JSON (out.h): the
+ * JSON keys are the text labels, documented in docs/datapath.md.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "datapath/datapath.h"
+#include "datapath/net/tcp_glue.h"
+#include "datapath/out.h"
+
+#define CONTROL_REQ_MAX	64
+
+static const char *const neigh_state_names[] = {
+	[NEIGH_INCOMPLETE] = "incomplete",
+	[NEIGH_REACHABLE] = "reachable",
+	[NEIGH_STALE] = "stale",
+	[NEIGH_PERMANENT] = "permanent",
+};
+_Static_assert(sizeof(neigh_state_names) / sizeof(neigh_state_names[0]) == NEIGH_STATE_MAX,
+	       "neigh state names");
+
+static const char *const addr6_state_names[] = {
+	[ADDR6_TENTATIVE] = "tentative",
+	[ADDR6_PREFERRED] = "preferred",
+	[ADDR6_DUPLICATE] = "duplicate",
+};
+_Static_assert(sizeof(addr6_state_names) / sizeof(addr6_state_names[0]) == ADDR6_STATE_MAX,
+	       "addr6 state names");
+
+static double control_ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+static void control_link(struct out *o, struct link *l)
+{
+	const struct link_stats *s = &l->stats;
+	char buf[INET6_ADDRSTRLEN + 8], mac[18];
+	unsigned int i;
+
+	link_poll_kernel_stats(l);
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", l->mac[0], l->mac[1],
+		 l->mac[2], l->mac[3], l->mac[4], l->mac[5]);
+	out_obj_begin(o, l->name);
+	out_u64(o, "ifindex", l->ifindex);
+	out_str(o, "mac", mac);
+	out_u64(o, "mtu", l->mtu);
+	out_str(o, "gso_mode", proto_gso_mode_name(l->gso_mode));
+	out_str(o, "gso_reason", l->gso_reason);
+	out_u64(o, "gso_max_size", l->gso_max_size);
+	out_u64(o, "channels", l->n_channels);
+	out_arr_begin(o, "addresses");
+	for (i = 0; i < l->n_addr4; i++) {
+		char a[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &l->addr4[i].addr, a, sizeof(a));
+		snprintf(buf, sizeof(buf), "%s/%u", a, l->addr4[i].prefixlen);
+		out_obj_begin(o, NULL);
+		out_str(o, "address", buf);
+		out_str(o, "state", "preferred");
+		out_obj_end(o);
+	}
+	for (i = 0; i < l->n_addr6; i++) {
+		char a[INET6_ADDRSTRLEN];
+
+		inet_ntop(AF_INET6, &l->addr6[i].addr, a, sizeof(a));
+		snprintf(buf, sizeof(buf), "%s/%u", a, l->addr6[i].prefixlen);
+		out_obj_begin(o, NULL);
+		out_str(o, "address", buf);
+		out_str(o, "state", addr6_state_names[l->addr6[i].state]);
+		out_obj_end(o);
+	}
+	out_arr_end(o);
+	out_u64(o, "rx_frames", s->rx_frames);
+	out_u64(o, "rx_bytes", s->rx_bytes);
+	out_u64(o, "rx_syscalls", s->rx_syscalls);
+	out_double(o, "rx_frames_per_syscall", control_ratio(s->rx_frames, s->rx_syscalls));
+	out_u64(o, "rx_gso_frames", s->rx_gso_frames);
+	out_u64(o, "rx_gso_segments", s->rx_gso_segments);
+	out_u64(o, "rx_truncated", s->rx_truncated);
+	out_u64(o, "rx_kernel_drops", s->rx_kernel_drops);
+	out_u64(o, "tx_frames", s->tx_frames);
+	out_u64(o, "tx_bytes", s->tx_bytes);
+	out_u64(o, "tx_syscalls", s->tx_syscalls);
+	out_double(o, "tx_frames_per_syscall", control_ratio(s->tx_frames, s->tx_syscalls));
+	out_u64(o, "tx_gso_frames", s->tx_gso_frames);
+	out_u64(o, "tx_sw_segments", s->tx_sw_segments);
+	out_u64(o, "tx_eagain", s->tx_eagain);
+	out_u64(o, "tx_errors", s->tx_errors);
+	out_u64(o, "tx_queue_full", s->tx_queue_full);
+	out_u64(o, "tx_queue_max", s->tx_queue_max);
+	out_obj_end(o);
+}
+
+static void control_udp_sock(const struct udp_sock *s, void *arg)
+{
+	struct out *o = arg;
+	char a[INET6_ADDRSTRLEN];
+
+	out_obj_begin(o, NULL);
+	out_str(o, "local", net_addr_str(&s->local, a, sizeof(a)));
+	out_u64(o, "port", s->port);
+	out_str(o, "owner", s->owner);
+	out_u64(o, "rx_datagrams", s->rx_datagrams);
+	out_u64(o, "rx_bytes", s->rx_bytes);
+	out_u64(o, "tx_datagrams", s->tx_datagrams);
+	out_u64(o, "tx_bytes", s->tx_bytes);
+	out_u64(o, "tx_errors", s->tx_errors);
+	out_obj_end(o);
+}
+
+/**
+ * control_print_stats() - every counter of the process, as text or JSON
+ * @dp:		the datapath
+ * @f:		stream
+ * @json:	JSON instead of text
+ */
+void control_print_stats(struct dp *dp, FILE *f, bool json)
+{
+	struct stack *st = &dp->st;
+	uint64_t now = loop_now_ms(dp->loop);
+	struct out o;
+	unsigned int i;
+
+	out_init(&o, f, json);
+	out_u64(&o, "pid", (uint64_t)getpid());
+	out_u64(&o, "uid", (uint64_t)geteuid());
+	out_u64(&o, "uptime_ms", now - dp->start_ms);
+	out_u64(&o, "loop_turns", loop_turns(dp->loop));
+	out_u64(&o, "packets_live", (uint64_t)pkt_live());
+	out_obj_begin(&o, "links");
+	for (i = 0; i < st->n_links; i++)
+		control_link(&o, st->links[i]);
+	out_obj_end(&o);
+	out_obj_begin(&o, "drops");
+	for (i = 0; i < DROP_MAX; i++)
+		out_u64(&o, dp_drop_name(i), st->drop[i]);
+	out_obj_end(&o);
+	out_obj_begin(&o, "counters");
+	for (i = 0; i < CTR_MAX; i++)
+		out_u64(&o, dp_ctr_name(i), st->ctr[i]);
+	out_obj_end(&o);
+	out_obj_begin(&o, "reassembly");
+	out_u64(&o, "queues", ip_reasm_queues(st));
+	out_u64(&o, "bytes", ip_reasm_bytes(st));
+	out_obj_end(&o);
+	out_arr_begin(&o, "neighbours");
+	for (i = 0; i < NEIGH_MAX; i++) {
+		const struct neigh *n = &st->neigh[i];
+		char a[INET6_ADDRSTRLEN], mac[18];
+
+		if (!n->used)
+			continue;
+		inet_ntop(n->family, &n->addr, a, sizeof(a));
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", n->mac[0], n->mac[1],
+			 n->mac[2], n->mac[3], n->mac[4], n->mac[5]);
+		out_obj_begin(&o, NULL);
+		out_str(&o, "address", a);
+		out_str(&o, "mac", n->state == NEIGH_INCOMPLETE ? "-" : mac);
+		out_str(&o, "link", n->link ? n->link->name : "-");
+		out_str(&o, "state", neigh_state_names[n->state]);
+		out_u64(&o, "age_ms", n->state == NEIGH_PERMANENT ? 0 : now - n->confirmed_ms);
+		out_u64(&o, "pending", n->n_pending);
+		out_obj_end(&o);
+	}
+	out_arr_end(&o);
+	out_arr_begin(&o, "udp_sockets");
+	udp_for_each(st, control_udp_sock, &o);
+	out_arr_end(&o);
+	out_arr_begin(&o, "services");
+	for (i = 0; i < dp->n_svcs; i++)
+		svc_udp_stats(dp->svcs[i], &o);
+	for (i = 0; i < dp->n_tcp_svcs; i++)
+		svc_tcp_stats(dp->tcp_svcs[i], &o);
+	out_arr_end(&o);
+	tcp_glue_print_stats(st, &o);
+	out_finish(&o);
+}
+
+static void control_timeouts(int fd)
+{
+	struct timeval tv = { .tv_sec = 1 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+static void control_serve(struct dp *dp, int fd)
+{
+	char req[CONTROL_REQ_MAX + 1];
+	char *text = NULL;
+	size_t text_len = 0, off = 0;
+	ssize_t n;
+	FILE *f;
+	size_t got = 0;
+
+	control_timeouts(fd);
+	while (got < CONTROL_REQ_MAX && !memchr(req, '\n', got)) {
+		n = recv(fd, req + got, CONTROL_REQ_MAX - got, 0);
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	req[got] = '\0';
+	f = open_memstream(&text, &text_len);
+	if (!f)
+		return;
+	if (!strcmp(req, "stats\n") || !strcmp(req, "stats json\n"))
+		control_print_stats(dp, f, req[5] == ' ');
+	else
+		fprintf(f, "error: unknown request (expected \"stats\" or \"stats json\")\n");
+	fclose(f);
+	while (off < text_len) {
+		n = send(fd, text + off, text_len - off, MSG_NOSIGNAL);
+		if (n <= 0)
+			break;
+		off += n;
+	}
+	free(text);
+}
+
+static void control_event(struct loop_fd *h, uint32_t events)
+{
+	struct dp *dp = h->ctx;
+	int fd;
+
+	(void)events;
+	fd = accept4(dp->control_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	control_serve(dp, fd);
+	close(fd);
+}
+
+/**
+ * control_open() - bind the control socket at @path (before the privilege drop)
+ * @dp:		the datapath
+ * @path:	filesystem path; a stale socket there is replaced
+ * @err:	reason on failure
+ * @err_len:	size of @err
+ *
+ * Return: 0 or negative errno.
+ */
+int control_open(struct dp *dp, const char *path, char *err, size_t err_len)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct stat sb;
+	int ret;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, err_len, "--control %s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sun.sun_path, path);
+	if (lstat(path, &sb) == 0) {
+		if (!S_ISSOCK(sb.st_mode)) {
+			snprintf(err, err_len, "--control %s: exists and is not a socket", path);
+			return -EEXIST;
+		}
+		unlink(path);
+	}
+	dp->control_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (dp->control_fd < 0 || bind(dp->control_fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    chmod(path, 0600) < 0 || listen(dp->control_fd, 16) < 0) {
+		ret = -errno;
+		snprintf(err, err_len, "--control %s: %s", path, strerror(errno));
+		if (dp->control_fd >= 0)
+			close(dp->control_fd);
+		dp->control_fd = -1;
+		return ret;
+	}
+	snprintf(dp->control_path, sizeof(dp->control_path), "%s", path);
+	return 0;
+}
+
+/**
+ * control_start() - serve the control socket from the loop
+ * Return: 0 or negative errno.
+ */
+int control_start(struct dp *dp)
+{
+	if (dp->control_fd < 0)
+		return 0;
+	return loop_fd_add(dp->loop, &dp->control_lfd, dp->control_fd, EPOLLIN, control_event, dp);
+}
+
+/**
+ * control_close() - stop serving and remove the socket path
+ */
+void control_close(struct dp *dp)
+{
+	if (dp->control_fd < 0)
+		return;
+	loop_fd_del(dp->loop, &dp->control_lfd);
+	close(dp->control_fd);
+	dp->control_fd = -1;
+	/* Unprivileged now: removal may fail in a root-owned directory. */
+	unlink(dp->control_path);
+}
+
+/**
+ * control_client() - `datapath stats`: ask a running datapath, print to stdout
+ * @path:	its control socket
+ * @json:	ask for JSON
+ * @err:	reason on failure
+ * @err_len:	size of @err
+ *
+ * Return: 0 or negative errno.
+ */
+int control_client(const char *path, bool json, char *err, size_t err_len)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	const char *req = json ? "stats json\n" : "stats\n";
+	char buf[4096];
+	ssize_t n;
+	int fd, ret;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, err_len, "--control %s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		ret = -errno;
+		snprintf(err, err_len, "--control %s: %s%s", path, strerror(errno),
+			 errno == ENOENT || errno == ECONNREFUSED ? " (is the datapath running?)" : "");
+		if (fd >= 0)
+			close(fd);
+		return ret;
+	}
+	control_timeouts(fd);
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0) {
+		ret = -errno;
+		snprintf(err, err_len, "--control %s: send: %s", path, strerror(errno));
+		close(fd);
+		return ret;
+	}
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+		fwrite(buf, 1, n, stdout);
+	ret = n < 0 ? -errno : 0;
+	if (n < 0)
+		snprintf(err, err_len, "--control %s: recv: %s", path, strerror(errno));
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * counters.h - names of every counter and drop reason the datapath keeps
+ *
+ * Theory of operation: the stack keeps two flat arrays of uint64_t, one for
+ * protocol events (CTR_*) and one for drops (DROP_*), indexed by these enums.
+ * The names come from the same X-macro list as the enum, so the table the
+ * stats output prints can never disagree with the code that counts. Names are
+ * snake_case: they are the JSON keys of `datapath stats --json`.
+ * Per-link counters (frames, bytes, syscalls) live in struct link_stats.
+ */
+#ifndef SANDNET_DATAPATH_COUNTERS_H
+#define SANDNET_DATAPATH_COUNTERS_H
+
+#define DP_CTR_LIST(X)		\
+	X(ETH_IN)		\
+	X(ARP_IN)		\
+	X(ARP_REQUEST_IN)	\
+	X(ARP_REPLY_IN)		\
+	X(ARP_REPLY_OUT)	\
+	X(ARP_REQUEST_OUT)	\
+	X(ARP_GRATUITOUS_OUT)	\
+	X(IPV4_IN)		\
+	X(IPV4_OUT)		\
+	X(IPV4_FRAG_IN)		\
+	X(IPV4_REASM_OK)	\
+	X(IPV4_FRAG_OUT)	\
+	X(IPV6_IN)		\
+	X(IPV6_OUT)		\
+	X(IPV6_FRAG_IN)		\
+	X(IPV6_REASM_OK)	\
+	X(IPV6_FRAG_OUT)	\
+	X(ICMP_IN)		\
+	X(ICMP_ECHO_IN)		\
+	X(ICMP_ECHO_REPLY_OUT)	\
+	X(ICMP_ERROR_IN)	\
+	X(ICMP_UNREACH_OUT)	\
+	X(ICMP_RATE_LIMITED)	\
+	X(ICMPV6_IN)		\
+	X(ICMPV6_ECHO_IN)	\
+	X(ICMPV6_ECHO_REPLY_OUT)\
+	X(ICMPV6_ERROR_IN)	\
+	X(ICMPV6_UNREACH_OUT)	\
+	X(NDP_NS_IN)		\
+	X(NDP_NA_IN)		\
+	X(NDP_NS_OUT)		\
+	X(NDP_NA_OUT)		\
+	X(NDP_DAD_OK)		\
+	X(NDP_DAD_FAILED)	\
+	X(UDP_IN)		\
+	X(UDP_OUT)		\
+	X(UDP_NO_PORT)		\
+	X(TCP_IN)		\
+	X(NEIGH_RESOLVED)	\
+	X(NEIGH_QUEUED)
+
+#define DP_DROP_LIST(X)		\
+	X(TRUNCATED)		\
+	X(BAD_CHECKSUM)		\
+	X(BAD_LENGTH)		\
+	X(BAD_HEADER)		\
+	X(BAD_ADDRESS)		\
+	X(NOT_FOR_US)		\
+	X(UNKNOWN_ETHERTYPE)	\
+	X(UNKNOWN_PROTOCOL)	\
+	X(ARP_BAD_FORMAT)	\
+	X(IPV6_EXT_CHAIN)	\
+	X(FRAG_OVERLAP)		\
+	X(FRAG_TOO_BIG)		\
+	X(FRAG_TIMEOUT)		\
+	X(FRAG_NO_MEMORY)	\
+	X(NO_ROUTE)		\
+	X(NO_NEIGHBOUR)		\
+	X(NEIGH_QUEUE_FULL)	\
+	X(TX_QUEUE_FULL)	\
+	X(TX_ERROR)		\
+	X(RX_TRUNCATED)		\
+	X(NO_MEMORY)		\
+	X(TOO_BIG)		\
+	X(TCP_NOT_YET)		\
+	X(ICMP_IGNORED)		\
+	X(NDP_BAD)		\
+	X(SERVICE)
+
+#define DP_X_ENUM_CTR(name) CTR_##name,
+#define DP_X_ENUM_DROP(name) DROP_##name,
+enum dp_ctr { DP_CTR_LIST(DP_X_ENUM_CTR) CTR_MAX };
+enum dp_drop { DP_DROP_LIST(DP_X_ENUM_DROP) DROP_MAX };
+
+const char *dp_ctr_name(unsigned int c);
+const char *dp_drop_name(unsigned int d);
+
+#endif /* SANDNET_DATAPATH_COUNTERS_H */

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: MIT
+/*
+ * loop.c - epoll and a hashed timer wheel, the only place the datapath waits
+ *
+ * Theory of operation
+ *
+ * One turn of the loop: wait in epoll_wait() until an fd is ready or the
+ * earliest timer is due, call the handler of each ready fd, run every expired
+ * timer, then call the turn-end hooks. The links register a turn-end hook
+ * that flushes their transmit queues, so everything a turn produced (replies
+ * to a whole receive batch) leaves in one sendmmsg per link.
+ *
+ * Timers sit in a wheel of LOOP_WHEEL_SLOTS slots of LOOP_TICK_MS each, slot
+ * chosen by expiry tick modulo the wheel size. A timer further away than one
+ * revolution stays in its slot and is skipped until its expiry has come:
+ * every timer is checked against the clock, never assumed due by position.
+ * Arming and cancelling are O(1). Timers are one-shot; owners re-arm.
+ *
+ * Time is CLOCK_MONOTONIC in milliseconds, read once per turn. A loop made
+ * with a fake clock never reads it: tests move time with loop_advance_ms(),
+ * which also runs the timers that came due, so timer-driven behaviour
+ * (ARP retries, reassembly timeouts) is tested deterministically.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "datapath/loop.h"
+
+#define LOOP_TICK_MS		10
+#define LOOP_WHEEL_SLOTS	512
+#define LOOP_MAX_EVENTS		64
+#define LOOP_MAX_HOOKS		16
+
+struct loop_hook {
+	loop_turn_fn fn;
+	void *ctx;
+};
+
+struct loop {
+	int epfd;
+	bool fake_clock;
+	bool stop;
+	uint64_t now_ms;
+	uint64_t done_tick;		/* every slot up to this tick was run */
+	unsigned int n_timers;
+	uint64_t turns;
+	struct loop_timer *wheel[LOOP_WHEEL_SLOTS];
+	unsigned int n_hooks;
+	struct loop_hook hooks[LOOP_MAX_HOOKS];
+};
+
+static uint64_t loop_clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/**
+ * loop_new() - an empty loop
+ * @fake_clock:	time starts at 0 and moves only with loop_advance_ms()
+ *
+ * Return: the loop, or NULL with errno set.
+ */
+struct loop *loop_new(bool fake_clock)
+{
+	struct loop *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (l->epfd < 0) {
+		free(l);
+		return NULL;
+	}
+	l->fake_clock = fake_clock;
+	l->now_ms = fake_clock ? 0 : loop_clock_ms();
+	l->done_tick = l->now_ms / LOOP_TICK_MS;
+	return l;
+}
+
+/**
+ * loop_free() - close the epoll fd; owners removed their fds and timers
+ * @l:	loop or NULL
+ */
+void loop_free(struct loop *l)
+{
+	if (!l)
+		return;
+	close(l->epfd);
+	free(l);
+}
+
+/**
+ * loop_fd_add() - watch @fd for @events
+ * @l:		loop
+ * @h:		handle embedded in the owner; lives until loop_fd_del()
+ * @fd:		descriptor
+ * @events:	EPOLLIN, EPOLLOUT, ...
+ * @fn:		handler
+ * @ctx:	owner's pointer, in @h->ctx
+ *
+ * Return: 0 or negative errno from epoll_ctl().
+ */
+int loop_fd_add(struct loop *l, struct loop_fd *h, int fd, uint32_t events,
+		loop_fd_fn fn, void *ctx)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = h };
+
+	h->fd = fd;
+	h->events = events;
+	h->fn = fn;
+	h->ctx = ctx;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+/**
+ * loop_fd_mod() - change the events watched (e.g. add EPOLLOUT on EAGAIN)
+ * Return: 0 or negative errno.
+ */
+int loop_fd_mod(struct loop *l, struct loop_fd *h, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = h };
+
+	if (h->events == events)
+		return 0;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, h->fd, &ev) < 0)
+		return -errno;
+	h->events = events;
+	return 0;
+}
+
+/**
+ * loop_fd_del() - stop watching; the caller closes the fd
+ */
+void loop_fd_del(struct loop *l, struct loop_fd *h)
+{
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, h->fd, NULL);
+	h->events = 0;
+}
+
+/**
+ * loop_timer_init() - prepare an unarmed timer
+ */
+void loop_timer_init(struct loop_timer *t, loop_timer_fn fn, void *ctx)
+{
+	memset(t, 0, sizeof(*t));
+	t->fn = fn;
+	t->ctx = ctx;
+}
+
+/**
+ * loop_timer_cancel() - disarm; harmless on an unarmed timer
+ */
+void loop_timer_cancel(struct loop *l, struct loop_timer *t)
+{
+	if (!t->pprev)
+		return;
+	*t->pprev = t->next;
+	if (t->next)
+		t->next->pprev = t->pprev;
+	t->next = NULL;
+	t->pprev = NULL;
+	l->n_timers--;
+}
+
+/**
+ * loop_timer_arm() - run @t->fn once, @delay_ms from now (re-arms if armed)
+ */
+void loop_timer_arm(struct loop *l, struct loop_timer *t, uint64_t delay_ms)
+{
+	uint64_t tick;
+	struct loop_timer **slot;
+
+	loop_timer_cancel(l, t);
+	t->expires_ms = l->now_ms + delay_ms;
+	tick = (t->expires_ms + LOOP_TICK_MS - 1) / LOOP_TICK_MS;
+	if (tick <= l->done_tick)
+		tick = l->done_tick + 1;
+	slot = &l->wheel[tick % LOOP_WHEEL_SLOTS];
+	t->next = *slot;
+	if (t->next)
+		t->next->pprev = &t->next;
+	t->pprev = slot;
+	*slot = t;
+	l->n_timers++;
+}
+
+/* Run every timer whose slot the clock has passed and whose time has come. */
+static void loop_run_timers(struct loop *l)
+{
+	uint64_t now_tick = l->now_ms / LOOP_TICK_MS;
+	uint64_t tick, last = now_tick;
+
+	if (now_tick - l->done_tick > LOOP_WHEEL_SLOTS)
+		l->done_tick = now_tick - LOOP_WHEEL_SLOTS;
+	for (tick = l->done_tick + 1; tick <= last; tick++) {
+		struct loop_timer **slot = &l->wheel[tick % LOOP_WHEEL_SLOTS];
+		struct loop_timer *t, *next;
+
+		/* Timers armed from a callback land in a later slot. */
+		l->done_tick = tick;
+		t = *slot;
+		/* A callback may arm timers into this very slot; they carry a
+		 * later expiry and stay, because only due timers are taken. */
+		while (t) {
+			next = t->next;
+			if (t->expires_ms <= l->now_ms) {
+				loop_timer_cancel(l, t);
+				t->fn(t);
+				/* the chain may have changed under us: restart */
+				next = *slot;
+			}
+			t = next;
+			while (t && t->expires_ms > l->now_ms)
+				t = t->next;
+		}
+	}
+	l->done_tick = now_tick;
+}
+
+/* Milliseconds until the earliest armed timer, -1 if none. */
+static int loop_next_timeout(const struct loop *l)
+{
+	uint64_t best = UINT64_MAX;
+	unsigned int i;
+
+	if (!l->n_timers)
+		return -1;
+	for (i = 1; i <= LOOP_WHEEL_SLOTS; i++) {
+		const struct loop_timer *t = l->wheel[(l->done_tick + i) % LOOP_WHEEL_SLOTS];
+
+		for (; t; t = t->next)
+			if (t->expires_ms < best)
+				best = t->expires_ms;
+		if (best != UINT64_MAX && best <= l->now_ms + (uint64_t)i * LOOP_TICK_MS)
+			break;
+	}
+	/* A timer runs when the clock reaches its slot's tick: wait for that. */
+	best = (best + LOOP_TICK_MS - 1) / LOOP_TICK_MS * LOOP_TICK_MS;
+	if (best <= l->now_ms)
+		return 0;
+	if (best - l->now_ms > 60000)
+		return 60000;
+	return (int)(best - l->now_ms);
+}
+
+/**
+ * loop_on_turn_end() - call @fn(@ctx) at the end of every turn
+ * Return: 0, or -ENOSPC when LOOP_MAX_HOOKS are taken.
+ */
+int loop_on_turn_end(struct loop *l, loop_turn_fn fn, void *ctx)
+{
+	if (l->n_hooks >= LOOP_MAX_HOOKS)
+		return -ENOSPC;
+	l->hooks[l->n_hooks].fn = fn;
+	l->hooks[l->n_hooks].ctx = ctx;
+	l->n_hooks++;
+	return 0;
+}
+
+/**
+ * loop_now_ms() - the loop's time, read at the start of the turn
+ */
+uint64_t loop_now_ms(const struct loop *l)
+{
+	return l->now_ms;
+}
+
+/**
+ * loop_turns() - how many turns the loop has run (stats)
+ */
+uint64_t loop_turns(const struct loop *l)
+{
+	return l->turns;
+}
+
+static void loop_turn_end(struct loop *l)
+{
+	unsigned int i;
+
+	for (i = 0; i < l->n_hooks; i++)
+		l->hooks[i].fn(l->hooks[i].ctx);
+}
+
+/**
+ * loop_advance_ms() - fake clock only: move time and run what came due
+ * @l:	loop made with a fake clock
+ * @ms:	milliseconds
+ */
+void loop_advance_ms(struct loop *l, uint64_t ms)
+{
+	uint64_t end = l->now_ms + ms;
+
+	/* In tick steps so timers armed by callbacks run in order. */
+	while (l->now_ms < end) {
+		uint64_t step = end - l->now_ms;
+
+		l->now_ms += step < LOOP_TICK_MS ? step : LOOP_TICK_MS;
+		loop_run_timers(l);
+		loop_turn_end(l);
+	}
+}
+
+/**
+ * loop_run_once() - one turn: wait, dispatch fds, run timers, turn-end hooks
+ * @l:			loop
+ * @max_wait_ms:	upper bound on the wait, -1 for none
+ *
+ * Return: number of fd events handled, or negative errno from epoll_wait().
+ */
+int loop_run_once(struct loop *l, int max_wait_ms)
+{
+	struct epoll_event evs[LOOP_MAX_EVENTS];
+	int timeout = loop_next_timeout(l);
+	int n, i;
+
+	if (max_wait_ms >= 0 && (timeout < 0 || timeout > max_wait_ms))
+		timeout = max_wait_ms;
+	n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, timeout);
+	if (n < 0 && errno != EINTR)
+		return -errno;
+	if (n < 0)
+		n = 0;
+	if (!l->fake_clock)
+		l->now_ms = loop_clock_ms();
+	l->turns++;
+	for (i = 0; i < n; i++) {
+		struct loop_fd *h = evs[i].data.ptr;
+
+		h->fn(h, evs[i].events);
+	}
+	loop_run_timers(l);
+	loop_turn_end(l);
+	return n;
+}
+
+/**
+ * loop_run() - turn until loop_stop()
+ * Return: 0, or negative errno when epoll fails.
+ */
+int loop_run(struct loop *l)
+{
+	int ret;
+
+	l->stop = false;
+	while (!l->stop) {
+		ret = loop_run_once(l, -1);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/**
+ * loop_stop() - make loop_run() return after the current turn
+ */
+void loop_stop(struct loop *l)
+{
+	l->stop = true;
+}

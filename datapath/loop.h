@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * loop.h - the datapath's one event loop: epoll for fds, a timer wheel for time
+ * (theory of operation in loop.c)
+ */
+#ifndef SANDNET_DATAPATH_LOOP_H
+#define SANDNET_DATAPATH_LOOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct loop;
+struct loop_fd;
+struct loop_timer;
+
+typedef void (*loop_fd_fn)(struct loop_fd *h, uint32_t events);
+typedef void (*loop_timer_fn)(struct loop_timer *t);
+typedef void (*loop_turn_fn)(void *ctx);
+
+/**
+ * struct loop_fd - an fd watched by the loop; embedded in its owner
+ * @fd:		the descriptor
+ * @events:	EPOLL* mask currently registered
+ * @fn:		called with the ready events
+ * @ctx:	owner's pointer
+ */
+struct loop_fd {
+	int fd;
+	uint32_t events;
+	loop_fd_fn fn;
+	void *ctx;
+};
+
+/**
+ * struct loop_timer - a one-shot timer; embedded in its owner, re-armed by it
+ * @next:	slot chain
+ * @pprev:	slot chain back pointer; NULL when not armed
+ * @expires_ms:	loop time at which @fn runs
+ * @fn:		callback
+ * @ctx:	owner's pointer
+ */
+struct loop_timer {
+	struct loop_timer *next;
+	struct loop_timer **pprev;
+	uint64_t expires_ms;
+	loop_timer_fn fn;
+	void *ctx;
+};
+
+struct loop *loop_new(bool fake_clock);
+void loop_free(struct loop *l);
+int loop_fd_add(struct loop *l, struct loop_fd *h, int fd, uint32_t events,
+		loop_fd_fn fn, void *ctx);
+int loop_fd_mod(struct loop *l, struct loop_fd *h, uint32_t events);
+void loop_fd_del(struct loop *l, struct loop_fd *h);
+void loop_timer_init(struct loop_timer *t, loop_timer_fn fn, void *ctx);
+void loop_timer_arm(struct loop *l, struct loop_timer *t, uint64_t delay_ms);
+void loop_timer_cancel(struct loop *l, struct loop_timer *t);
+static inline bool loop_timer_armed(const struct loop_timer *t)
+{
+	return t->pprev != 0;
+}
+int loop_on_turn_end(struct loop *l, loop_turn_fn fn, void *ctx);
+uint64_t loop_now_ms(const struct loop *l);
+void loop_advance_ms(struct loop *l, uint64_t ms);
+int loop_run_once(struct loop *l, int max_wait_ms);
+int loop_run(struct loop *l);
+void loop_stop(struct loop *l);
+uint64_t loop_turns(const struct loop *l);
+
+#endif /* SANDNET_DATAPATH_LOOP_H */

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: MIT
+/*
+ * main.c - the datapath process: options, start-up order, the loop
+ *
+ * Start-up order, each step failing with a message that names the thing and
+ * the reason (and, once netsetup is connected, an ERROR to it):
+ *   1. parse options; every --publish/--forward SPEC is checked first
+ *   2. receive the configuration (--fd N from `netsetup run`, or --listen)
+ *   3. bind what needs privileges: the control socket, forward listeners
+ *   4. drop every privilege (privdrop.c): no packet is touched before
+ *   5. start the stack (gratuitous ARP, DAD), services, control socket
+ *   6. ACK netsetup's DONE: from now on the container is served
+ *   7. run the loop until SIGTERM/SIGINT, then release everything
+ *
+ * `datapath stats --control SOCKET [--json]` is the client side of the
+ * control socket (control.c).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "datapath/datapath.h"
+
+static const char usage[] =
+	"usage: datapath [--listen SOCKET | --fd N] [--user USER] [--control SOCKET]\n"
+	"                [--publish SPEC]... [--forward SPEC]...\n"
+	"       datapath stats --control SOCKET [--json]\n"
+	"\n"
+	"  --fd N            read the configuration from fd N (netsetup run passes it)\n"
+	"  --listen SOCKET   accept one netsetup connection on SOCKET (netsetup attach)\n"
+	"  --user USER       run as USER after start-up (default: nobody)\n"
+	"  --control SOCKET  serve statistics on this unix socket\n"
+	"  --publish udp:[ADDR:]PORT=TARGET   datagrams to the container's PORT go to\n"
+	"                    TARGET (HOST:PORT or unix:/path); replies come back\n"
+	"  --forward udp:LISTEN=REMOTE        datagrams to LISTEN (HOST:PORT or\n"
+	"                    unix:/path) go to REMOTE (ADDR:PORT) through the stack\n"
+	"  --publish tcp:[ADDR:]PORT=TARGET   connections to the container's PORT are\n"
+	"                    joined to new connections to TARGET (HOST:PORT or unix:/path)\n"
+	"  --forward tcp:LISTEN=REMOTE        connections to LISTEN (HOST:PORT or\n"
+	"                    unix:/path) are joined to connections to REMOTE (ADDR:PORT)\n"
+	"See datapath(8).\n";
+
+struct dp_opts {
+	int fd;
+	const char *listen;
+	const char *user;
+	const char *control;
+	unsigned int n_specs;
+	struct svc_spec specs[DP_MAX_SVCS];
+};
+
+static int dp_stats_main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "control", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *control = NULL;
+	bool json = false;
+	char err[512];
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:jh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			control = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (!control || optind != argc) {
+		fprintf(stderr, "datapath stats: --control SOCKET is required\n");
+		return 2;
+	}
+	if (control_client(control, json, err, sizeof(err)) < 0) {
+		fprintf(stderr, "datapath stats: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
+static int dp_parse(int argc, char **argv, struct dp_opts *o)
+{
+	static const struct option lopts[] = {
+		{ "fd", required_argument, NULL, 'f' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "control", required_argument, NULL, 'c' },
+		{ "publish", required_argument, NULL, 'p' },
+		{ "forward", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	char err[1024];
+	char *end;
+	int c;
+
+	o->fd = -1;
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			errno = 0;
+			o->fd = (int)strtol(optarg, &end, 10);
+			if (*end || errno || o->fd < 0) {
+				fprintf(stderr, "datapath: --fd %s: not a file descriptor number\n", optarg);
+				return 2;
+			}
+			break;
+		case 'l':
+			o->listen = optarg;
+			break;
+		case 'u':
+			o->user = optarg;
+			break;
+		case 'c':
+			o->control = optarg;
+			break;
+		case 'p':
+		case 'F':
+			if (o->n_specs >= DP_MAX_SVCS) {
+				fprintf(stderr, "datapath: more than %d services\n", DP_MAX_SVCS);
+				return 2;
+			}
+			if (svc_spec_parse(optarg, c == 'p' ? SVC_PUBLISH : SVC_FORWARD,
+					   &o->specs[o->n_specs], err, sizeof(err)) < 0) {
+				fprintf(stderr, "datapath: %s\n", err);
+				return 2;
+			}
+			o->n_specs++;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "datapath: unexpected argument '%s'\n%s", argv[optind], usage);
+		return 2;
+	}
+	if ((o->fd >= 0) == (o->listen != NULL)) {
+		fprintf(stderr, "datapath: exactly one of --fd N and --listen SOCKET is needed\n");
+		return 2;
+	}
+	return 0;
+}
+
+static void dp_signal(struct loop_fd *h, uint32_t events)
+{
+	struct dp *dp = h->ctx;
+	struct signalfd_siginfo si;
+
+	(void)events;
+	if (read(h->fd, &si, sizeof(si)) == sizeof(si))
+		loop_stop(dp->loop);
+}
+
+static void dp_proto_event(struct loop_fd *h, uint32_t events)
+{
+	struct dp *dp = h->ctx;
+	char buf[256];
+
+	if (events & EPOLLIN && recv(h->fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		return;	/* nothing is expected after DONE; ignore */
+	/* netsetup went away: keep serving, the configuration stays valid */
+	fprintf(stderr, "datapath: netsetup closed its socket; still serving\n");
+	loop_fd_del(dp->loop, h);
+	close(dp->proto_fd);
+	dp->proto_fd = -1;
+}
+
+static void dp_flush_links(void *ctx)
+{
+	struct dp *dp = ctx;
+	unsigned int i;
+
+	svc_udp_flush();
+	for (i = 0; i < dp->st.n_links; i++)
+		link_tx_flush(dp->st.links[i]);
+}
+
+int main(int argc, char **argv)
+{
+	static struct dp_opts opts;
+	static struct dp dp;
+	struct loop_fd sig_lfd;
+	uint32_t done_seq = 0;
+	bool configured = false;
+	char err[1024] = "";
+	sigset_t mask;
+	int sfd = -1, ret, rc = 1;
+	unsigned int i;
+
+	if (argc > 1 && !strcmp(argv[1], "stats"))
+		return dp_stats_main(argc - 1, argv + 1);
+	ret = dp_parse(argc, argv, &opts);
+	if (ret)
+		return ret;
+	signal(SIGPIPE, SIG_IGN);
+	dp.proto_fd = -1;
+	dp.control_fd = -1;
+	dp.loop = loop_new(false);
+	if (!dp.loop) {
+		fprintf(stderr, "datapath: epoll: %s\n", strerror(errno));
+		return 1;
+	}
+	ret = stack_init(&dp.st, dp.loop);
+	if (ret < 0) {
+		snprintf(err, sizeof(err), "stack: %s", strerror(-ret));
+		goto out;
+	}
+	loop_on_turn_end(dp.loop, dp_flush_links, &dp);
+
+	if (opts.listen) {
+		ret = config_accept(opts.listen, &dp.proto_fd, err, sizeof(err));
+		if (ret < 0)
+			goto out;
+	} else {
+		dp.proto_fd = opts.fd;
+	}
+	ret = config_receive(&dp.st, dp.proto_fd, &done_seq, err, sizeof(err));
+	if (ret < 0)
+		goto out;
+	configured = true;
+
+	if (opts.control) {
+		ret = control_open(&dp, opts.control, err, sizeof(err));
+		if (ret < 0)
+			goto out;
+	}
+	for (i = 0; i < opts.n_specs; i++) {
+		if (opts.specs[i].proto == IPPROTO_TCP) {
+			dp.tcp_svcs[dp.n_tcp_svcs] = svc_tcp_new(&dp.st, &opts.specs[i], err, sizeof(err));
+			if (!dp.tcp_svcs[dp.n_tcp_svcs])
+				goto out;
+			dp.n_tcp_svcs++;
+			continue;
+		}
+		dp.svcs[dp.n_svcs] = svc_udp_new(&dp.st, &opts.specs[i], err, sizeof(err));
+		if (!dp.svcs[dp.n_svcs])
+			goto out;
+		dp.n_svcs++;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0) {
+		snprintf(err, sizeof(err), "signalfd: %s", strerror(errno));
+		goto out;
+	}
+
+	ret = privdrop(opts.user, err, sizeof(err));
+	if (ret < 0)
+		goto out;
+
+	dp.start_ms = loop_now_ms(dp.loop);
+	ret = stack_start(&dp.st);
+	for (i = 0; ret >= 0 && i < dp.n_svcs; i++)
+		ret = svc_udp_start(dp.svcs[i]);
+	for (i = 0; ret >= 0 && i < dp.n_tcp_svcs; i++)
+		ret = svc_tcp_start(dp.tcp_svcs[i]);
+	if (ret >= 0)
+		ret = control_start(&dp);
+	if (ret >= 0)
+		ret = loop_fd_add(dp.loop, &sig_lfd, sfd, EPOLLIN, dp_signal, &dp);
+	if (ret < 0) {
+		snprintf(err, sizeof(err), "start: %s", strerror(-ret));
+		goto out;
+	}
+	ret = proto_send_ack(dp.proto_fd, done_seq);
+	if (ret < 0) {
+		snprintf(err, sizeof(err), "ACK of DONE to netsetup: %s", strerror(-ret));
+		configured = false;
+		goto out;
+	}
+	loop_fd_add(dp.loop, &dp.proto_lfd, dp.proto_fd, EPOLLIN | EPOLLRDHUP, dp_proto_event, &dp);
+	fprintf(stderr, "datapath: serving %u link(s), %u service(s) as uid %u\n", dp.st.n_links,
+		dp.n_svcs + dp.n_tcp_svcs, (unsigned int)geteuid());
+	dp_flush_links(&dp);
+	ret = loop_run(dp.loop);
+	if (ret < 0) {
+		snprintf(err, sizeof(err), "event loop: %s", strerror(-ret));
+		configured = false;
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc) {
+		fprintf(stderr, "datapath: %s\n", err);
+		if (configured && dp.proto_fd >= 0)
+			proto_send_error(dp.proto_fd, done_seq, EINVAL, "datapath: %s", err);
+	}
+	for (i = 0; i < dp.n_svcs; i++)
+		svc_udp_free(dp.svcs[i]);
+	for (i = 0; i < dp.n_tcp_svcs; i++)
+		svc_tcp_free(dp.tcp_svcs[i]);
+	control_close(&dp);
+	stack_fini(&dp.st);
+	if (sfd >= 0)
+		close(sfd);
+	if (dp.proto_fd >= 0)
+		close(dp.proto_fd);
+	loop_free(dp.loop);
+	pkt_pool_drain();
+	if (!rc)
+		fprintf(stderr, "datapath: stopped\n");
+	return rc;
+}

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net.h - the network layer of the datapath: struct stack and the entry points
+ * of each protocol file in datapath/net/
+ *
+ * Receive goes up: link -> eth_input() -> arp_input() | ipv4_input() |
+ * ipv6_input() -> icmp/icmpv6/udp input. A packet handed to an input
+ * function is borrowed: the caller (the link) reuses it after the call, so a
+ * layer that keeps bytes (reassembly, a reply) copies them.
+ * Transmit goes down: udp_sendto() / icmp -> ipv4_output() | ipv6_output()
+ * -> neigh_output() -> eth_output() -> link_output(). A packet handed to an
+ * output function is given: that function sends it, queues it, or frees it
+ * and counts the drop, and never fails silently.
+ */
+#ifndef SANDNET_DATAPATH_NET_H
+#define SANDNET_DATAPATH_NET_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "datapath/counters.h"
+#include "datapath/link/link.h"
+#include "datapath/loop.h"
+#include "datapath/pkt.h"
+#include "proto/proto.h"
+
+#define ETH_HLEN_	14
+#define ETHERTYPE_IPV4	0x0800
+#define ETHERTYPE_ARP	0x0806
+#define ETHERTYPE_IPV6	0x86dd
+
+#define IPV4_HLEN	20
+#define IPV6_HLEN	40
+#define UDP_HLEN	8
+#define IPV4_MAX_LEN	65535
+#define UDP_MAX_PAYLOAD_V4 (IPV4_MAX_LEN - IPV4_HLEN - UDP_HLEN)	/* 65507 */
+
+/**
+ * struct net_addr - an IPv4 or IPv6 address; family AF_UNSPEC means "any"
+ */
+struct net_addr {
+	uint8_t family;
+	union proto_inaddr a;
+};
+
+struct route {
+	uint8_t family;
+	uint8_t dst_len;
+	bool has_gateway;
+	uint32_t metric;
+	union proto_inaddr dst;
+	union proto_inaddr gateway;
+	struct link *link;
+};
+
+#define ROUTE_MAX	(PROTO_MAX_ROUTES * 2)
+#define NEIGH_MAX	512
+#define NEIGH_PENDING_MAX	16	/* packets waiting for one resolution */
+
+enum neigh_state {
+	NEIGH_INCOMPLETE,	/* solicited, no answer yet; packets queue */
+	NEIGH_REACHABLE,	/* confirmed recently */
+	NEIGH_STALE,		/* old: used, and re-probed on use */
+	NEIGH_PERMANENT,	/* from netsetup's configuration */
+	NEIGH_STATE_MAX
+};
+
+struct neigh {
+	bool used;
+	uint8_t family;
+	enum neigh_state state;
+	union proto_inaddr addr;
+	uint8_t mac[6];
+	struct link *link;
+	uint64_t confirmed_ms;
+	uint64_t probe_ms;		/* last solicitation sent */
+	unsigned int probes;		/* solicitations without an answer */
+	struct pkt *pending, *pending_tail;
+	unsigned int n_pending;
+};
+
+struct udp_sock;
+struct ip_reasm;
+struct tcp_glue;
+
+/**
+ * struct stack - everything the network layer knows
+ * @loop:	the loop (time, timers)
+ * @links:	the links netsetup gave us
+ * @routes:	IPv4 and IPv6 routes, scraped plus connected ones
+ * @neigh:	ARP and NDP cache in one table
+ * @udp:	UDP sockets, hashed by local port
+ * @reasm:	IPv4 and IPv6 reassembly state
+ * @ctr:	protocol counters (counters.h)
+ * @drop:	drops by reason (counters.h)
+ */
+struct stack {
+	struct loop *loop;
+	unsigned int n_links;
+	struct link *links[PROTO_MAX_LINKS];
+	unsigned int n_routes;
+	struct route routes[ROUTE_MAX];
+	struct neigh neigh[NEIGH_MAX];
+	size_t neigh_pending_bytes;
+	struct udp_sock **udp_hash;
+	unsigned int n_udp;
+	uint16_t udp_next_port;
+	struct ip_reasm *reasm;
+	struct tcp_glue *tcp;		/* TCP engine and its adapter (tcp_glue.c) */
+	uint16_t ipv4_id;
+	uint32_t ipv6_frag_id;
+	double icmp_tokens;
+	uint64_t icmp_tokens_ms;
+	struct loop_timer housekeeping;
+	uint64_t ctr[CTR_MAX];
+	uint64_t drop[DROP_MAX];
+};
+
+static inline void stack_count(struct stack *st, enum dp_ctr c)
+{
+	st->ctr[c]++;
+}
+
+/* Count a drop by its reason; the caller frees what it owns. */
+static inline void stack_drop(struct stack *st, enum dp_drop d)
+{
+	st->drop[d]++;
+}
+
+static inline uint64_t stack_now_ms(const struct stack *st)
+{
+	return loop_now_ms(st->loop);
+}
+
+/* stack.c */
+int stack_init(struct stack *st, struct loop *loop);
+void stack_fini(struct stack *st);
+int stack_add_link(struct stack *st, struct link *l);
+int stack_start(struct stack *st);
+struct link *stack_link_by_ifindex(struct stack *st, uint32_t ifindex);
+bool net_addr_eq(const struct net_addr *a, const struct net_addr *b);
+int net_addr_parse(const char *s, struct net_addr *out);
+const char *net_addr_str(const struct net_addr *a, char *buf, size_t len);
+bool stack_icmp_allow(struct stack *st);
+
+/* csum.c */
+uint32_t csum_partial(const void *data, size_t len, uint32_t sum);
+uint16_t csum_fold(uint32_t sum);
+uint32_t csum_pseudo4(struct in_addr src, struct in_addr dst, uint8_t proto, uint32_t len);
+uint32_t csum_pseudo6(const struct in6_addr *src, const struct in6_addr *dst, uint8_t nh,
+		      uint32_t len);
+uint16_t csum_pkt_l4(const struct pkt *p, uint32_t sum);
+
+/* eth.c */
+void eth_input(struct stack *st, struct link *l, struct pkt *p);
+void eth_output(struct link *l, const uint8_t *dst_mac, uint16_t ethertype, struct pkt *p);
+
+/* arp.c */
+void arp_input(struct stack *st, struct link *l, struct pkt *p);
+void arp_solicit(struct stack *st, struct link *l, struct in_addr target, const uint8_t *dst_mac);
+void arp_announce(struct stack *st, struct link *l, struct in_addr addr);
+
+/* neigh.c */
+struct neigh *neigh_lookup(struct stack *st, uint8_t family, const union proto_inaddr *addr);
+void neigh_update(struct stack *st, struct link *l, uint8_t family, const union proto_inaddr *addr,
+		  const uint8_t *mac, bool create, bool confirmed);
+void neigh_output(struct stack *st, struct link *l, uint8_t family, const union proto_inaddr *nexthop,
+		  struct pkt *p);
+int neigh_add_permanent(struct stack *st, struct link *l, const struct proto_neigh *n);
+void neigh_timer(struct stack *st);
+void neigh_flush(struct stack *st);
+
+/* route.c */
+int route_add(struct stack *st, struct link *l, const struct proto_route *r);
+void route_add_connected(struct stack *st, struct link *l);
+const struct route *route_lookup(const struct stack *st, uint8_t family,
+				 const union proto_inaddr *dst);
+
+/* ipv4.c */
+void ipv4_input(struct stack *st, struct link *l, struct pkt *p);
+void ipv4_deliver(struct stack *st, struct link *l, struct pkt *p, uint8_t proto,
+		  struct in_addr src, struct in_addr dst, bool to_bcast);
+int ipv4_output(struct stack *st, struct pkt *p, struct in_addr src, struct in_addr dst,
+		uint8_t proto, uint8_t ttl, bool df);
+void ipv4_send_l2(struct stack *st, struct link *l, struct in_addr nexthop, struct pkt *p);
+bool ipv4_is_ours(const struct stack *st, struct in_addr a);
+int ipv4_pick_src(const struct stack *st, struct in_addr dst, struct in_addr *src);
+
+/* frag.c */
+int ip_reasm_init(struct stack *st);
+void ip_reasm_fini(struct stack *st);
+struct pkt *ipv4_reasm_input(struct stack *st, struct pkt *p, const void *iph);
+void ip_reasm_timer(struct stack *st);
+unsigned int ip_reasm_queues(const struct stack *st);
+size_t ip_reasm_bytes(const struct stack *st);
+int ipv4_fragment_output(struct stack *st, struct link *l, struct in_addr nexthop,
+			 struct pkt *p, uint32_t mtu);
+int pkt_copy_out(const struct pkt *p, size_t off, void *dst, size_t len);
+struct pkt *ipv6_reasm_input(struct stack *st, struct pkt *p, const void *ip6h, uint8_t nh,
+			     uint16_t frag_off, uint32_t id);
+int ipv6_fragment_output(struct stack *st, struct link *l, const union proto_inaddr *nexthop,
+			 const uint8_t *mac, struct pkt *p, uint32_t mtu);
+
+/* ipv6.c */
+void ipv6_input(struct stack *st, struct link *l, struct pkt *p);
+int ipv6_output(struct stack *st, struct link *hint, struct pkt *p, const struct in6_addr *src,
+		const struct in6_addr *dst, uint8_t nh, uint8_t hop_limit);
+int ipv6_output_mac(struct stack *st, struct link *l, struct pkt *p, const struct in6_addr *src,
+		    const struct in6_addr *dst, uint8_t nh, uint8_t hop_limit, const uint8_t *mac);
+struct link_addr6 *ipv6_find_addr(const struct stack *st, const struct in6_addr *a, struct link **lp);
+int ipv6_pick_src(const struct stack *st, struct link *hint, const struct in6_addr *dst,
+		  struct in6_addr *src);
+void ipv6_solicited_node(const struct in6_addr *a, struct in6_addr *out);
+
+/* icmp.c */
+void icmp_input(struct stack *st, struct link *l, struct pkt *p, struct in_addr src,
+		struct in_addr dst, bool to_bcast);
+void icmp_send_error(struct stack *st, const struct pkt *orig, uint8_t type, uint8_t code,
+		     uint32_t info);
+
+/* icmpv6.c (ICMPv6 and NDP) */
+void icmpv6_input(struct stack *st, struct link *l, struct pkt *p, const struct in6_addr *src,
+		  const struct in6_addr *dst, uint8_t hop_limit);
+void icmpv6_send_error(struct stack *st, struct link *l, const struct pkt *orig, uint8_t type,
+		       uint8_t code, uint32_t info);
+void ndp_solicit(struct stack *st, struct link *l, const struct in6_addr *target, bool unicast,
+		 const uint8_t *dst_mac);
+void ndp_dad_start(struct stack *st, struct link *l);
+void ndp_dad_timer(struct stack *st);
+
+/* udp.c */
+typedef void (*udp_recv_fn)(struct udp_sock *s, const struct net_addr *src, uint16_t sport,
+			    const struct net_addr *dst, const uint8_t *data, size_t len);
+
+/**
+ * struct udp_sock - a UDP endpoint inside the stack
+ * @local:	bound address; family AF_UNSPEC for any address of any family
+ * @port:	bound port, host order
+ * @fn:		receive callback; data is borrowed for the call
+ * @ctx:	owner's pointer
+ * @owner:	text for the stats ("publish udp:5353=...")
+ */
+struct udp_sock {
+	struct udp_sock *next;
+	struct stack *st;
+	struct net_addr local;
+	uint16_t port;
+	udp_recv_fn fn;
+	void *ctx;
+	char owner[96];
+	uint64_t rx_datagrams, rx_bytes, tx_datagrams, tx_bytes, tx_errors;
+};
+
+void udp_input(struct stack *st, struct link *l, struct pkt *p, const struct net_addr *src,
+	       const struct net_addr *dst, bool to_bcast);
+struct udp_sock *udp_open(struct stack *st, const struct net_addr *local, uint16_t port,
+			  udp_recv_fn fn, void *ctx, int *errp);
+void udp_close(struct udp_sock *s);
+int udp_sendto(struct udp_sock *s, const struct net_addr *src, const struct net_addr *dst,
+	       uint16_t dport, const void *data, size_t len);
+int udp_table_init(struct stack *st);
+void udp_table_fini(struct stack *st);
+typedef void (*udp_each_fn)(const struct udp_sock *s, void *arg);
+void udp_for_each(const struct stack *st, udp_each_fn fn, void *arg);
+
+#endif /* SANDNET_DATAPATH_NET_H */

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stack.c - the stack object: links, housekeeping timer, address helpers
+ *
+ * Theory of operation: struct stack (net.h) holds every table of the network
+ * layer; the protocol files keep no globals. stack_start() announces the
+ * links (gratuitous ARP, DAD) and arms one housekeeping timer every
+ * STACK_TICK_MS that drives the neighbour cache (retries, ageing),
+ * reassembly timeouts and DAD completion. One coarse timer is enough at
+ * these resolutions (RFC 4861 RetransTimer 1 s, RFC 791 reassembly 15+ s)
+ * and keeps per-entry timers out of the tables.
+ *
+ * ICMP errors of both families share a token bucket (stack_icmp_allow(),
+ * like the kernel's icmp_ratelimit) so that a flood of bad packets cannot be
+ * turned into a flood of answers.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "datapath/net/net.h"
+#include "datapath/net/tcp_glue.h"
+
+#define STACK_TICK_MS		200
+#define ICMP_RATE_PER_S		1000.0
+#define ICMP_BURST		100.0
+
+static void stack_housekeeping(struct loop_timer *t)
+{
+	struct stack *st = t->ctx;
+
+	neigh_timer(st);
+	ip_reasm_timer(st);
+	ndp_dad_timer(st);
+	loop_timer_arm(st->loop, &st->housekeeping, STACK_TICK_MS);
+}
+
+/**
+ * stack_init() - an empty stack on @loop
+ * Return: 0 or -ENOMEM.
+ */
+int stack_init(struct stack *st, struct loop *loop)
+{
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	st->loop = loop;
+	st->icmp_tokens = ICMP_BURST;
+	st->ipv4_id = (uint16_t)(loop_now_ms(loop) * 2654435761u);
+	st->ipv6_frag_id = (uint32_t)(loop_now_ms(loop) * 2246822519u);
+	loop_timer_init(&st->housekeeping, stack_housekeeping, st);
+	ret = udp_table_init(st);
+	if (ret < 0)
+		return ret;
+	ret = ip_reasm_init(st);
+	if (ret < 0) {
+		udp_table_fini(st);
+		return ret;
+	}
+	ret = tcp_glue_init(st);
+	if (ret < 0) {
+		ip_reasm_fini(st);
+		udp_table_fini(st);
+		return ret;
+	}
+	return 0;
+}
+
+/**
+ * stack_fini() - free every table and link
+ */
+void stack_fini(struct stack *st)
+{
+	unsigned int i;
+
+	loop_timer_cancel(st->loop, &st->housekeeping);
+	tcp_glue_fini(st);
+	neigh_flush(st);
+	ip_reasm_fini(st);
+	udp_table_fini(st);
+	for (i = 0; i < st->n_links; i++)
+		link_free(st->links[i]);
+	st->n_links = 0;
+}
+
+/**
+ * stack_add_link() - take a link, its routes come separately (route_add())
+ * Return: 0 or -ENOSPC.
+ */
+int stack_add_link(struct stack *st, struct link *l)
+{
+	if (st->n_links >= PROTO_MAX_LINKS)
+		return -ENOSPC;
+	st->links[st->n_links++] = l;
+	route_add_connected(st, l);
+	return 0;
+}
+
+/**
+ * stack_start() - watch the channels, announce the addresses, start timers
+ * Return: 0 or negative errno.
+ */
+int stack_start(struct stack *st)
+{
+	unsigned int i, j;
+	int ret;
+
+	for (i = 0; i < st->n_links; i++) {
+		struct link *l = st->links[i];
+
+		ret = link_start(l);
+		if (ret < 0)
+			return ret;
+		for (j = 0; j < l->n_addr4; j++)
+			arp_announce(st, l, l->addr4[j].addr);
+		ndp_dad_start(st, l);
+	}
+	loop_timer_arm(st->loop, &st->housekeeping, STACK_TICK_MS);
+	return 0;
+}
+
+/**
+ * stack_link_by_ifindex() - the link with that index, or NULL
+ */
+struct link *stack_link_by_ifindex(struct stack *st, uint32_t ifindex)
+{
+	unsigned int i;
+
+	for (i = 0; i < st->n_links; i++)
+		if (st->links[i]->ifindex == ifindex)
+			return st->links[i];
+	return NULL;
+}
+
+/**
+ * stack_icmp_allow() - take one token for an ICMP error
+ * Return: true if an error may be sent now.
+ */
+bool stack_icmp_allow(struct stack *st)
+{
+	uint64_t now = stack_now_ms(st);
+
+	st->icmp_tokens += (now - st->icmp_tokens_ms) * ICMP_RATE_PER_S / 1000.0;
+	st->icmp_tokens_ms = now;
+	if (st->icmp_tokens > ICMP_BURST)
+		st->icmp_tokens = ICMP_BURST;
+	if (st->icmp_tokens < 1.0) {
+		stack_count(st, CTR_ICMP_RATE_LIMITED);
+		return false;
+	}
+	st->icmp_tokens -= 1.0;
+	return true;
+}
+
+/**
+ * net_addr_eq() - same family and address
+ */
+bool net_addr_eq(const struct net_addr *a, const struct net_addr *b)
+{
+	if (a->family != b->family)
+		return false;
+	if (a->family == AF_INET)
+		return a->a.v4.s_addr == b->a.v4.s_addr;
+	if (a->family == AF_INET6)
+		return !memcmp(&a->a.v6, &b->a.v6, 16);
+	return true;
+}
+
+/**
+ * net_addr_parse() - a numeric IPv4 or IPv6 address (no brackets)
+ * Return: 0, or -EINVAL when @s is neither.
+ */
+int net_addr_parse(const char *s, struct net_addr *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (inet_pton(AF_INET, s, &out->a.v4) == 1) {
+		out->family = AF_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, &out->a.v6) == 1) {
+		out->family = AF_INET6;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/**
+ * net_addr_str() - text form ("*" for any)
+ * Return: @buf.
+ */
+const char *net_addr_str(const struct net_addr *a, char *buf, size_t len)
+{
+	if (a->family != AF_INET && a->family != AF_INET6) {
+		snprintf(buf, len, "*");
+		return buf;
+	}
+	if (!inet_ntop(a->family, &a->a, buf, len))
+		snprintf(buf, len, "?");
+	return buf;
+}

@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tcp_glue.c - the adapter between the stack (IP, links, loop) and the TCP
+ * engine of datapath/tcp/
+ *
+ * Theory of operation
+ *
+ * The engine is a pure protocol machine (docs/tcp.md): it takes parsed
+ * segments and the time, and emits segments through a callback. This file
+ * is everything around it:
+ *
+ * Input. ipv4_deliver()/ipv6 hand a TCP segment at pkt_data(). The header
+ * and its options are read with pkt_peek() only; the checksum over the
+ * pseudo-header is verified unless the kernel vouched for it (pkt->csum_ok:
+ * VIRTIO_NET_HDR_F_DATA_VALID, or NEEDS_CSUM, a frame from the local kernel
+ * whose checksum is not even computed yet; DESIGN.md). Segments to a
+ * broadcast or multicast address are dropped (RFC 9293 3.10.7.1). The
+ * engine copies what it keeps, so the packet stays borrowed.
+ *
+ * Output. The emit callback builds one pkt per segment: the linear part
+ * holds the TCP header and options (IP and Ethernet are pushed in front by
+ * the layers below), the tail borrows the payload from the connection's send
+ * ring (pkt.h), and the checksum is computed over both. The segment goes to
+ * ipv4_output() with DF set (the MSS fits the route MTU; PMTU discovery) or
+ * ipv6_output(). Two cases copy the payload into the linear part instead: a
+ * payload that wraps around the ring (two iovecs; a frame has one tail), and
+ * a next hop still being resolved, since the neighbour queue may hold the
+ * frame longer than the link's transmit batch. Borrowed memory must outlive
+ * every queued frame: at the end of each loop turn the links are flushed and,
+ * when no link holds a borrowed frame any more, tcp_stack_tx_done() lets the
+ * engine free send memory it replaced or released. The engine never frees a
+ * send ring directly (tcp_stack_retire()).
+ *
+ * Time and timers. The engine's clock is the loop's, in microseconds (the
+ * loop reads the clock once per turn, in milliseconds). One loop timer
+ * stands for every connection's timers: at the end of each turn it is armed
+ * for tcp_next_deadline(); when it fires, tcp_timers_run() does the due work.
+ *
+ * Per connection, the MSS comes from the MTU of the link the route to the
+ * peer uses (minus the IP and TCP headers) and the largest emitted payload
+ * is one MSS: GSO is not used yet.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datapath/net/net.h"
+#include "datapath/net/tcp_glue.h"
+#include "datapath/out.h"
+
+#define TCP_HLEN	20
+
+/* The TCP header on the wire (RFC 9293 3.1), network order. */
+struct tcp_hdr {
+	uint16_t sport;
+	uint16_t dport;
+	uint32_t seq;
+	uint32_t ack;
+	uint8_t doff;		/* data offset in the high 4 bits */
+	uint8_t flags;
+	uint16_t wnd;
+	uint16_t csum;
+	uint16_t urg;
+} __attribute__((packed));
+
+/**
+ * struct tcp_glue - the engine and what joins it to the stack
+ * @st:		the stack
+ * @tcp:	the engine
+ * @timer:	fires at the engine's next deadline
+ * @armed_us:	deadline @timer is armed for, UINT64_MAX if none
+ * @copied:	segments whose payload was copied (ring wrap, unresolved hop)
+ * @borrowed:	segments sent with a borrowed tail
+ * @emit_errors: segments the IP layer refused (no route, ...)
+ * @rx_bad:	segments dropped here (short, bad offset, options, checksum)
+ */
+struct tcp_glue {
+	struct stack *st;
+	struct tcp_stack *tcp;
+	struct loop_timer timer;
+	uint64_t armed_us;
+	uint64_t copied, borrowed, emit_errors, rx_bad;
+};
+
+/**
+ * tcp_glue_now_us() - the engine's clock: the loop's time in microseconds
+ */
+uint64_t tcp_glue_now_us(const struct stack *st)
+{
+	return loop_now_ms(st->loop) * 1000;
+}
+
+/**
+ * tcp_glue_stack() - the TCP engine of the stack (services open sockets on it)
+ */
+struct tcp_stack *tcp_glue_stack(const struct stack *st)
+{
+	return st->tcp ? st->tcp->tcp : NULL;
+}
+
+/**
+ * tcp_glue_addr_from() - a stack address as the engine's struct tcp_addr
+ */
+void tcp_glue_addr_from(struct tcp_addr *t, const struct net_addr *a)
+{
+	memset(t, 0, sizeof(*t));
+	t->family = a->family;
+	if (a->family == AF_INET)
+		memcpy(t->addr, &a->a.v4, 4);
+	else if (a->family == AF_INET6)
+		memcpy(t->addr, &a->a.v6, 16);
+}
+
+/**
+ * tcp_glue_endpoint_str() - "10.0.0.1:80" or "[fd00::1]:80"
+ * Return: @buf.
+ */
+const char *tcp_glue_endpoint_str(const struct tcp_endpoint *e, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(e->addr.family, e->addr.addr, a, sizeof(a)))
+		snprintf(a, sizeof(a), "?");
+	snprintf(buf, len, e->addr.family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, e->port);
+	return buf;
+}
+
+/* The MTU towards @remote (or, without one, the smallest of the family's links). */
+static uint32_t tcp_glue_mtu(const struct stack *st, uint8_t family, const struct net_addr *remote)
+{
+	uint32_t mtu = 0;
+	unsigned int i;
+
+	if (remote && remote->family == family) {
+		const struct route *r = route_lookup(st, family, &remote->a);
+
+		if (r && r->link)
+			return r->link->mtu;
+	}
+	for (i = 0; i < st->n_links; i++)
+		if (!mtu || st->links[i]->mtu < mtu)
+			mtu = st->links[i]->mtu;
+	return mtu ? mtu : 1500;
+}
+
+/**
+ * tcp_glue_conn_opts() - settings for a connection of @family to @remote
+ * @st:		stack
+ * @family:	AF_INET or AF_INET6
+ * @remote:	the peer, or NULL for a listener (then the smallest link MTU)
+ * @o:		result: MSS from the route MTU, one MSS per emitted segment
+ */
+void tcp_glue_conn_opts(const struct stack *st, uint8_t family, const struct net_addr *remote,
+			struct tcp_conn_opts *o)
+{
+	uint32_t mtu = tcp_glue_mtu(st, family, remote);
+	uint32_t hdrs = (family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + TCP_HLEN;
+	uint32_t mss = mtu > hdrs + 88 ? mtu - hdrs : 88;
+
+	memset(o, 0, sizeof(*o));
+	o->mss = mss > 65495 ? 65495 : (uint16_t)mss;
+	o->gso_max_bytes = o->mss;
+}
+
+/**
+ * tcp_glue_pick_src() - our address for a connection to @dst
+ * Return: 0, or -ENETUNREACH / -EAFNOSUPPORT.
+ */
+int tcp_glue_pick_src(const struct stack *st, const struct net_addr *dst, struct tcp_addr *src)
+{
+	struct net_addr a = { .family = dst->family };
+	int ret;
+
+	if (dst->family == AF_INET)
+		ret = ipv4_pick_src(st, dst->a.v4, &a.a.v4);
+	else if (dst->family == AF_INET6)
+		ret = ipv6_pick_src(st, NULL, &dst->a.v6, &a.a.v6);
+	else
+		return -EAFNOSUPPORT;
+	if (ret < 0)
+		return ret;
+	tcp_glue_addr_from(src, &a);
+	return 0;
+}
+
+/* Is the next hop towards @dst resolved, so a frame leaves with this turn's flush? */
+static bool tcp_glue_hop_ready(struct stack *st, const struct tcp_addr *dst)
+{
+	union proto_inaddr d, hop;
+	const struct route *r;
+	const struct neigh *n;
+
+	memset(&d, 0, sizeof(d));
+	memcpy(&d, dst->addr, dst->family == AF_INET ? 4 : 16);
+	r = route_lookup(st, dst->family, &d);
+	if (!r)
+		return false;	/* the IP layer drops it; copying is harmless */
+	hop = r->has_gateway ? r->gateway : d;
+	n = neigh_lookup(st, dst->family, &hop);
+	return n && n->state != NEIGH_INCOMPLETE;
+}
+
+/* The engine's output: one segment to IP (see the theory of operation). */
+static int tcp_glue_emit(void *ctx, const struct tcp_seg_out *seg)
+{
+	struct tcp_glue *g = ctx;
+	struct stack *st = g->st;
+	uint8_t opts[TCP_OPTS_MAX_BYTES];
+	struct tcp_hdr *th;
+	bool copy;
+	size_t hlen;
+	uint32_t sum;
+	struct pkt *p;
+	int olen, i, ret;
+
+	if (seg->gso_size && seg->len > seg->gso_size) {
+		g->emit_errors++;	/* gso_max_bytes is one MSS: cannot happen */
+		return -EMSGSIZE;
+	}
+	olen = tcp_opts_write(&seg->opts, opts, sizeof(opts));
+	if (olen < 0 || olen % 4) {
+		g->emit_errors++;
+		return olen < 0 ? olen : -EINVAL;
+	}
+	hlen = TCP_HLEN + olen;
+	copy = seg->len && (seg->iovcnt != 1 || !tcp_glue_hop_ready(st, &seg->dst));
+	p = pkt_alloc(hlen + (copy ? seg->len : 0));
+	if (!p) {
+		stack_drop(st, DROP_NO_MEMORY);
+		g->emit_errors++;
+		return -ENOBUFS;
+	}
+	th = pkt_put(p, hlen);
+	th->sport = htons(seg->sport);
+	th->dport = htons(seg->dport);
+	th->seq = htonl(seg->seq);
+	th->ack = htonl(seg->ack);
+	th->doff = (uint8_t)((hlen / 4) << 4);
+	th->flags = seg->flags;
+	th->wnd = htons(seg->wnd);
+	th->csum = 0;
+	th->urg = 0;
+	memcpy(th + 1, opts, olen);
+	if (copy) {
+		for (i = 0; i < seg->iovcnt; i++)
+			memcpy(pkt_put(p, seg->iov[i].iov_len), seg->iov[i].iov_base,
+			       seg->iov[i].iov_len);
+		g->copied++;
+	} else if (seg->len) {
+		pkt_set_tail(p, seg->iov[0].iov_base, (uint32_t)seg->iov[0].iov_len);
+		g->borrowed++;
+	}
+	if (seg->dst.family == AF_INET) {
+		struct in_addr s, d;
+
+		memcpy(&s, seg->src.addr, 4);
+		memcpy(&d, seg->dst.addr, 4);
+		sum = csum_pseudo4(s, d, IPPROTO_TCP, (uint32_t)pkt_total_len(p));
+		th->csum = htons(csum_pkt_l4(p, sum));
+		ret = ipv4_output(st, p, s, d, IPPROTO_TCP, 64, true);
+	} else {
+		struct in6_addr s, d;
+
+		memcpy(&s, seg->src.addr, 16);
+		memcpy(&d, seg->dst.addr, 16);
+		sum = csum_pseudo6(&s, &d, IPPROTO_TCP, (uint32_t)pkt_total_len(p));
+		th->csum = htons(csum_pkt_l4(p, sum));
+		ret = ipv6_output(st, NULL, p, &s, &d, IPPROTO_TCP, 64);
+	}
+	if (ret < 0)
+		g->emit_errors++;
+	return ret;
+}
+
+/**
+ * tcp_glue_input() - one TCP segment at pkt_data() into the engine
+ * @st:		stack
+ * @l:		link it arrived on
+ * @p:		segment, trimmed to the IP payload; borrowed
+ * @src:	IP source
+ * @dst:	IP destination (one of ours, or a broadcast/multicast one)
+ * @to_bcast:	sent to a broadcast or multicast address
+ */
+void tcp_glue_input(struct stack *st, struct link *l, struct pkt *p, const struct net_addr *src,
+		    const struct net_addr *dst, bool to_bcast)
+{
+	struct tcp_glue *g = st->tcp;
+	const struct tcp_hdr *th = pkt_peek(p, 0, sizeof(*th));
+	struct tcp_seg_in seg;
+	const uint8_t *opts;
+	size_t doff;
+
+	(void)l;
+	stack_count(st, CTR_TCP_IN);
+	if (to_bcast || !g) {
+		stack_drop(st, DROP_NOT_FOR_US);
+		return;
+	}
+	if (!th) {
+		g->rx_bad++;
+		stack_drop(st, DROP_TRUNCATED);
+		return;
+	}
+	doff = (size_t)(th->doff >> 4) * 4;
+	opts = doff >= sizeof(*th) ? pkt_peek(p, sizeof(*th), doff - sizeof(*th)) : NULL;
+	if (!opts) {
+		g->rx_bad++;
+		stack_drop(st, doff < sizeof(*th) ? DROP_BAD_HEADER : DROP_TRUNCATED);
+		return;
+	}
+	if (!p->csum_ok) {
+		uint32_t sum = src->family == AF_INET ?
+			csum_pseudo4(src->a.v4, dst->a.v4, IPPROTO_TCP, p->len) :
+			csum_pseudo6(&src->a.v6, &dst->a.v6, IPPROTO_TCP, p->len);
+
+		if (csum_pkt_l4(p, sum) != 0) {
+			g->rx_bad++;
+			stack_drop(st, DROP_BAD_CHECKSUM);
+			return;
+		}
+	}
+	memset(&seg, 0, sizeof(seg));
+	if (tcp_opts_parse(opts, doff - sizeof(*th), &seg.opts) < 0) {
+		g->rx_bad++;
+		stack_drop(st, DROP_BAD_HEADER);
+		return;
+	}
+	tcp_glue_addr_from(&seg.src, src);
+	tcp_glue_addr_from(&seg.dst, dst);
+	seg.sport = ntohs(th->sport);
+	seg.dport = ntohs(th->dport);
+	seg.seq = ntohl(th->seq);
+	seg.ack = ntohl(th->ack);
+	seg.flags = th->flags;
+	seg.wnd = ntohs(th->wnd);
+	seg.data = pkt_data(p) + doff;
+	seg.len = p->len - doff;
+	tcp_input(g->tcp, &seg, tcp_glue_now_us(st));
+}
+
+static void tcp_glue_timer(struct loop_timer *t)
+{
+	struct tcp_glue *g = t->ctx;
+
+	g->armed_us = UINT64_MAX;
+	tcp_timers_run(g->tcp, tcp_glue_now_us(g->st));
+}
+
+/*
+ * End of a loop turn: send what the turn produced, release the engine's
+ * retired send memory once no frame borrows it, arm the timer for the
+ * earliest deadline. Runs before main's own flush hook, which then finds
+ * the links empty.
+ */
+static void tcp_glue_turn_end(void *ctx)
+{
+	struct tcp_glue *g = ctx;
+	struct stack *st = g->st;
+	uint64_t next, now;
+	unsigned int i, borrowed = 0;
+
+	for (i = 0; i < st->n_links; i++) {
+		link_tx_flush(st->links[i]);
+		borrowed += link_tx_borrowed(st->links[i]);
+	}
+	if (!borrowed)
+		tcp_stack_tx_done(g->tcp);
+	next = tcp_next_deadline(g->tcp);
+	if (next == UINT64_MAX) {
+		loop_timer_cancel(st->loop, &g->timer);
+		g->armed_us = UINT64_MAX;
+		return;
+	}
+	if (next == g->armed_us && loop_timer_armed(&g->timer))
+		return;
+	now = tcp_glue_now_us(st);
+	g->armed_us = next;
+	loop_timer_arm(st->loop, &g->timer, next > now ? (next - now + 999) / 1000 : 0);
+}
+
+/**
+ * tcp_glue_init() - create the TCP engine of @st and hook it to the loop
+ * Return: 0, -ENOMEM, or -ENOSPC when the loop has no room for the hook.
+ */
+int tcp_glue_init(struct stack *st)
+{
+	struct tcp_stack_cfg cfg;
+	struct tcp_glue *g = calloc(1, sizeof(*g));
+	int ret;
+
+	if (!g)
+		return -ENOMEM;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.emit = tcp_glue_emit;
+	cfg.emit_ctx = g;
+	g->st = st;
+	g->armed_us = UINT64_MAX;
+	g->tcp = tcp_stack_new(&cfg);
+	if (!g->tcp) {
+		free(g);
+		return -ENOMEM;
+	}
+	loop_timer_init(&g->timer, tcp_glue_timer, g);
+	ret = loop_on_turn_end(st->loop, tcp_glue_turn_end, g);
+	if (ret < 0) {
+		tcp_stack_free(g->tcp);
+		free(g);
+		return ret;
+	}
+	st->tcp = g;
+	return 0;
+}
+
+/**
+ * tcp_glue_fini() - free the engine (services closed their connections)
+ *
+ * Called before the links are freed: nothing borrowed is queued any more
+ * once the links are gone, and the engine's memory goes with it.
+ */
+void tcp_glue_fini(struct stack *st)
+{
+	struct tcp_glue *g = st->tcp;
+
+	if (!g)
+		return;
+	loop_timer_cancel(st->loop, &g->timer);
+	tcp_stack_free(g->tcp);
+	free(g);
+	st->tcp = NULL;
+}
+
+static int tcp_glue_conn_row(struct tcp_conn *c, void *arg)
+{
+	struct out *o = arg;
+	struct tcp_conn_info i;
+	char buf[INET6_ADDRSTRLEN + 16];
+
+	tcp_conn_info(c, &i);
+	out_obj_begin(o, NULL);
+	out_str(o, "state", tcp_state_name(i.state));
+	out_str(o, "local", tcp_glue_endpoint_str(&i.local, buf, sizeof(buf)));
+	out_str(o, "remote", tcp_glue_endpoint_str(&i.remote, buf, sizeof(buf)));
+	out_str(o, "cc", i.cc ? i.cc : "-");
+	out_u64(o, "mss", i.snd_mss);
+	out_u64(o, "cwnd", i.cwnd);
+	out_u64(o, "ssthresh", i.ssthresh);
+	out_double(o, "srtt_ms", i.srtt_us / 1000.0);
+	out_double(o, "rttvar_ms", i.rttvar_us / 1000.0);
+	out_u64(o, "rto_ms", i.rto_us / 1000);
+	out_u64(o, "snd_wnd", i.snd_wnd);
+	out_u64(o, "rcv_wnd", i.rcv_wnd);
+	out_u64(o, "bytes_sent", i.bytes_sent);
+	out_u64(o, "bytes_acked", i.bytes_acked);
+	out_u64(o, "bytes_received", i.bytes_received);
+	out_u64(o, "segs_out", i.segs_out);
+	out_u64(o, "segs_in", i.segs_in);
+	out_u64(o, "retrans", i.retrans_segs);
+	out_u64(o, "sack_recoveries", i.sack_recoveries);
+	out_u64(o, "fast_recoveries", i.fast_recoveries);
+	out_u64(o, "rtos", i.rto_count);
+	out_u64(o, "unacked", i.unacked_bytes);
+	out_u64(o, "sndbuf_used", i.sndbuf_used);
+	out_u64(o, "sndbuf", i.sndbuf_cap);
+	out_u64(o, "rcvbuf_used", i.rcvbuf_used);
+	out_u64(o, "rcvbuf", i.rcvbuf_cap);
+	out_u64(o, "ooo_bytes", i.ooo_bytes);
+	out_obj_end(o);
+	return 0;
+}
+
+/**
+ * tcp_glue_print_stats() - the "tcp" counters and the "tcp_connections" table
+ * @st:	stack
+ * @o:	printer (text or JSON, one code path)
+ */
+void tcp_glue_print_stats(struct stack *st, struct out *o)
+{
+	struct tcp_glue *g = st->tcp;
+	struct tcp_stack_stats s;
+
+	if (!g)
+		return;
+	tcp_stack_stats(g->tcp, &s);
+	out_obj_begin(o, "tcp");
+	out_u64(o, "conns", s.conns);
+	out_u64(o, "timewait", s.timewait);
+	out_u64(o, "segs_in", s.segs_in);
+	out_u64(o, "segs_out", s.segs_out);
+	out_u64(o, "rst_out", s.rst_out);
+	out_u64(o, "rx_bad", g->rx_bad);
+	out_u64(o, "tx_borrowed", g->borrowed);
+	out_u64(o, "tx_copied", g->copied);
+	out_u64(o, "tx_errors", g->emit_errors);
+	out_u64(o, "drop_malformed", s.drop_malformed);
+	out_u64(o, "drop_no_socket", s.drop_no_socket);
+	out_u64(o, "drop_paws", s.drop_paws);
+	out_u64(o, "drop_out_of_window", s.drop_out_of_window);
+	out_u64(o, "drop_ooo_full", s.drop_ooo_full);
+	out_u64(o, "drop_bad_ack", s.drop_bad_ack);
+	out_u64(o, "challenge_acks", s.challenge_acks);
+	out_u64(o, "challenge_acks_limited", s.challenge_acks_limited);
+	out_u64(o, "syncookies_sent", s.syncookies_sent);
+	out_u64(o, "syncookies_ok", s.syncookies_ok);
+	out_u64(o, "syncookies_bad", s.syncookies_bad);
+	out_u64(o, "synq_overflow", s.synq_overflow);
+	out_u64(o, "timewait_evicted", s.timewait_evicted);
+	out_u64(o, "emit_errors", s.emit_errors);
+	out_obj_end(o);
+	out_arr_begin(o, "tcp_connections");
+	tcp_foreach_conn(g->tcp, tcp_glue_conn_row, o);
+	out_arr_end(o);
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * svc.h - services: the endpoints that give the stack something to serve
+ *
+ *   --publish PROTO:[ADDR:]PORT=TARGET	stack port -> TARGET in our netns
+ *   --forward PROTO:LISTEN=REMOTE		local socket -> REMOTE through the stack
+ *
+ * svc_spec.c parses the SPEC grammar (docs/datapath.md), svc_udp.c runs UDP
+ * services. A bad SPEC is refused by svc_spec_parse() with the reason.
+ */
+#ifndef SANDNET_DATAPATH_SVC_H
+#define SANDNET_DATAPATH_SVC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "datapath/net/net.h"
+
+enum svc_kind {
+	SVC_PUBLISH,
+	SVC_FORWARD,
+	SVC_KIND_MAX
+};
+
+/**
+ * struct svc_endpoint - a socket address in the datapath's own netns
+ * @is_unix:	a unix datagram socket at @sa (sun_path)
+ * @sa:		the address (sockaddr_in, sockaddr_in6 or sockaddr_un)
+ * @sa_len:	its length
+ */
+struct svc_endpoint {
+	bool is_unix;
+	struct sockaddr_storage sa;
+	socklen_t sa_len;
+};
+
+/**
+ * struct svc_spec - one parsed --publish or --forward
+ * @kind:	publish or forward
+ * @proto:	IPPROTO_UDP (IPPROTO_TCP comes with the TCP issue)
+ * @addr:	publish: the stack address to listen on, AF_UNSPEC for all
+ * @port:	publish: the stack port
+ * @target:	publish: where datagrams go
+ * @listen:	forward: the local socket
+ * @remote:	forward: the address reached through the stack
+ * @remote_port: forward: its port
+ * @text:	the SPEC as given (stats, messages)
+ */
+struct svc_spec {
+	enum svc_kind kind;
+	int proto;
+	struct net_addr addr;
+	uint16_t port;
+	struct svc_endpoint target;
+	struct svc_endpoint listen;
+	struct net_addr remote;
+	uint16_t remote_port;
+	char text[256];
+};
+
+struct svc;
+struct out;
+
+int svc_spec_parse(const char *text, enum svc_kind kind, struct svc_spec *spec, char *err,
+		   size_t err_len);
+int svc_endpoint_parse(const char *s, struct svc_endpoint *ep, char *err, size_t err_len);
+
+struct svc *svc_udp_new(struct stack *st, const struct svc_spec *spec, char *err, size_t err_len);
+int svc_udp_start(struct svc *s);
+void svc_udp_free(struct svc *s);
+void svc_udp_stats(const struct svc *s, struct out *o);
+void svc_udp_flush(void);
+
+#endif /* SANDNET_DATAPATH_SVC_H */

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: MIT
+/*
+ * svc_udp.c - UDP publish and forward services
+ *
+ * Theory of operation
+ *
+ * UDP has no connections, so a service keeps "flows", one per remote party,
+ * to carry replies back to whoever asked:
+ *
+ * publish udp:[ADDR:]PORT=TARGET
+ *   A stack socket on PORT (ADDR, or every container address). The first
+ *   datagram from a peer (address, port, and the container address it was
+ *   sent to) creates a flow: a host socket connected to TARGET (for unix:
+ *   an autobound abstract address, so the backend can answer with sendto()
+ *   to the sender). Datagrams from the peer go out on that socket; whatever
+ *   the backend sends back on it goes to the peer through the stack, from
+ *   the address the peer used.
+ *
+ * forward udp:LISTEN=REMOTE
+ *   A host socket bound to LISTEN before privileges are dropped. The first
+ *   datagram from a local client creates a flow with its own stack socket on
+ *   an ephemeral port; datagrams go to REMOTE through the stack, and only
+ *   datagrams from REMOTE on that stack socket go back to the client with
+ *   sendto() on the listening socket.
+ *
+ * Host-side I/O is batched like the link's: datagrams for backends are
+ * copied into a queue shared by all services and leave at the end of the
+ * loop turn (or when SVC_UDP_BATCH are waiting) with one sendmmsg() per run
+ * of consecutive datagrams for the same flow; host sockets are read with
+ * recvmmsg(), SVC_UDP_BATCH datagrams at most per readable event so one busy
+ * flow cannot starve the loop. A datagram the host refuses (ENOBUFS,
+ * EAGAIN on a full socket, ECONNREFUSED after an ICMP error, ...) is counted
+ * in the service's errors and dropped, as UDP would.
+ *
+ * A flow idle for SVC_UDP_IDLE_MS is closed by a per-service sweep timer;
+ * at SVC_UDP_MAX_FLOWS the least recently used flow is closed to make room.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "datapath/out.h"
+#include "datapath/svc/svc.h"
+
+#define SVC_UDP_IDLE_MS		180000
+#define SVC_UDP_SWEEP_MS	1000
+#define SVC_UDP_MAX_FLOWS	4096
+#define SVC_UDP_BATCH		64
+#define SVC_UDP_BUF		65536
+
+struct svc_flow {
+	struct svc_flow *next;
+	struct svc *svc;
+	uint64_t last_ms;
+	/* publish */
+	int fd;
+	struct loop_fd lfd;
+	struct net_addr peer;
+	uint16_t peer_port;
+	struct net_addr local;
+	/* forward */
+	struct udp_sock *us;
+	struct sockaddr_storage client;
+	socklen_t client_len;
+};
+
+struct svc {
+	struct svc_spec spec;
+	struct stack *st;
+	struct udp_sock *us;		/* publish */
+	int listen_fd;			/* forward */
+	struct loop_fd lfd;
+	bool started;
+	struct svc_flow *flows;
+	unsigned int n_flows;
+	struct loop_timer sweep;
+	uint64_t to_target, from_target, errors, flows_created;
+	uint64_t host_syscalls_in, host_syscalls_out;
+};
+
+/* Receive buffers for recvmmsg(); only the pages datagrams touch are used. */
+static uint8_t svc_rxbuf[SVC_UDP_BATCH][SVC_UDP_BUF];
+
+/* Datagrams on their way to host sockets, flushed by svc_udp_flush(). */
+struct svc_txq_entry {
+	struct svc_flow *flow;
+	struct pkt *p;
+};
+static struct svc_txq_entry svc_txq[SVC_UDP_BATCH];
+static unsigned int svc_txq_len;
+
+static void svc_rx_prepare(struct mmsghdr *m, struct iovec *iov,
+			   struct sockaddr_storage *from)
+{
+	unsigned int i;
+
+	memset(m, 0, sizeof(*m) * SVC_UDP_BATCH);
+	for (i = 0; i < SVC_UDP_BATCH; i++) {
+		iov[i].iov_base = svc_rxbuf[i];
+		iov[i].iov_len = SVC_UDP_BUF;
+		m[i].msg_hdr.msg_iov = &iov[i];
+		m[i].msg_hdr.msg_iovlen = 1;
+		if (from) {
+			m[i].msg_hdr.msg_name = &from[i];
+			m[i].msg_hdr.msg_namelen = sizeof(from[i]);
+		}
+	}
+}
+
+/**
+ * svc_udp_flush() - send the datagrams queued for host sockets
+ *
+ * Called at the end of every loop turn, when the queue is full, and before a
+ * flow is freed. Consecutive datagrams of one flow leave in one sendmmsg().
+ */
+void svc_udp_flush(void)
+{
+	struct mmsghdr m[SVC_UDP_BATCH];
+	struct iovec iov[SVC_UDP_BATCH];
+	unsigned int i = 0, j, k;
+
+	while (i < svc_txq_len) {
+		struct svc_flow *f = svc_txq[i].flow;
+		struct svc *s = f->svc;
+		int sent;
+
+		for (j = i; j < svc_txq_len && svc_txq[j].flow == f; j++) {
+			k = j - i;
+			iov[k].iov_base = pkt_data(svc_txq[j].p);
+			iov[k].iov_len = svc_txq[j].p->len;
+			memset(&m[k], 0, sizeof(m[k]));
+			m[k].msg_hdr.msg_iov = &iov[k];
+			m[k].msg_hdr.msg_iovlen = 1;
+		}
+		k = 0;
+		while (i + k < j) {
+			sent = sendmmsg(f->fd, m + k, j - i - k, MSG_DONTWAIT);
+			s->host_syscalls_out++;
+			if (sent > 0) {
+				s->to_target += sent;
+				k += sent;
+				continue;
+			}
+			if (sent < 0 && errno == EINTR)
+				continue;
+			/* the head datagram was refused: count it, go on */
+			s->errors++;
+			stack_drop(s->st, DROP_SERVICE);
+			k++;
+		}
+		for (; i < j; i++)
+			pkt_free(svc_txq[i].p);
+	}
+	svc_txq_len = 0;
+}
+
+static void svc_flow_free(struct svc_flow *f)
+{
+	struct svc *s = f->svc;
+	struct svc_flow **pp;
+
+	if (svc_txq_len)
+		svc_udp_flush();
+
+	for (pp = &s->flows; *pp; pp = &(*pp)->next) {
+		if (*pp == f) {
+			*pp = f->next;
+			s->n_flows--;
+			break;
+		}
+	}
+	if (f->fd >= 0) {
+		loop_fd_del(s->st->loop, &f->lfd);
+		close(f->fd);
+	}
+	udp_close(f->us);
+	free(f);
+}
+
+static void svc_make_room(struct svc *s)
+{
+	struct svc_flow *f, *old = NULL;
+
+	if (s->n_flows < SVC_UDP_MAX_FLOWS)
+		return;
+	for (f = s->flows; f; f = f->next)
+		if (!old || f->last_ms < old->last_ms)
+			old = f;
+	if (old)
+		svc_flow_free(old);
+}
+
+/* publish: the backend answered on a flow's host socket */
+static void svc_pub_backend(struct loop_fd *h, uint32_t events)
+{
+	struct svc_flow *f = h->ctx;
+	struct svc *s = f->svc;
+	struct mmsghdr m[SVC_UDP_BATCH];
+	struct iovec iov[SVC_UDP_BATCH];
+	int n, i;
+
+	(void)events;
+	svc_rx_prepare(m, iov, NULL);
+	n = recvmmsg(f->fd, m, SVC_UDP_BATCH, MSG_DONTWAIT, NULL);
+	s->host_syscalls_in++;
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			s->errors++;	/* ECONNREFUSED: nobody at TARGET */
+		return;
+	}
+	f->last_ms = stack_now_ms(s->st);
+	for (i = 0; i < n; i++) {
+		if ((m[i].msg_hdr.msg_flags & MSG_TRUNC) ||
+		    udp_sendto(s->us, &f->local, &f->peer, f->peer_port, svc_rxbuf[i],
+			       m[i].msg_len) < 0) {
+			s->errors++;
+			continue;
+		}
+		s->from_target++;
+	}
+}
+
+static struct svc_flow *svc_pub_flow(struct svc *s, const struct net_addr *src, uint16_t sport,
+				     const struct net_addr *dst)
+{
+	const struct svc_endpoint *t = &s->spec.target;
+	struct svc_flow *f;
+	int ret;
+
+	for (f = s->flows; f; f = f->next)
+		if (f->peer_port == sport && net_addr_eq(&f->peer, src) && net_addr_eq(&f->local, dst))
+			return f;
+	svc_make_room(s);
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->svc = s;
+	f->peer = *src;
+	f->peer_port = sport;
+	f->local = *dst;
+	f->fd = socket(t->sa.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (f->fd < 0)
+		goto err;
+	if (t->is_unix) {
+		sa_family_t fam = AF_UNIX;
+
+		/* autobind: an abstract address the backend can reply to */
+		if (bind(f->fd, (struct sockaddr *)&fam, sizeof(fam)) < 0)
+			goto err;
+	}
+	if (connect(f->fd, (const struct sockaddr *)&t->sa, t->sa_len) < 0)
+		goto err;
+	ret = loop_fd_add(s->st->loop, &f->lfd, f->fd, EPOLLIN, svc_pub_backend, f);
+	if (ret < 0)
+		goto err;
+	f->next = s->flows;
+	s->flows = f;
+	s->n_flows++;
+	s->flows_created++;
+	return f;
+err:
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f);
+	return NULL;
+}
+
+/* publish: a datagram from a peer arrived at the stack port */
+static void svc_pub_recv(struct udp_sock *us, const struct net_addr *src, uint16_t sport,
+			 const struct net_addr *dst, const uint8_t *data, size_t len)
+{
+	struct svc *s = us->ctx;
+	struct svc_flow *f = svc_pub_flow(s, src, sport, dst);
+	struct pkt *p;
+
+	if (!f) {
+		s->errors++;
+		stack_drop(s->st, DROP_SERVICE);
+		return;
+	}
+	f->last_ms = stack_now_ms(s->st);
+	p = pkt_alloc(len);
+	if (!p) {
+		s->errors++;
+		stack_drop(s->st, DROP_NO_MEMORY);
+		return;
+	}
+	memcpy(pkt_put(p, len), data, len);
+	svc_txq[svc_txq_len].flow = f;
+	svc_txq[svc_txq_len].p = p;
+	if (++svc_txq_len == SVC_UDP_BATCH)
+		svc_udp_flush();
+}
+
+/* forward: REMOTE answered a flow's stack socket */
+static void svc_fwd_remote(struct udp_sock *us, const struct net_addr *src, uint16_t sport,
+			   const struct net_addr *dst, const uint8_t *data, size_t len)
+{
+	struct svc_flow *f = us->ctx;
+	struct svc *s = f->svc;
+
+	(void)dst;
+	if (sport != s->spec.remote_port || !net_addr_eq(src, &s->spec.remote)) {
+		stack_drop(s->st, DROP_SERVICE);
+		return;
+	}
+	f->last_ms = stack_now_ms(s->st);
+	if (sendto(s->listen_fd, data, len, MSG_DONTWAIT, (struct sockaddr *)&f->client,
+		   f->client_len) < 0) {
+		s->errors++;
+		return;
+	}
+	s->from_target++;
+}
+
+/* forward: local clients sent datagrams to LISTEN */
+static void svc_fwd_listen(struct loop_fd *h, uint32_t events)
+{
+	struct svc *s = h->ctx;
+	static struct sockaddr_storage from[SVC_UDP_BATCH];
+	struct mmsghdr m[SVC_UDP_BATCH];
+	struct iovec iov[SVC_UDP_BATCH];
+	int n, i, err;
+
+	(void)events;
+	svc_rx_prepare(m, iov, from);
+	n = recvmmsg(s->listen_fd, m, SVC_UDP_BATCH, MSG_DONTWAIT, NULL);
+	s->host_syscalls_in++;
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			s->errors++;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		socklen_t flen = m[i].msg_hdr.msg_namelen;
+		struct svc_flow *f;
+
+		if (m[i].msg_hdr.msg_flags & MSG_TRUNC) {
+			s->errors++;
+			continue;
+		}
+		for (f = s->flows; f; f = f->next)
+			if (f->client_len == flen && !memcmp(&f->client, &from[i], flen))
+				break;
+		if (!f) {
+			svc_make_room(s);
+			f = calloc(1, sizeof(*f));
+			if (!f) {
+				s->errors++;
+				continue;
+			}
+			f->svc = s;
+			f->fd = -1;
+			memcpy(&f->client, &from[i], flen);
+			f->client_len = flen;
+			f->us = udp_open(s->st, NULL, 0, svc_fwd_remote, f, &err);
+			if (!f->us) {
+				free(f);
+				s->errors++;
+				continue;
+			}
+			snprintf(f->us->owner, sizeof(f->us->owner), "forward udp:%s",
+				 s->spec.text + 4);
+			f->next = s->flows;
+			s->flows = f;
+			s->n_flows++;
+			s->flows_created++;
+		}
+		f->last_ms = stack_now_ms(s->st);
+		if (udp_sendto(f->us, NULL, &s->spec.remote, s->spec.remote_port, svc_rxbuf[i],
+			       m[i].msg_len) < 0) {
+			s->errors++;
+			continue;
+		}
+		s->to_target++;
+	}
+}
+
+static void svc_sweep(struct loop_timer *t)
+{
+	struct svc *s = t->ctx;
+	uint64_t now = stack_now_ms(s->st);
+	struct svc_flow *f, *next;
+
+	for (f = s->flows; f; f = next) {
+		next = f->next;
+		if (now - f->last_ms >= SVC_UDP_IDLE_MS)
+			svc_flow_free(f);
+	}
+	loop_timer_arm(s->st->loop, &s->sweep, SVC_UDP_SWEEP_MS);
+}
+
+/**
+ * svc_udp_new() - create a UDP service and bind what needs binding now
+ * @st:		stack (with its links: a publish ADDR must be one of ours)
+ * @spec:	parsed SPEC
+ * @err:	reason on failure
+ * @err_len:	size of @err
+ *
+ * Called before privileges are dropped: a forward's LISTEN socket is bound
+ * here, so it may be a low port or live in a root-owned directory.
+ * Return: the service, or NULL with @err filled.
+ */
+struct svc *svc_udp_new(struct stack *st, const struct svc_spec *spec, char *err, size_t err_len)
+{
+	const char *opt = spec->kind == SVC_PUBLISH ? "--publish" : "--forward";
+	struct svc *s = calloc(1, sizeof(*s));
+	int ret;
+
+	if (!s) {
+		snprintf(err, err_len, "%s %s: out of memory", opt, spec->text);
+		return NULL;
+	}
+	s->spec = *spec;
+	s->st = st;
+	s->listen_fd = -1;
+	loop_timer_init(&s->sweep, svc_sweep, s);
+	if (spec->kind == SVC_PUBLISH) {
+		s->us = udp_open(st, spec->addr.family ? &spec->addr : NULL, spec->port,
+				 svc_pub_recv, s, &ret);
+		if (!s->us) {
+			snprintf(err, err_len, "%s %s: stack port %u: %s", opt, spec->text,
+				 spec->port, ret == -EADDRNOTAVAIL ?
+				 "the address is not one of the container's" : strerror(-ret));
+			goto err;
+		}
+		snprintf(s->us->owner, sizeof(s->us->owner), "publish udp:%s", spec->text + 4);
+		return s;
+	}
+	s->listen_fd = socket(spec->listen.sa.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->listen_fd < 0 ||
+	    bind(s->listen_fd, (const struct sockaddr *)&spec->listen.sa, spec->listen.sa_len) < 0) {
+		snprintf(err, err_len, "%s %s: bind the listening socket: %s", opt, spec->text,
+			 strerror(errno));
+		goto err;
+	}
+	return s;
+err:
+	svc_udp_free(s);
+	return NULL;
+}
+
+/**
+ * svc_udp_start() - watch the listening socket and start the idle sweep
+ * Return: 0 or negative errno.
+ */
+int svc_udp_start(struct svc *s)
+{
+	int ret;
+
+	if (s->listen_fd >= 0) {
+		ret = loop_fd_add(s->st->loop, &s->lfd, s->listen_fd, EPOLLIN, svc_fwd_listen, s);
+		if (ret < 0)
+			return ret;
+	}
+	s->started = true;
+	loop_timer_arm(s->st->loop, &s->sweep, SVC_UDP_SWEEP_MS);
+	return 0;
+}
+
+/**
+ * svc_udp_free() - close every flow and socket (a unix LISTEN path is removed)
+ * @s:	service or NULL
+ */
+void svc_udp_free(struct svc *s)
+{
+	if (!s)
+		return;
+	loop_timer_cancel(s->st->loop, &s->sweep);
+	while (s->flows)
+		svc_flow_free(s->flows);
+	udp_close(s->us);
+	if (s->listen_fd >= 0) {
+		if (s->started)
+			loop_fd_del(s->st->loop, &s->lfd);
+		close(s->listen_fd);
+		if (s->spec.listen.is_unix)
+			unlink(((struct sockaddr_un *)&s->spec.listen.sa)->sun_path);
+	}
+	free(s);
+}
+
+/**
+ * svc_udp_stats() - one row of the services table
+ */
+void svc_udp_stats(const struct svc *s, struct out *o)
+{
+	out_obj_begin(o, NULL);
+	out_str(o, "kind", s->spec.kind == SVC_PUBLISH ? "publish" : "forward");
+	out_str(o, "spec", s->spec.text);
+	out_u64(o, "flows", s->n_flows);
+	out_u64(o, "flows_created", s->flows_created);
+	out_u64(o, "to_target", s->to_target);
+	out_u64(o, "from_target", s->from_target);
+	out_u64(o, "errors", s->errors);
+	out_u64(o, "host_syscalls_in", s->host_syscalls_in);
+	out_u64(o, "host_syscalls_out", s->host_syscalls_out);
+	out_obj_end(o);
+}

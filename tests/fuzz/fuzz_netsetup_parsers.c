@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuzz_netsetup_parsers.c - libFuzzer target for netsetup's text parsers
+ *
+ * Theory of operation
+ *
+ * netsetup runs as root and reads text from users and runtimes. The first
+ * byte of an input picks the parser, the rest is its input:
+ *   0  the command line: ns_opts_parse() (opts.c) on the rest split at NUL
+ *      bytes into argv (at most 64 arguments, "netsetup" first)
+ *   1  the serve configuration: ns_serve_conf_parse() (serve_conf.c) on the
+ *      rest as a file
+ *   2  the CNI network configuration: ns_cni_main() (cni.c) with the rest on
+ *      stdin and CNI_COMMAND chosen by the second byte among VERSION, DEL,
+ *      ADD and an unknown command; CNI_CONTAINERID is unset, so ADD and DEL
+ *      stop at the environment check after the JSON was decoded and checked:
+ *      nothing is attached, no state file read
+ *   3  the OCI hook: ns_oci_check() (oci.c; the parsing half of
+ *      ns_oci_main(), attaching nothing) with the rest split at the first
+ *      0xff byte into arguments (NUL-separated) and the state JSON on stdin
+ * Properties checked beyond "no crash, no leak, no sanitizer report": a
+ * refusal is a negative errno with a non-empty message; a parsed serve
+ * configuration keeps its counts within their arrays and its numbers within
+ * the documented ranges; and the CNI plugin always answers with exactly one
+ * JSON document and exit status 0 or 1 (an error object when 1).
+ *
+ * Seeds: tests/fuzz/corpus/netsetup_parsers/.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "netsetup/netsetup.h"
+
+#define FZ_MAX_ARGS	64
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fz_fail(const char *what)
+{
+	fprintf(stderr, "fuzz_netsetup_parsers: %s\n", what);
+	abort();
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	unsetenv("CNI_CONTAINERID");
+	unsetenv("CNI_NETNS");
+	unsetenv("CNI_IFNAME");
+	/* The parsers' own messages would flood the log. */
+	if (!freopen("/dev/null", "w", stdout))
+		fz_fail("stdout to /dev/null");
+	return 0;
+}
+
+/* Split @buf (NUL-terminated at @len) at NUL bytes into @argv after @first. */
+static int fz_split(char *buf, size_t len, const char *first, char **argv)
+{
+	int argc = 0;
+	size_t i = 0;
+
+	argv[argc++] = (char *)first;
+	while (i < len && argc < FZ_MAX_ARGS) {
+		argv[argc++] = buf + i;
+		i += strlen(buf + i) + 1;
+	}
+	argv[argc] = NULL;
+	return argc;
+}
+
+static void fz_refusal(int err, const struct ns_err *e)
+{
+	if (err >= 0)
+		fz_fail("refusal with a non-negative return");
+	if (!e->text[0])
+		fz_fail("refusal without a message");
+}
+
+static void fz_opts(char *buf, size_t len)
+{
+	char *argv[FZ_MAX_ARGS + 1];
+	struct ns_err e = { "" };
+	struct ns_opts o;
+	int argc, err;
+
+	argc = fz_split(buf, len, "netsetup", argv);
+	err = ns_opts_parse(argc, argv, &o, &e);
+	if (err) {
+		fz_refusal(err, &e);
+		return;
+	}
+	if (o.cmd >= NS_CMD_MAX || o.n_ifaces > NS_MAX_IFACES)
+		fz_fail("parsed options out of range");
+	if (o.cmd == NS_CMD_RUN && (!o.child_argv || !o.child_argv[0]))
+		fz_fail("run without a datapath to execute");
+}
+
+static void fz_serve_conf(char *buf, size_t len)
+{
+	struct ns_serve_conf c;
+	struct ns_err e = { "" };
+	FILE *f;
+	int err;
+
+	f = fmemopen(buf, len ? len : 1, "r");
+	if (!f)
+		fz_fail("fmemopen");
+	err = ns_serve_conf_parse(f, "fuzz.conf", &c, &e);
+	fclose(f);
+	if (err) {
+		fz_refusal(err, &e);
+		return;
+	}
+	if (c.n_uids > NS_SERVE_MAX_IDS || c.n_gids > NS_SERVE_MAX_IDS || c.n_ifaces > NS_MAX_IFACES)
+		fz_fail("serve configuration list overflows its array");
+	for (unsigned int i = 0; i < c.n_ifaces; i++)
+		if (!memchr(c.ifaces[i], 0, IFNAMSIZ) || !c.ifaces[i][0])
+			fz_fail("interface name not terminated or empty");
+	if (c.max_channels < 1 || c.max_channels > PROTO_MAX_CHANNELS || c.max_clients < 1 ||
+	    c.request_timeout_s < 1)
+		fz_fail("serve configuration number out of range");
+}
+
+static void fz_cni(uint8_t which, const char *buf, size_t len)
+{
+	static const char *const cmds[] = { "VERSION", "DEL", "ADD", "CHECK", "FUZZ" };
+	char *out = NULL;
+	size_t out_len = 0;
+	json_t *doc, *code;
+	FILE *in, *o;
+	int rc;
+
+	setenv("CNI_COMMAND", cmds[which % 5], 1);
+	in = fmemopen((void *)buf, len ? len : 1, "r");
+	o = open_memstream(&out, &out_len);
+	if (!in || !o)
+		fz_fail("fmemopen");
+	if (!len)
+		fgetc(in);	/* an empty stdin */
+	rc = ns_cni_main(in, o);
+	fclose(in);
+	fclose(o);
+	if (rc != 0 && rc != 1)
+		fz_fail("CNI exit status not 0 or 1");
+	doc = json_loadb(out, out_len, 0, NULL);
+	if (!doc)
+		fz_fail("CNI answer is not one JSON document");
+	code = json_object_get(doc, "code");
+	if (rc == 1 && (!json_is_integer(code) || !json_is_string(json_object_get(doc, "msg"))))
+		fz_fail("CNI failure without an error object");
+	json_decref(doc);
+	free(out);
+}
+
+static void fz_oci(char *buf, size_t len)
+{
+	char *argv[FZ_MAX_ARGS + 1], *sep;
+	struct ns_err e = { "" };
+	size_t alen = 0;
+	FILE *in;
+	int argc, err;
+
+	sep = memchr(buf, 0xff, len);
+	if (sep) {
+		*sep = 0;
+		alen = (size_t)(sep - buf);
+	}
+	argc = alen ? fz_split(buf, alen, "oci-hook", argv) : fz_split(buf, 0, "oci-hook", argv);
+	in = fmemopen(sep ? sep + 1 : buf, sep ? len - alen - 1 + 1 : len + 1, "r");
+	if (!in)
+		fz_fail("fmemopen");
+	err = ns_oci_check(argc, argv, in, &e);
+	fclose(in);
+	if (err < 0)
+		fz_refusal(err, &e);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *buf;
+	size_t len;
+
+	if (size < 2)
+		return 0;
+	/* A copy, NUL-terminated: argv strings point into it. */
+	len = size - 2;
+	buf = malloc(len + 1);
+	if (!buf)
+		fz_fail("malloc");
+	memcpy(buf, data + 2, len);
+	buf[len] = 0;
+	switch (data[0] % 4) {
+	case 0:
+		fz_opts(buf, len);
+		break;
+	case 1:
+		fz_serve_conf(buf, len);
+		break;
+	case 2:
+		fz_cni(data[1], buf, len);
+		break;
+	default:
+		fz_oci(buf, len);
+		break;
+	}
+	free(buf);
+	return 0;
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# ping, ping -6 and arping from a kernel peer are answered by the datapath;
+# the peer's neighbour table holds the container's MAC; a UDP datagram to a
+# closed port comes back as ICMP/ICMPv6 port unreachable (ECONNREFUSED).
+. "$SANDNET_TESTS/lib/common.sh"
+. "$SANDNET_TESTS/integration/datapath_env.inc"
+
+dp_env_up
+
+sn_log "ping 10.77.0.2"
+ip netns exec "$PEER" ping -c 3 -i 0.2 -W 2 10.77.0.2 || sn_fail "ping 10.77.0.2"
+sn_log "ping -6 fd77::2"
+sn_wait_for 5 ip netns exec "$PEER" ping -6 -c 1 -W 1 fd77::2 || sn_fail "ping -6 fd77::2 (first)"
+ip netns exec "$PEER" ping -6 -c 3 -i 0.2 -W 2 fd77::2 || sn_fail "ping -6 fd77::2"
+sn_log "large ping (fragmented both ways)"
+ip netns exec "$PEER" ping -c 2 -i 0.2 -W 2 -s 4000 10.77.0.2 || sn_fail "ping -s 4000"
+ip netns exec "$PEER" ping -6 -c 2 -i 0.2 -W 2 -s 4000 fd77::2 || sn_fail "ping -6 -s 4000"
+
+sn_log "arping"
+out=$(ip netns exec "$PEER" arping -c 2 -w 3 -I veth0 10.77.0.2 2>&1) || { echo "$out"; sn_fail "arping"; }
+echo "$out"
+echo "$out" | grep -qi "$CT_MAC" || sn_fail "arping replies do not come from $CT_MAC"
+
+sn_log "the peer's neighbour table"
+ip -n "$PEER" neigh show dev veth0
+ip -n "$PEER" -j neigh show dev veth0 | python3 -c "
+import json, sys
+n = {e['dst']: e.get('lladdr') for e in json.load(sys.stdin)}
+for a in ('10.77.0.2', 'fd77::2'):
+    assert n.get(a) == '$CT_MAC', (a, n)
+" || sn_fail "peer neighbours do not map the container's addresses to $CT_MAC"
+
+sn_log "ICMP port unreachable, both families"
+ip netns exec "$PEER" python3 - <<'PY' || sn_fail "no port unreachable"
+import socket
+for fam, addr in ((socket.AF_INET, "10.77.0.2"), (socket.AF_INET6, "fd77::2")):
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    s.settimeout(2)
+    s.connect((addr, 9))
+    s.send(b"anyone?")
+    try:
+        s.recv(100)
+        raise SystemExit(f"{addr}: got an answer")
+    except ConnectionRefusedError:
+        print(f"{addr}: connection refused (ICMP port unreachable)")
+PY
+
+echo_in=$(dp_stat "d['counters']['icmp_echo_in']")
+echo6_in=$(dp_stat "d['counters']['icmpv6_echo_in']")
+[ "$echo_in" -ge 5 ] || sn_fail "icmp_echo_in $echo_in < 5"
+[ "$echo6_in" -ge 3 ] || sn_fail "icmpv6_echo_in $echo6_in < 3"
+[ "$(dp_stat "d['counters']['icmp_unreach_out']")" -ge 1 ] || sn_fail "icmp_unreach_out"
+[ "$(dp_stat "d['counters']['icmpv6_unreach_out']")" -ge 1 ] || sn_fail "icmpv6_unreach_out"
+dp_stats | sed -n '1,40p'
+dp_env_down
+echo ok
