@@ -13,8 +13,9 @@
  * `netsetup serve` and `netsetup connect` (serve.c), which parse their own
  * arguments.
  */
-#include <stdio.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,13 @@ int main(int argc, char **argv)
 	struct ns_opts o;
 	int ret;
 
+	/*
+	 * A closed stdout (`netsetup run ... | head`) must show up as EPIPE on a
+	 * write, not kill netsetup between taking the addresses and giving them
+	 * back. The datapath child inherits the ignored signal; it sends with
+	 * MSG_NOSIGNAL anyway.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	if (ns_cni_mode(argc, argv))
 		return ns_cni_main(stdin, stdout);
 	if (argc > 1 && (!strcmp(argv[1], "oci-hook") || !strcmp(argv[1], "serve") ||
