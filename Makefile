@@ -19,7 +19,7 @@ DESTDIR		?=
 ifeq ($(origin CC),default)
 CC		:= gcc
 endif
-PKGS		:= libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libcap-ng libsodium jansson libsystemd
+PKGS		:= libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libcap-ng libsodium jansson libsystemd libseccomp
 PKG_CFLAGS	:= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_LIBS	:= $(shell pkg-config --libs check 2>/dev/null)
@@ -137,6 +137,14 @@ install: all
 	install -m 0755 $(O)/netsetup $(DESTDIR)$(PREFIX)/sbin/netsetup
 	install -m 0755 $(O)/datapath $(DESTDIR)$(PREFIX)/bin/datapath
 	for m in docs/man/*.8; do [ -e "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(PREFIX)/share/man/man8/; done; true
+	# systemd units name /usr/local in the tree; installed ones name PREFIX.
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system $(DESTDIR)$(PREFIX)/lib/cni \
+		$(DESTDIR)$(PREFIX)/share/doc/sandnet
+	for u in dist/systemd/*.service dist/systemd/*.socket; do \
+		sed 's#/usr/local#$(PREFIX)#g' "$$u" > $(DESTDIR)$(PREFIX)/lib/systemd/system/$$(basename "$$u"); done
+	install -m 0644 dist/systemd/netsetup.conf $(DESTDIR)$(PREFIX)/share/doc/sandnet/netsetup.conf.example
+	# The CNI plugin is netsetup under the name "sandnet" (docs/runtime.md).
+	ln -sf ../../sbin/netsetup $(DESTDIR)$(PREFIX)/lib/cni/sandnet
 
 clean:
 	rm -rf build

@@ -729,6 +729,27 @@ int tcp_input(struct tcp_stack *s, const struct tcp_seg_in *seg, uint64_t now_us
 	r.port = seg->sport;
 	tcp_conn_enter(s);
 	c = tcp_conn_lookup(s, &l, &r);
+	if (c && c->state == TCPS_SYN_RECEIVED && c->passive && c->listener &&
+	    (seg->flags & (TCP_SYN | TCP_RST | TCP_ACK)) == TCP_ACK &&
+	    (!seq_gt(seg->ack, c->snd_una) || seq_gt(seg->ack, c->snd_max))) {
+		/*
+		 * An ACK of another ISS: the peer may have completed a cookie
+		 * handshake for an earlier copy of the SYN that made this
+		 * half-open entry, and be ESTABLISHED with the cookie as our
+		 * ISS. The RFC 9293 3.10.7.4 RST for an unacceptable ACK in
+		 * SYN-RECEIVED would kill it: the cookie connection replaces
+		 * the entry instead (or, when the segment only looks like a
+		 * cookie ACK, see tcp_synq.c, it is dropped).
+		 */
+		int ck = tcp_synq_cookie_check(c->listener, seg, now_us);
+
+		if (ck == -EAGAIN)
+			goto out;
+		if (ck == 0) {
+			tcp_conn_set_state(c, TCPS_CLOSED, now_us);
+			c = NULL;
+		}
+	}
 	if (c) {
 		tcp_in_conn(c, seg, now_us);
 		goto out;
@@ -739,13 +760,15 @@ int tcp_input(struct tcp_stack *s, const struct tcp_seg_in *seg, uint64_t now_us
 		if (seg->flags & TCP_RST)
 			goto out;
 		if (seg->flags & TCP_ACK) {
-			if (!(seg->flags & TCP_SYN) && tcp_synq_cookie_ack(lis, seg, now_us) == 0) {
+			int ck = (seg->flags & TCP_SYN) ? -ENOENT : tcp_synq_cookie_ack(lis, seg, now_us);
+
+			if (ck == 0) {
 				c = tcp_conn_lookup(s, &l, &r);
 				if (c)
 					tcp_in_conn(c, seg, now_us);
-				goto out;
+			} else if (ck != -EAGAIN) {
+				tcp_out_rst_reply(s, seg);
 			}
-			tcp_out_rst_reply(s, seg);
 			goto out;
 		}
 		if (seg->flags & TCP_SYN)

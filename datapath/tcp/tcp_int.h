@@ -338,5 +338,6 @@ void tcp_timer_timewait(struct tcp_conn *c, uint64_t now_us);
 /* tcp_synq.c */
 int tcp_synq_syn(struct tcp_listener *l, const struct tcp_seg_in *seg, uint64_t now_us);
 int tcp_synq_cookie_ack(struct tcp_listener *l, const struct tcp_seg_in *seg, uint64_t now_us);
+int tcp_synq_cookie_check(struct tcp_listener *l, const struct tcp_seg_in *seg, uint64_t now_us);
 
 #endif

@@ -22,6 +22,17 @@
  * timestamps they ride in the low 6 bits of our TSval (echoed in TSecr):
  * bit 5 SACK, bit 4 window scale present, bits 3..0 the peer's shift.
  * Without timestamps a cookie connection has no window scaling and no SACK.
+ *
+ * The hash covers the peer's ISN, which only a segment at ISN + 1 reveals
+ * (its seq - 1): the handshake's ACK and the peer's first flight of data.
+ * When all of those are lost, the next segment to arrive (a tail loss probe
+ * with new data, say) fails the check although the peer is ESTABLISHED. A
+ * RST there would kill the connection (Linux does send one), so an ACK that
+ * fails only the hash while it carries a valid tick and, when the peer
+ * uses timestamps, echoes a TSval our cookie clock gave this 4-tuple within
+ * the cookie lifetime, is dropped silently instead: the peer's RTO resends
+ * from ISN + 1 and that segment completes the handshake. Any other bad ACK
+ * is answered with a RST (RFC 9293 3.10.7.2).
  */
 #include "datapath/tcp/tcp_int.h"
 
@@ -147,6 +158,59 @@ int tcp_synq_syn(struct tcp_listener *l, const struct tcp_seg_in *seg, uint64_t 
 	return 0;
 }
 
+/* Does a failed cookie ACK still look like our cookie (see the top comment)? */
+static bool tcp_synq_cookie_plausible(struct tcp_listener *l, const struct tcp_seg_in *seg,
+				      const struct tcp_endpoint *le, const struct tcp_endpoint *re, uint64_t now_us)
+{
+	uint32_t now_ts;
+
+	if (!seg->opts.has_ts || l->opts.no_ts)
+		return true;
+	now_ts = (uint32_t)(now_us / 1000) + (uint32_t)tcp_conn_hash(l->stack, re, le);
+	return now_ts - (seg->opts.ts_ecr & ~0x3fu) <= TCP_COOKIE_VALID_US / 1000 + 0x3f;
+}
+
+/* Check a cookie ACK without side effects: 0 valid (*idx = MSS index), -EAGAIN plausible, -ENOENT bad. */
+static int tcp_synq_cookie_verify(struct tcp_listener *l, const struct tcp_seg_in *seg, uint64_t now_us,
+				  uint32_t *idx)
+{
+	uint32_t cookie = seg->ack - 1, t, now_t;
+	struct tcp_endpoint le, re;
+
+	if (!l->overflowed || now_us - l->last_overflow_us > TCP_COOKIE_VALID_US)
+		return -ENOENT;
+	tcp_synq_eps(seg, &le, &re);
+	t = cookie >> 27;
+	now_t = (uint32_t)(now_us >> TCP_COOKIE_TICK_SHIFT) & 0x1f;
+	if (((now_t - t) & 0x1f) > 1)
+		return -ENOENT;
+	if ((cookie & 0xffffff) != tcp_synq_cookie_hash(l->stack, &le, &re, t, seg->seq - 1))
+		return tcp_synq_cookie_plausible(l, seg, &le, &re, now_us) ? -EAGAIN : -ENOENT;
+	*idx = (cookie >> 24) & 7;
+	return 0;
+}
+
+/**
+ * tcp_synq_cookie_check() - does an ACK carry a cookie of @l? No side effects.
+ * @l: the listener
+ * @seg: the ACK (no SYN, no RST)
+ * @now_us: the time
+ *
+ * For a SYN-RECEIVED connection whose SYN-ACK the peer never saw: it got a
+ * cookie SYN-ACK for an earlier copy of the same SYN, answered while the
+ * backlog was full, and completed that handshake (tcp_input() then replaces
+ * the half-open entry, or drops a segment that only looks like a cookie ACK).
+ *
+ * Return: 0 when tcp_synq_cookie_ack() would accept @seg, -EAGAIN when it
+ * would drop it silently, -ENOENT when a RST is due.
+ */
+int tcp_synq_cookie_check(struct tcp_listener *l, const struct tcp_seg_in *seg, uint64_t now_us)
+{
+	uint32_t idx;
+
+	return tcp_synq_cookie_verify(l, seg, now_us, &idx);
+}
+
 /**
  * tcp_synq_cookie_ack() - an ACK for a listener: does it carry our cookie?
  * @l: the listener
@@ -156,26 +220,25 @@ int tcp_synq_syn(struct tcp_listener *l, const struct tcp_seg_in *seg, uint64_t 
  * On success the connection exists (ESTABLISHED, already accepted) and the
  * caller processes @seg on it for any data it carries.
  *
- * Return: 0 when it was a valid cookie, -ENOENT otherwise.
+ * Return: 0 when it was a valid cookie, -EAGAIN when it looks like one whose
+ * peer's first segments were lost (drop it, no RST), -ENOENT otherwise.
  */
 int tcp_synq_cookie_ack(struct tcp_listener *l, const struct tcp_seg_in *seg, uint64_t now_us)
 {
 	struct tcp_stack *s = l->stack;
-	uint32_t cookie = seg->ack - 1, irs = seg->seq - 1, t, now_t, idx;
+	uint32_t cookie = seg->ack - 1, irs = seg->seq - 1, idx = 0;
 	struct tcp_endpoint le, re;
 	struct tcp_seg_in syn;
 	struct tcp_conn *c;
+	int ret;
 
-	if (!l->overflowed || now_us - l->last_overflow_us > TCP_COOKIE_VALID_US)
-		return -ENOENT;
-	tcp_synq_eps(seg, &le, &re);
-	t = cookie >> 27;
-	idx = (cookie >> 24) & 7;
-	now_t = (uint32_t)(now_us >> TCP_COOKIE_TICK_SHIFT) & 0x1f;
-	if (((now_t - t) & 0x1f) > 1 || (cookie & 0xffffff) != tcp_synq_cookie_hash(s, &le, &re, t, irs)) {
-		s->st.syncookies_bad++;
-		return -ENOENT;
+	ret = tcp_synq_cookie_verify(l, seg, now_us, &idx);
+	if (ret < 0) {
+		if (l->overflowed && now_us - l->last_overflow_us <= TCP_COOKIE_VALID_US)
+			s->st.syncookies_bad++;
+		return ret;
 	}
+	tcp_synq_eps(seg, &le, &re);
 	c = tcp_conn_new(s, &le, &re, &l->opts);
 	if (!c)
 		return -ENOENT;

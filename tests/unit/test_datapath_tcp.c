@@ -1594,6 +1594,141 @@ START_TEST(test_syn_cookies)
 }
 END_TEST
 
+/*
+ * The peer's handshake ACK and its whole first flight were lost, so the first
+ * segment to reach us carries the cookie in its ACK field but a seq beyond
+ * the peer's ISN + 1: the cookie hash, which covers that ISN, cannot match.
+ * The peer is ESTABLISHED, so a RST would kill it; the segment is dropped and
+ * the peer's retransmission from ISN + 1 opens the connection. (Seen as
+ * many_kernel_clients_echo's "EOF after 0 bytes" under CPU load: the TUN
+ * queue dropped a client's flight and the kernel's tail loss probe sent new
+ * data, which drew our RST.)
+ */
+START_TEST(test_syn_cookie_first_flight_lost)
+{
+	struct tcp_endpoint l = ep("10.0.0.1", 80);
+	struct tcp_stack_stats st;
+	uint8_t data[3000], buf[4000];
+	struct tcp_seg_in s;
+	uint32_t cookie, tsval;
+	struct cap *c;
+
+	fill(data, sizeof(data), 3);
+	ck_assert_int_eq(tcp_listen(H.s, &l, 1, NULL, h_accept, h_event, &H, &H.lis), 0);
+	in(TCP_SYN, PEER_ISS, 0, NULL, 0);
+	expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, P0, 0);	/* fills the backlog */
+	s = pseg(TCP_SYN, 7000, 0, NULL, 0);
+	s.sport = 40001;
+	tcp_input(H.s, &s, H.now);
+	c = pop_seg();
+	ck_assert_uint_eq(c->h.flags, TCP_SYN | TCP_ACK);
+	cookie = c->h.seq;
+	tsval = c->h.opts.ts_val;
+	/* lost: the ACK at 7001 and the data [7001, 8001); the probe [8001, 9001) arrives */
+	H.now += 200 * MS;
+	s = pseg(TCP_ACK | TCP_PSH, 8001, cookie + 1, data + 1000, 1000);
+	s.sport = 40001;
+	s.opts.ts_ecr = tsval;
+	ck_assert_int_eq(tcp_input(H.s, &s, H.now), 0);
+	expect_none();	/* no RST */
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.syncookies_ok, 0);
+	ck_assert_uint_eq(st.syncookies_bad, 1);
+	ck_assert_uint_eq(st.conns, 1);
+	/* the peer's RTO resends from its ISN + 1: that completes the handshake */
+	H.now += 300 * MS;
+	s = pseg(TCP_ACK, 7001, cookie + 1, data, 1000);
+	s.sport = 40001;
+	s.opts.ts_ecr = tsval;
+	ck_assert_int_eq(tcp_input(H.s, &s, H.now), 0);
+	ck_assert_ptr_nonnull(H.conn);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.syncookies_ok, 1);
+	ck_assert_uint_eq(st.conns, 2);
+	expect_seg(TCP_ACK, cookie + 1, 8001, 0);
+	s = pseg(TCP_ACK | TCP_PSH, 8001, cookie + 1, data + 1000, 2000);
+	s.sport = 40001;
+	s.opts.ts_ecr = tsval;
+	tcp_input(H.s, &s, H.now);
+	expect_seg(TCP_ACK, cookie + 1, 10001, 0);
+	ck_assert_int_eq(tcp_recv(H.conn, buf, sizeof(buf), H.now), 3000);
+	ck_assert(!memcmp(buf, data, 3000));
+	/* a bad ACK echoing no TSval of our cookie clock still gets its RST */
+	s = pseg(TCP_ACK, 9001, cookie + 1, NULL, 0);
+	s.sport = 40002;
+	s.opts.ts_ecr = tsval + 0x40000000;
+	tcp_input(H.s, &s, H.now);
+	expect_seg(TCP_RST, cookie + 1, 0, 0);
+	tcp_close(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/*
+ * Two copies of one SYN: the first met a full backlog and got a cookie, the
+ * second found room and made a SYN-RECEIVED entry. The peer completed the
+ * cookie handshake, so its ACK names the cookie, not that entry's ISS: the
+ * RST RFC 9293 prescribes for an unacceptable ACK in SYN-RECEIVED would
+ * reset a connection the peer has ESTABLISHED. The cookie connection
+ * replaces the half-open entry.
+ */
+START_TEST(test_syn_cookie_replaces_half_open)
+{
+	struct tcp_endpoint l = ep("10.0.0.1", 80);
+	struct tcp_stack_stats st;
+	struct tcp_conn *first;
+	struct tcp_seg_in s;
+	uint32_t cookie, tsval;
+	struct cap *c;
+	char buf[16];
+
+	ck_assert_int_eq(tcp_listen(H.s, &l, 1, NULL, h_accept, h_event, &H, &H.lis), 0);
+	in(TCP_SYN, PEER_ISS, 0, NULL, 0);
+	expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, P0, 0);	/* fills the backlog */
+	s = pseg(TCP_SYN, 7000, 0, NULL, 0);
+	s.sport = 40001;
+	tcp_input(H.s, &s, H.now);
+	c = pop_seg();
+	ck_assert_uint_eq(c->h.flags, TCP_SYN | TCP_ACK);
+	cookie = c->h.seq;
+	tsval = c->h.opts.ts_val;
+	ck_assert_uint_ne(cookie, OUR_ISS);
+	in(TCP_ACK, P0, O0, NULL, 0);	/* the backlog empties */
+	first = H.conn;
+	ck_assert_ptr_nonnull(first);
+	/* the second copy of the SYN makes a half-open entry */
+	H.now += 10 * MS;
+	s = pseg(TCP_SYN, 7000, 0, NULL, 0);
+	s.sport = 40001;
+	tcp_input(H.s, &s, H.now);
+	expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, 7001, 0);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.conns, 2);
+	/* the peer answers the cookie SYN-ACK it got first */
+	s = pseg(TCP_ACK | TCP_PSH, 7001, cookie + 1, "half", 4);
+	s.sport = 40001;
+	s.opts.ts_ecr = tsval;
+	ck_assert_int_eq(tcp_input(H.s, &s, H.now), 0);
+	expect_seg(TCP_ACK, cookie + 1, 7005, 0);	/* no RST */
+	ck_assert_ptr_ne(H.conn, first);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_ESTABLISHED);
+	ck_assert_int_eq(tcp_recv(H.conn, buf, sizeof(buf), H.now), 4);
+	ck_assert(!memcmp(buf, "half", 4));
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.syncookies_ok, 1);
+	ck_assert_uint_eq(st.conns, 2);	/* the half-open entry is gone */
+	/* and its SYN-ACK timer with it */
+	run_until(H.now + 10 * SEC);
+	while (H.ncap) {
+		c = pop_seg();
+		ck_assert_msg(!(c->h.flags & TCP_SYN), "the replaced entry still sends SYN-ACKs");
+	}
+	tcp_close(first, H.now);
+	tcp_close(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
 START_TEST(test_timewait_bound)
 {
 	struct tcp_stack_stats st;
@@ -2027,6 +2162,8 @@ static Suite *tcp_suite(void)
 	ADD("keepalive", test_keepalive);
 	ADD("rcvbuf_autotune", test_rcvbuf_autotune);
 	ADD("syn_cookies", test_syn_cookies);
+	ADD("syn_cookie_first_flight_lost", test_syn_cookie_first_flight_lost);
+	ADD("syn_cookie_replaces_half_open", test_syn_cookie_replaces_half_open);
 	ADD("timewait_bound", test_timewait_bound);
 	ADD("timewait_reopen", test_timewait_reopen);
 	ADD("cubic_vs_reno_growth", test_cubic_vs_reno_growth);

@@ -681,9 +681,11 @@ START_TEST(test_many_kernel_clients_echo)
 		}
 	}
 	tcp_stack_stats(K.s, &st);
-	fprintf(stderr, "%u kernel clients echoed in %.2f s: syncookies sent %llu ok %llu, synq overflow %llu\n",
+	fprintf(stderr,
+		"%u kernel clients echoed in %.2f s: syncookies sent %llu ok %llu bad %llu, synq overflow %llu\n",
 		NCLIENTS, (double)(now_us() - start) / 1e6, (unsigned long long)st.syncookies_sent,
-		(unsigned long long)st.syncookies_ok, (unsigned long long)st.synq_overflow);
+		(unsigned long long)st.syncookies_ok, (unsigned long long)st.syncookies_bad,
+		(unsigned long long)st.synq_overflow);
 	ck_assert_uint_eq(nechoes, NCLIENTS);
 	for (i = 0; i < nechoes; i++)
 		tcp_close(echoes[i].c, now_us());
