@@ -4,7 +4,7 @@
 #   make check           install missing Debian packages, then build and run every
 #                        test twice (plain, then ASan+UBSan) and the fuzz targets briefly
 #   make demo            run the main job on a demo network it creates itself
-#   make bench           benchmarks next to the kernel (docs/benchmarks.md)
+#   make bench           UDP and TCP benchmarks next to the kernel (docs/benchmarks.md)
 #   make fuzz            run every libFuzzer target for FUZZ_SECONDS each
 #   make install         PREFIX=/usr/local DESTDIR=
 #
@@ -129,8 +129,8 @@ demo: deps all
 	else echo "make demo: not built yet (comes with the datapath issue)"; fi
 
 bench: deps all tools
-	@if [ -x bench/run.sh ]; then bench/run.sh $(abspath $(O)); \
-	else echo "make bench: not built yet (comes with the datapath and GSO issues)"; fi
+	bench/run.sh $(abspath $(O))
+	bench/tcp.sh $(abspath $(O))
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8
