@@ -267,6 +267,25 @@ int loop_on_turn_end(struct loop *l, loop_turn_fn fn, void *ctx)
 }
 
 /**
+ * loop_off_turn_end() - remove a hook added with loop_on_turn_end()
+ * @l:		loop
+ * @fn:		the hook's function
+ * @ctx:	its context; the first hook with both is removed, order kept
+ */
+void loop_off_turn_end(struct loop *l, loop_turn_fn fn, void *ctx)
+{
+	unsigned int i;
+
+	for (i = 0; i < l->n_hooks; i++) {
+		if (l->hooks[i].fn == fn && l->hooks[i].ctx == ctx) {
+			memmove(&l->hooks[i], &l->hooks[i + 1], (l->n_hooks - i - 1) * sizeof(l->hooks[0]));
+			l->n_hooks--;
+			return;
+		}
+	}
+}
+
+/**
  * loop_now_ms() - the loop's time, read at the start of the turn
  */
 uint64_t loop_now_ms(const struct loop *l)

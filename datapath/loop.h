@@ -61,6 +61,7 @@ static inline bool loop_timer_armed(const struct loop_timer *t)
 	return t->pprev != 0;
 }
 int loop_on_turn_end(struct loop *l, loop_turn_fn fn, void *ctx);
+void loop_off_turn_end(struct loop *l, loop_turn_fn fn, void *ctx);
 uint64_t loop_now_ms(const struct loop *l);
 void loop_advance_ms(struct loop *l, uint64_t ms);
 int loop_run_once(struct loop *l, int max_wait_ms);

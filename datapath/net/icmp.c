@@ -18,6 +18,7 @@
 
 #include "datapath/net/net.h"
 #include "datapath/net/proto_hdr.h"
+#include "datapath/net/tcp_glue.h"
 
 #define ICMP_ERROR_MAX	576
 
@@ -55,6 +56,7 @@ void icmp_input(struct stack *st, struct link *l, struct pkt *p, struct in_addr 
 	}
 	if (icmp_is_error(ic->type)) {
 		stack_count(st, CTR_ICMP_ERROR_IN);
+		tcp_glue_icmp_error(st, AF_INET, p);
 		return;
 	}
 	if (ic->type != ICMP_ECHO || ic->code != 0 || to_bcast) {

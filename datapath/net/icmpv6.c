@@ -35,6 +35,7 @@
 
 #include "datapath/net/net.h"
 #include "datapath/net/proto_hdr.h"
+#include "datapath/net/tcp_glue.h"
 
 #define NDP_HLEN	24	/* type, code, csum, flags/reserved, target */
 #define NDP_OPT_SLLA	1
@@ -356,6 +357,7 @@ void icmpv6_input(struct stack *st, struct link *l, struct pkt *p, const struct 
 	}
 	if (icmpv6_is_error(ic->type)) {
 		stack_count(st, CTR_ICMPV6_ERROR_IN);
+		tcp_glue_icmp_error(st, AF_INET6, p);
 		return;
 	}
 	switch (ic->type) {

@@ -29,7 +29,10 @@
  * every queued frame: at the end of each loop turn the links are flushed and,
  * when no link holds a borrowed frame any more, tcp_stack_tx_done() lets the
  * engine free send memory it replaced or released. The engine never frees a
- * send ring directly (tcp_stack_retire()).
+ * send ring directly (tcp_stack_retire()). Acknowledged bytes, though, are
+ * overwritten by the next tcp_send(): services call tcp_glue_tx_quiet()
+ * first, which flushes the links and says whether any borrowed frame is
+ * still queued (a link blocked by EAGAIN); only then do they send.
  *
  * Time and timers. The engine's clock is the loop's, in microseconds (the
  * loop reads the clock once per turn, in milliseconds). One loop timer
@@ -38,7 +41,12 @@
  *
  * Per connection, the MSS comes from the MTU of the link the route to the
  * peer uses (minus the IP and TCP headers) and the largest emitted payload
- * is one MSS: GSO is not used yet.
+ * is one MSS: GSO is not used yet. When the engine's sending MSS is smaller
+ * (timestamps take 12 bytes of it; PMTU lowers it) a segment may exceed it
+ * with gso_size set: it is cut into gso_size pieces here. ICMP
+ * fragmentation-needed and packet-too-big quoting one of our TCP segments
+ * lower the MSS of the connections between the two addresses
+ * (tcp_glue_icmp_error()).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -47,6 +55,7 @@
 #include <string.h>
 
 #include "datapath/net/net.h"
+#include "datapath/net/proto_hdr.h"
 #include "datapath/net/tcp_glue.h"
 #include "datapath/out.h"
 
@@ -73,15 +82,18 @@ struct tcp_hdr {
  * @armed_us:	deadline @timer is armed for, UINT64_MAX if none
  * @copied:	segments whose payload was copied (ring wrap, unresolved hop)
  * @borrowed:	segments sent with a borrowed tail
+ * @split:	on-wire segments cut from a larger one (gso_size)
  * @emit_errors: segments the IP layer refused (no route, ...)
  * @rx_bad:	segments dropped here (short, bad offset, options, checksum)
+ * @tx_held:	service sends postponed while a link held borrowed frames
+ * @pmtu_updates: ICMP errors about our TCP segments passed to the engine
  */
 struct tcp_glue {
 	struct stack *st;
 	struct tcp_stack *tcp;
 	struct loop_timer timer;
 	uint64_t armed_us;
-	uint64_t copied, borrowed, emit_errors, rx_bad;
+	uint64_t copied, borrowed, split, emit_errors, rx_bad, tx_held, pmtu_updates;
 };
 
 /**
@@ -202,10 +214,10 @@ static bool tcp_glue_hop_ready(struct stack *st, const struct tcp_addr *dst)
 	return n && n->state != NEIGH_INCOMPLETE;
 }
 
-/* The engine's output: one segment to IP (see the theory of operation). */
-static int tcp_glue_emit(void *ctx, const struct tcp_seg_out *seg)
+/* One on-wire segment: header + options, payload @iov (borrowed or copied). */
+static int tcp_glue_emit_one(struct tcp_glue *g, const struct tcp_seg_out *seg, uint32_t seq,
+			     uint8_t flags, const struct iovec *iov, int iovcnt, size_t len)
 {
-	struct tcp_glue *g = ctx;
 	struct stack *st = g->st;
 	uint8_t opts[TCP_OPTS_MAX_BYTES];
 	struct tcp_hdr *th;
@@ -215,18 +227,14 @@ static int tcp_glue_emit(void *ctx, const struct tcp_seg_out *seg)
 	struct pkt *p;
 	int olen, i, ret;
 
-	if (seg->gso_size && seg->len > seg->gso_size) {
-		g->emit_errors++;	/* gso_max_bytes is one MSS: cannot happen */
-		return -EMSGSIZE;
-	}
 	olen = tcp_opts_write(&seg->opts, opts, sizeof(opts));
 	if (olen < 0 || olen % 4) {
 		g->emit_errors++;
 		return olen < 0 ? olen : -EINVAL;
 	}
 	hlen = TCP_HLEN + olen;
-	copy = seg->len && (seg->iovcnt != 1 || !tcp_glue_hop_ready(st, &seg->dst));
-	p = pkt_alloc(hlen + (copy ? seg->len : 0));
+	copy = len && (iovcnt != 1 || !tcp_glue_hop_ready(st, &seg->dst));
+	p = pkt_alloc(hlen + (copy ? len : 0));
 	if (!p) {
 		stack_drop(st, DROP_NO_MEMORY);
 		g->emit_errors++;
@@ -235,21 +243,20 @@ static int tcp_glue_emit(void *ctx, const struct tcp_seg_out *seg)
 	th = pkt_put(p, hlen);
 	th->sport = htons(seg->sport);
 	th->dport = htons(seg->dport);
-	th->seq = htonl(seg->seq);
+	th->seq = htonl(seq);
 	th->ack = htonl(seg->ack);
 	th->doff = (uint8_t)((hlen / 4) << 4);
-	th->flags = seg->flags;
+	th->flags = flags;
 	th->wnd = htons(seg->wnd);
 	th->csum = 0;
 	th->urg = 0;
 	memcpy(th + 1, opts, olen);
 	if (copy) {
-		for (i = 0; i < seg->iovcnt; i++)
-			memcpy(pkt_put(p, seg->iov[i].iov_len), seg->iov[i].iov_base,
-			       seg->iov[i].iov_len);
+		for (i = 0; i < iovcnt; i++)
+			memcpy(pkt_put(p, iov[i].iov_len), iov[i].iov_base, iov[i].iov_len);
 		g->copied++;
-	} else if (seg->len) {
-		pkt_set_tail(p, seg->iov[0].iov_base, (uint32_t)seg->iov[0].iov_len);
+	} else if (len) {
+		pkt_set_tail(p, iov[0].iov_base, (uint32_t)iov[0].iov_len);
 		g->borrowed++;
 	}
 	if (seg->dst.family == AF_INET) {
@@ -272,6 +279,62 @@ static int tcp_glue_emit(void *ctx, const struct tcp_seg_out *seg)
 	if (ret < 0)
 		g->emit_errors++;
 	return ret;
+}
+
+/* Bytes [@off, @off + @len) of the segment's payload as at most two iovecs. */
+static int tcp_glue_slice(const struct tcp_seg_out *seg, size_t off, size_t len, struct iovec out[2])
+{
+	int i, n = 0;
+
+	for (i = 0; i < seg->iovcnt && len && n < 2; i++) {
+		size_t il = seg->iov[i].iov_len, take;
+
+		if (off >= il) {
+			off -= il;
+			continue;
+		}
+		take = il - off < len ? il - off : len;
+		out[n].iov_base = (uint8_t *)seg->iov[i].iov_base + off;
+		out[n].iov_len = take;
+		n++;
+		len -= take;
+		off = 0;
+	}
+	return len ? -EINVAL : n;
+}
+
+/*
+ * The engine's output (see the theory of operation). A segment larger than
+ * @gso_size (the engine's MSS fell below gso_max_bytes: PMTU, or timestamps
+ * took their 12 bytes) is cut here into @gso_size pieces, FIN and PSH on the
+ * last; the GSO issue hands such segments to the kernel instead.
+ */
+static int tcp_glue_emit(void *ctx, const struct tcp_seg_out *seg)
+{
+	struct tcp_glue *g = ctx;
+	struct iovec iov[2];
+	size_t off, n;
+	int ret, cnt;
+
+	if (!seg->gso_size || seg->len <= seg->gso_size)
+		return tcp_glue_emit_one(g, seg, seg->seq, seg->flags, seg->iov, seg->iovcnt, seg->len);
+	for (off = 0; off < seg->len; off += n) {
+		bool last;
+
+		n = seg->len - off < seg->gso_size ? seg->len - off : seg->gso_size;
+		last = off + n == seg->len;
+		cnt = tcp_glue_slice(seg, off, n, iov);
+		if (cnt < 0) {
+			g->emit_errors++;
+			return cnt;
+		}
+		g->split++;
+		ret = tcp_glue_emit_one(g, seg, seg->seq + (uint32_t)off,
+					last ? seg->flags : seg->flags & ~(TCP_FIN | TCP_PSH), iov, cnt, n);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
 }
 
 /**
@@ -338,6 +401,81 @@ void tcp_glue_input(struct stack *st, struct link *l, struct pkt *p, const struc
 	seg.data = pkt_data(p) + doff;
 	seg.len = p->len - doff;
 	tcp_input(g->tcp, &seg, tcp_glue_now_us(st));
+}
+
+/**
+ * tcp_glue_tx_quiet() - flush the links; may tcp_send() overwrite acked bytes?
+ * @st:	stack
+ *
+ * tcp_send() may write over send-ring bytes the peer acknowledged, and a
+ * frame still queued in a link may borrow them (a retransmission the ACK
+ * made spurious): it would leave with a wrong checksum. Services call this
+ * right before tcp_send() and hold their data while it says no.
+ *
+ * Return: true when no link holds a frame with a borrowed tail.
+ */
+bool tcp_glue_tx_quiet(struct stack *st)
+{
+	unsigned int i, borrowed = 0;
+
+	for (i = 0; i < st->n_links; i++) {
+		if (link_tx_borrowed(st->links[i]))
+			link_tx_flush(st->links[i]);
+		borrowed += link_tx_borrowed(st->links[i]);
+	}
+	if (borrowed && st->tcp)
+		st->tcp->tx_held++;
+	return !borrowed;
+}
+
+/**
+ * tcp_glue_icmp_error() - PMTU from an ICMP error that quotes a TCP segment
+ * @st:		stack
+ * @family:	AF_INET (ICMP) or AF_INET6 (ICMPv6)
+ * @p:		the ICMP message at pkt_data(), checksum verified; borrowed
+ *
+ * Fragmentation needed (type 3 code 4) and packet too big (ICMPv6 type 2)
+ * whose quoted header is one we sent (source one of ours, protocol TCP)
+ * lower the MSS of the connections between the two addresses; the engine
+ * ignores MTUs below the protocol minimum. Other errors are ignored.
+ */
+void tcp_glue_icmp_error(struct stack *st, uint8_t family, const struct pkt *p)
+{
+	const uint8_t *ic = pkt_peek(p, 0, 8);
+	struct net_addr a = { .family = family };
+	struct tcp_addr local, remote;
+	const uint8_t *q;
+	uint32_t mtu;
+
+	if (!ic || !st->tcp)
+		return;
+	memset(&local, 0, sizeof(local));
+	memset(&remote, 0, sizeof(remote));
+	local.family = remote.family = family;
+	if (family == AF_INET) {
+		q = pkt_peek(p, 8, IPV4_HLEN);
+		if (ic[0] != ICMP_DEST_UNREACH || ic[1] != ICMP_FRAG_NEEDED || !q ||
+		    (q[0] >> 4) != 4 || q[9] != IPPROTO_TCP)
+			return;
+		mtu = (uint32_t)ic[6] << 8 | ic[7];
+		memcpy(&a.a.v4, q + 12, 4);
+		if (!ipv4_is_ours(st, a.a.v4))
+			return;
+		memcpy(local.addr, q + 12, 4);
+		memcpy(remote.addr, q + 16, 4);
+	} else {
+		q = pkt_peek(p, 8, IPV6_HLEN);
+		if (ic[0] != ICMP6_PACKET_TOO_BIG || !q || (q[0] >> 4) != 6 || q[6] != IPPROTO_TCP)
+			return;
+		mtu = (uint32_t)ic[4] << 24 | (uint32_t)ic[5] << 16 | (uint32_t)ic[6] << 8 | ic[7];
+		memcpy(&a.a.v6, q + 8, 16);
+		if (!ipv6_find_addr(st, &a.a.v6, NULL))
+			return;
+		memcpy(local.addr, q + 8, 16);
+		memcpy(remote.addr, q + 24, 16);
+	}
+	st->tcp->pmtu_updates++;
+	tcp_pmtu_update(st->tcp->tcp, &local, &remote, mtu, tcp_glue_now_us(st));
 }
 
 static void tcp_glue_timer(struct loop_timer *t)
@@ -426,6 +564,7 @@ void tcp_glue_fini(struct stack *st)
 	if (!g)
 		return;
 	loop_timer_cancel(st->loop, &g->timer);
+	loop_off_turn_end(st->loop, tcp_glue_turn_end, g);
 	tcp_stack_free(g->tcp);
 	free(g);
 	st->tcp = NULL;
@@ -492,7 +631,10 @@ void tcp_glue_print_stats(struct stack *st, struct out *o)
 	out_u64(o, "rx_bad", g->rx_bad);
 	out_u64(o, "tx_borrowed", g->borrowed);
 	out_u64(o, "tx_copied", g->copied);
+	out_u64(o, "tx_split", g->split);
 	out_u64(o, "tx_errors", g->emit_errors);
+	out_u64(o, "tx_held", g->tx_held);
+	out_u64(o, "pmtu_updates", g->pmtu_updates);
 	out_u64(o, "drop_malformed", s.drop_malformed);
 	out_u64(o, "drop_no_socket", s.drop_no_socket);
 	out_u64(o, "drop_paws", s.drop_paws);

@@ -27,5 +27,7 @@ int tcp_glue_pick_src(const struct stack *st, const struct net_addr *dst, struct
 void tcp_glue_addr_from(struct tcp_addr *t, const struct net_addr *a);
 const char *tcp_glue_endpoint_str(const struct tcp_endpoint *e, char *buf, size_t len);
 void tcp_glue_print_stats(struct stack *st, struct out *o);
+bool tcp_glue_tx_quiet(struct stack *st);
+void tcp_glue_icmp_error(struct stack *st, uint8_t family, const struct pkt *p);
 
 #endif /* SANDNET_DATAPATH_NET_TCP_GLUE_H */

@@ -100,9 +100,10 @@ struct svc_tcp {
 };
 
 static uint8_t svc_tcp_buf[SVC_TCP_BUF];
-/* Finished pairs waiting for the end of the turn, and whether the hook is in. */
+/* Finished pairs waiting for the end of the turn; started services (the
+ * first one adds the turn-end hook that frees them, the last one removes it). */
 static struct svc_tcp_pair *svc_tcp_dead;
-static bool svc_tcp_hooked;
+static unsigned int svc_tcp_started;
 
 static void svc_tcp_pair_event(struct tcp_conn *c, void *user, enum tcp_event ev, int err);
 
@@ -270,6 +271,10 @@ static void svc_tcp_from_host(struct svc_tcp_pair *p)
 	if (p->dead || !p->host_up || !p->conn_up || p->host_eof || !p->c)
 		return;
 	for (round = 0; round < SVC_TCP_READ_ROUNDS; round++) {
+		if (!tcp_glue_tx_quiet(s->st)) {
+			p->want_in = true;	/* a link is blocked: try again next turn */
+			return;
+		}
 		n = recv(p->fd, svc_tcp_buf, sizeof(svc_tcp_buf), MSG_PEEK | MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -607,18 +612,15 @@ int svc_tcp_start(struct svc_tcp *s)
 {
 	int ret;
 
-	if (!svc_tcp_hooked) {
+	if (!svc_tcp_started) {
 		ret = loop_on_turn_end(s->st->loop, svc_tcp_reap, NULL);
 		if (ret < 0)
 			return ret;
-		svc_tcp_hooked = true;
 	}
-	if (s->listen_fd >= 0) {
-		ret = loop_fd_add(s->st->loop, &s->lfd, s->listen_fd, EPOLLIN, svc_tcp_fwd_accept, s);
-		if (ret < 0)
-			return ret;
-	}
+	svc_tcp_started++;
 	s->started = true;
+	if (s->listen_fd >= 0)
+		return loop_fd_add(s->st->loop, &s->lfd, s->listen_fd, EPOLLIN, svc_tcp_fwd_accept, s);
 	return 0;
 }
 
@@ -639,6 +641,8 @@ void svc_tcp_free(struct svc_tcp *s)
 	for (i = 0; i < 2; i++)
 		if (s->ls[i])
 			tcp_listener_close(s->ls[i]);
+	if (s->started && --svc_tcp_started == 0)
+		loop_off_turn_end(s->st->loop, svc_tcp_reap, NULL);
 	if (s->listen_fd >= 0) {
 		if (s->started)
 			loop_fd_del(s->st->loop, &s->lfd);

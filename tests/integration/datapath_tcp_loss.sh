@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# 64 MiB each way through the stack at 1 % and 5 % random loss (nftables
-# numgen on the peer's veth, both directions), sha256 compared:
+# 64 MiB each way through the stack at 1 % random loss (nftables numgen on
+# the peer's veth, both directions; datapath_tcp_loss5.sh runs this with
+# LOSS_PCT=5), sha256 compared:
 #   stack receives: --forward tcp, curl in the datapath's netns, kernel
 #                   http.server in the peer
 #   stack sends:    --publish tcp, curl in the peer, http.server in the
@@ -32,15 +33,16 @@ table inet snloss {
 NFT
 }
 
-for pct in 1 5; do
-	sn_log "$pct % loss"
-	loss "$pct"
-	tcp_fetch "$DPNS" "http://127.0.0.1:8080/f64m" "$SN_TMP/www/f64m" --max-time 50
-	tcp_fetch "$PEER" "http://10.77.0.2/f64m" "$SN_TMP/www/f64m" --max-time 50
-	ip netns exec "$PEER" nft list table inet snloss | grep -o "counter packets [0-9]*" | tr '\n' ' '
-	echo
-done
+LOSS_PCT=${LOSS_PCT:-1}
+pct=$LOSS_PCT
+sn_log "$pct % loss"
+loss "$pct"
+tcp_fetch "$DPNS" "http://127.0.0.1:8080/f64m" "$SN_TMP/www/f64m" --max-time "$((LOSS_PCT >= 5 ? 100 : 50))"
+tcp_fetch "$PEER" "http://10.77.0.2/f64m" "$SN_TMP/www/f64m" --max-time "$((LOSS_PCT >= 5 ? 100 : 50))"
+echo "peer dropped (in, out): $(ip netns exec "$PEER" nft list table inet snloss |
+	grep -o "counter packets [0-9]*" | tr '\n' ' ')"
 loss 0
+dp_stats | sed -n '/^tcp_connections/,$p' | grep "local 10.77.0.2:80 "
 
 sent_recov=$(dp_stat "sum(c['sack_recoveries'] for c in d['tcp_connections'] if c['local'] == '10.77.0.2:80')")
 retrans=$(dp_stat "sum(c['retrans'] for c in d['tcp_connections'] if c['local'] == '10.77.0.2:80')")
