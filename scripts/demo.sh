@@ -6,7 +6,8 @@
 # A "container" netns and a "peer" netns joined by a veth, the kernel of the
 # peer as the far end; netsetup takes the container's link away from its
 # kernel and hands it to the datapath (running in a third netns of its own),
-# which answers ping and carries a UDP exchange through a published port.
+# which answers ping, serves HTTP through a published TCP port, carries a
+# short iperf3 through a forward to the peer's kernel, and a UDP exchange.
 set -u
 build=${1:?usage: demo.sh BUILD_DIR}
 NETSETUP=$build/netsetup
@@ -58,10 +59,21 @@ while True:
     d, a = s.recvfrom(65535); s.sendto(d.upper(), a)' &
 pids+=($!)
 
+step "an HTTP backend next to the datapath, and an iperf3 server on the peer's kernel"
+mkdir -p "$TMP/www"
+head -c 8000000 /dev/urandom >"$TMP/www/blob"
+ip netns exec "$DPNS" python3 -m http.server --bind 127.0.0.1 --directory "$TMP/www" 8080 \
+	>/dev/null 2>&1 &
+pids+=($!)
+ip netns exec "$PEER" iperf3 -s -1 -B 10.88.0.1 -p 5201 >/dev/null 2>&1 &
+pids+=($!)
+
 step "netsetup run: the container's link goes to the datapath"
-echo "\$ netsetup run --netns /run/netns/$CT -- datapath --control $CTL --publish udp:5353=127.0.0.1:6000"
+SPECS=(--publish udp:5353=127.0.0.1:6000 --publish tcp:80=127.0.0.1:8080
+       --forward tcp:127.0.0.1:5201=10.88.0.1:5201)
+echo "\$ netsetup run --netns /run/netns/$CT -- datapath --control $CTL ${SPECS[*]}"
 ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" -- \
-	"$DATAPATH" --control "$CTL" --publish udp:5353=127.0.0.1:6000 &
+	"$DATAPATH" --control "$CTL" "${SPECS[@]}" &
 pids=("$!" "${pids[@]}")
 for _ in $(seq 100); do
 	ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" >/dev/null 2>&1 && break
@@ -83,6 +95,17 @@ for msg in (b"hello sandnet", b"x" * 3000):
     s.sendto(msg, ("10.88.0.2", 5353))
     r, a = s.recvfrom(65535)
     print(f"sent {len(msg)} bytes, got {len(r)} back from {a[0]}:{a[1]}: {r[:20]!r}")'
+
+step "HTTP from the peer to the container's port 80: sandnet's TCP, then 127.0.0.1:8080"
+run ip netns exec "$PEER" curl -sS -o "$TMP/got" -w 'HTTP %{http_code}, %{size_download} bytes in %{time_total} s\n' \
+	http://10.88.0.2/blob
+if cmp -s "$TMP/www/blob" "$TMP/got"; then echo "content identical"; else echo "content DIFFERS"; fi
+
+step "iperf3 through the forward: 127.0.0.1:5201 -> sandnet's TCP -> the peer's kernel"
+for _ in $(seq 50); do ip netns exec "$PEER" ss -ltn 2>/dev/null | grep -q ':5201' && break; sleep 0.1; done
+echo "\$ iperf3 -c 127.0.0.1 -p 5201 -t 3   (in the datapath's netns)"
+ip netns exec "$DPNS" iperf3 -c 127.0.0.1 -p 5201 -t 3 -f g --connect-timeout 3000 |
+	grep -E 'sender|receiver'
 
 step "datapath stats"
 run ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL"
