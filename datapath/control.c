@@ -70,6 +70,7 @@ static void control_link(struct out *o, struct link *l)
 	out_str(o, "gso_mode", proto_gso_mode_name(l->gso_mode));
 	out_str(o, "gso_reason", l->gso_reason);
 	out_u64(o, "gso_max_size", l->gso_max_size);
+	out_u64(o, "gso_ipv4_max_size", l->gso_ipv4_max_size);
 	out_u64(o, "channels", l->n_channels);
 	out_arr_begin(o, "addresses");
 	for (i = 0; i < l->n_addr4; i++) {
@@ -107,6 +108,8 @@ static void control_link(struct out *o, struct link *l)
 	out_double(o, "tx_frames_per_syscall", control_ratio(s->tx_frames, s->tx_syscalls));
 	out_u64(o, "tx_gso_frames", s->tx_gso_frames);
 	out_u64(o, "tx_sw_segments", s->tx_sw_segments);
+	out_u64(o, "tx_max_frame", s->tx_max_frame);
+	out_u64(o, "tx_over_mtu", s->tx_over_mtu);
 	out_u64(o, "tx_eagain", s->tx_eagain);
 	out_u64(o, "tx_errors", s->tx_errors);
 	out_u64(o, "tx_queue_full", s->tx_queue_full);

@@ -38,6 +38,10 @@
  * frames (tx_queue_full). Transmit always uses channel 0.
  *
  * In off mode (the seed's baseline) the batch is one frame per syscall.
+ * In hw mode a frame may be a TCP GSO frame larger than the MTU, which the
+ * kernel segments (its vnet header says how, tcp_glue.c); tx_gso_frames
+ * counts them, tx_max_frame and tx_over_mtu show the sizes that left, and
+ * tx_sw_segments counts the MSS pieces TCP cut in sw mode.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -417,8 +421,14 @@ static void link_txq_pop(struct link *l, bool sent)
 	struct pkt *p = l->txq[l->txq_head];
 
 	if (sent) {
+		size_t len = pkt_total_len(p);
+
 		l->stats.tx_frames++;
-		l->stats.tx_bytes += pkt_total_len(p);
+		l->stats.tx_bytes += len;
+		if (len > l->stats.tx_max_frame)
+			l->stats.tx_max_frame = len;
+		if (len > (size_t)l->mtu + 14)
+			l->stats.tx_over_mtu++;
 		if (l->vnet && p->vnet.gso_type != VIRTIO_NET_HDR_GSO_NONE)
 			l->stats.tx_gso_frames++;
 	}

@@ -34,6 +34,7 @@ struct link_stats {
 	uint64_t rx_frames, rx_bytes, rx_syscalls, rx_gso_frames, rx_truncated, rx_kernel_drops,
 		 rx_gso_segments;
 	uint64_t tx_frames, tx_bytes, tx_syscalls, tx_gso_frames, tx_sw_segments;
+	uint64_t tx_max_frame, tx_over_mtu;	/* largest frame sent; frames over MTU + 14 */
 	uint64_t tx_eagain, tx_errors, tx_queue_full, tx_queue_max;
 };
 

@@ -242,6 +242,10 @@ void ipv4_send_l2(struct stack *st, struct link *l, struct in_addr nexthop, stru
  * @ttl:	time to live
  * @df:		set Don't Fragment (then an oversize datagram is refused)
  *
+ * A TCP GSO frame (@p->vnet.gso_type set, tcp_glue.c) on a hw link is not
+ * held to the MTU (the kernel segments it) but to 65535 bytes with the
+ * Ethernet header.
+ *
  * Return: 0 when sent or queued, -ENETUNREACH, -EMSGSIZE or -ENOBUFS when
  * dropped (counted, and @p freed in every case).
  */
@@ -253,6 +257,7 @@ int ipv4_output(struct stack *st, struct pkt *p, struct in_addr src, struct in_a
 	struct ipv4_hdr *ih;
 	struct in_addr hop;
 	size_t total;
+	bool gso;
 
 	if (!r) {
 		stack_drop(st, DROP_NO_ROUTE);
@@ -265,6 +270,7 @@ int ipv4_output(struct stack *st, struct pkt *p, struct in_addr src, struct in_a
 		return -ENETUNREACH;
 	}
 	total = pkt_total_len(p) + sizeof(*ih);
+	gso = r->link->vnet && p->vnet.gso_type != VIRTIO_NET_HDR_GSO_NONE;
 	if (total > IPV4_MAX_LEN) {
 		stack_drop(st, DROP_TOO_BIG);
 		pkt_free(p);
@@ -288,7 +294,8 @@ int ipv4_output(struct stack *st, struct pkt *p, struct in_addr src, struct in_a
 	ih->daddr = dst.s_addr;
 	ih->csum = htons(csum_fold(csum_partial(ih, sizeof(*ih), 0)));
 	hop = r->has_gateway ? r->gateway.v4 : dst;
-	if (total > r->link->mtu) {
+	/* a GSO frame (tcp_glue.c) is segmented by the kernel: no MTU here */
+	if (total > r->link->mtu && !(gso && total + ETH_HLEN_ <= IPV4_MAX_LEN)) {
 		if (df) {
 			stack_drop(st, DROP_TOO_BIG);
 			pkt_free(p);

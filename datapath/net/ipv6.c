@@ -387,7 +387,9 @@ int ipv6_output(struct stack *st, struct link *hint, struct pkt *p, const struct
 	p = ipv6_push_hdr(st, p, src, dst, nh, hop_limit);
 	if (!p)
 		return -EMSGSIZE;
-	if (pkt_total_len(p) > l->mtu)
+	/* a GSO frame (tcp_glue.c) is segmented by the kernel: no MTU here */
+	if (pkt_total_len(p) > l->mtu && !(l->vnet && p->vnet.gso_type != VIRTIO_NET_HDR_GSO_NONE &&
+					   pkt_total_len(p) + ETH_HLEN_ <= 65535))
 		return ipv6_fragment_output(st, l, &hop, NULL, p, l->mtu);
 	stack_count(st, CTR_IPV6_OUT);
 	neigh_output(st, l, AF_INET6, &hop, p);

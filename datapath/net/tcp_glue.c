@@ -41,12 +41,31 @@
  *
  * Per connection, the MSS comes from the MTU of the link the route to the
  * peer uses (minus the IP and TCP headers) and the largest emitted payload
- * is one MSS: GSO is not used yet. When the engine's sending MSS is smaller
- * (timestamps take 12 bytes of it; PMTU lowers it) a segment may exceed it
- * with gso_size set: it is cut into gso_size pieces here. ICMP
- * fragmentation-needed and packet-too-big quoting one of our TCP segments
- * lower the MSS of the connections between the two addresses
- * (tcp_glue_icmp_error()).
+ * (gso_max_bytes) from the link's GSO mode (docs/gso.md): in off mode one
+ * MSS; in hw and sw mode as much as fits one frame of at most 65535 bytes,
+ * Ethernet header and the largest TCP header included, below the link's
+ * gso_max_size (DESIGN.md: at or above it the kernel splits the frame
+ * itself). The engine then emits segments of up to that size with gso_size
+ * = its sending MSS (in-flight data and cwnd stay in bytes, retransmissions
+ * stay one MSS). Such a segment leaves here in one of two ways:
+ *
+ *  - hw (the route's link has PACKET_VNET_HDR): one frame whose
+ *    virtio_net_hdr asks the kernel to segment it (NEEDS_CSUM, gso_type
+ *    TCPV4/TCPV6, gso_size, csum_start, csum_offset 16, hdr_len) and whose
+ *    TCP checksum field holds the folded, not inverted, pseudo-header sum
+ *    over the whole L4 length. The IPv4 id advances by the number of
+ *    segments, since the kernel numbers them id, id+1, ... Where the payload
+ *    wraps around the send ring, the frame is cut at the last MSS boundary
+ *    before the wrap and the one MSS piece that straddles it is copied.
+ *  - sw (and whenever the link cannot take a GSO frame): the segment is cut
+ *    into gso_size pieces, each its own pkt with its own headers, sequence
+ *    number, IP id and full checksum, FIN and PSH only on the last, the
+ *    payload borrowed slice by slice (no copy). They queue in the link,
+ *    which sends up to a batch of them in one sendmmsg().
+ *
+ * ICMP fragmentation-needed and packet-too-big quoting one of our TCP
+ * segments lower the MSS of the connections between the two addresses
+ * (tcp_glue_icmp_error()); the engine then uses a smaller gso_size.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -60,6 +79,9 @@
 #include "datapath/out.h"
 
 #define TCP_HLEN	20
+#define TCP_MAX_HLEN	60
+/* Largest frame built for the wire, Ethernet header included (DESIGN.md). */
+#define TCP_GLUE_MAX_FRAME	65535u
 
 /* The TCP header on the wire (RFC 9293 3.1), network order. */
 struct tcp_hdr {
@@ -82,7 +104,8 @@ struct tcp_hdr {
  * @armed_us:	deadline @timer is armed for, UINT64_MAX if none
  * @copied:	segments whose payload was copied (ring wrap, unresolved hop)
  * @borrowed:	segments sent with a borrowed tail
- * @split:	on-wire segments cut from a larger one (gso_size)
+ * @split:	on-wire segments cut from a larger one here (sw mode, or MSS pieces)
+ * @gso_frames:	hw GSO frames emitted (the kernel segments them)
  * @emit_errors: segments the IP layer refused (no route, ...)
  * @rx_bad:	segments dropped here (short, bad offset, options, checksum)
  * @tx_held:	service sends postponed while a link held borrowed frames
@@ -93,7 +116,7 @@ struct tcp_glue {
 	struct tcp_stack *tcp;
 	struct loop_timer timer;
 	uint64_t armed_us;
-	uint64_t copied, borrowed, split, emit_errors, rx_bad, tx_held, pmtu_updates;
+	uint64_t copied, borrowed, split, gso_frames, emit_errors, rx_bad, tx_held, pmtu_updates;
 };
 
 /**
@@ -158,11 +181,53 @@ static uint32_t tcp_glue_mtu(const struct stack *st, uint8_t family, const struc
 }
 
 /**
+ * tcp_glue_gso_bytes() - largest TCP payload of one emitted segment on a link
+ * @l:		link, or NULL (then one MSS)
+ * @family:	AF_INET or AF_INET6
+ * @mss:	the connection's MSS
+ *
+ * Off mode: @mss. hw and sw mode: the frame, Ethernet, IP and the largest
+ * TCP header included, stays at most 65535 bytes and below the link's
+ * gso_max_size (65536 when netsetup did not say), and the segment count
+ * within gso_max_segs. BIG TCP (frames over 64 KiB) is not done yet.
+ *
+ * Return: payload bytes, at least @mss.
+ */
+uint32_t tcp_glue_gso_bytes(const struct link *l, uint8_t family, uint32_t mss)
+{
+	uint32_t hdrs = ETH_HLEN_ + (family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + TCP_MAX_HLEN;
+	uint32_t frame, bytes;
+
+	if (!l || l->gso_mode == PROTO_GSO_OFF || !mss)
+		return mss;
+	frame = l->gso_max_size ? l->gso_max_size - 1 : TCP_GLUE_MAX_FRAME;
+	if (frame > TCP_GLUE_MAX_FRAME)
+		frame = TCP_GLUE_MAX_FRAME;
+	if (frame < hdrs + mss)
+		return mss;
+	bytes = frame - hdrs;
+	if (l->gso_max_segs && bytes / mss > l->gso_max_segs)
+		bytes = l->gso_max_segs * mss;
+	return bytes < mss ? mss : bytes;
+}
+
+/* The link the route to @remote uses, or NULL. */
+static struct link *tcp_glue_route_link(const struct stack *st, uint8_t family,
+					const union proto_inaddr *remote)
+{
+	const struct route *r = route_lookup(st, family, remote);
+
+	return r ? r->link : NULL;
+}
+
+/**
  * tcp_glue_conn_opts() - settings for a connection of @family to @remote
  * @st:		stack
  * @family:	AF_INET or AF_INET6
- * @remote:	the peer, or NULL for a listener (then the smallest link MTU)
- * @o:		result: MSS from the route MTU, one MSS per emitted segment
+ * @remote:	the peer, or NULL for a listener (then the smallest link MTU
+ *		and the smallest GSO limit of all links)
+ * @o:		result: MSS from the route MTU, gso_max_bytes from the link's
+ *		GSO mode (tcp_glue_gso_bytes())
  */
 void tcp_glue_conn_opts(const struct stack *st, uint8_t family, const struct net_addr *remote,
 			struct tcp_conn_opts *o)
@@ -170,10 +235,21 @@ void tcp_glue_conn_opts(const struct stack *st, uint8_t family, const struct net
 	uint32_t mtu = tcp_glue_mtu(st, family, remote);
 	uint32_t hdrs = (family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + TCP_HLEN;
 	uint32_t mss = mtu > hdrs + 88 ? mtu - hdrs : 88;
+	uint32_t gso = 0, b;
+	unsigned int i;
 
 	memset(o, 0, sizeof(*o));
 	o->mss = mss > 65495 ? 65495 : (uint16_t)mss;
-	o->gso_max_bytes = o->mss;
+	if (remote && remote->family == family) {
+		gso = tcp_glue_gso_bytes(tcp_glue_route_link(st, family, &remote->a), family, o->mss);
+	} else {
+		for (i = 0; i < st->n_links; i++) {
+			b = tcp_glue_gso_bytes(st->links[i], family, o->mss);
+			if (!gso || b < gso)
+				gso = b;
+		}
+	}
+	o->gso_max_bytes = gso > o->mss ? gso : o->mss;
 }
 
 /**
@@ -214,9 +290,32 @@ static bool tcp_glue_hop_ready(struct stack *st, const struct tcp_addr *dst)
 	return n && n->state != NEIGH_INCOMPLETE;
 }
 
-/* One on-wire segment: header + options, payload @iov (borrowed or copied). */
+/*
+ * Ask the kernel to segment @p (hw mode, DESIGN.md's table): @hlen is the
+ * TCP header length, @l3 the IP header length, @sum the pseudo-header
+ * accumulator over the whole L4 length, which goes into the checksum field
+ * folded and not inverted.
+ */
+static void tcp_glue_set_gso(struct pkt *p, struct tcp_hdr *th, bool v6, size_t l3, size_t hlen,
+			     uint16_t gso_size, uint32_t sum)
+{
+	p->vnet.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	p->vnet.gso_type = v6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4;
+	p->vnet.gso_size = gso_size;
+	p->vnet.csum_start = (uint16_t)(ETH_HLEN_ + l3);
+	p->vnet.csum_offset = 16;
+	p->vnet.hdr_len = (uint16_t)(ETH_HLEN_ + l3 + hlen);
+	th->csum = htons((uint16_t)~csum_fold(sum));
+}
+
+/*
+ * One emitted frame: header + options, payload @iov (borrowed or copied).
+ * @gso_size non-zero: a hw GSO frame of @len bytes cut by the kernel into
+ * @gso_size pieces; 0: one segment with its full checksum.
+ */
 static int tcp_glue_emit_one(struct tcp_glue *g, const struct tcp_seg_out *seg, uint32_t seq,
-			     uint8_t flags, const struct iovec *iov, int iovcnt, size_t len)
+			     uint8_t flags, const struct iovec *iov, int iovcnt, size_t len,
+			     uint16_t gso_size)
 {
 	struct stack *st = g->st;
 	uint8_t opts[TCP_OPTS_MAX_BYTES];
@@ -265,15 +364,28 @@ static int tcp_glue_emit_one(struct tcp_glue *g, const struct tcp_seg_out *seg, 
 		memcpy(&s, seg->src.addr, 4);
 		memcpy(&d, seg->dst.addr, 4);
 		sum = csum_pseudo4(s, d, IPPROTO_TCP, (uint32_t)pkt_total_len(p));
-		th->csum = htons(csum_pkt_l4(p, sum));
-		ret = ipv4_output(st, p, s, d, IPPROTO_TCP, 64, true);
+		if (gso_size) {
+			uint16_t id = st->ipv4_id;
+
+			tcp_glue_set_gso(p, th, false, IPV4_HLEN, hlen, gso_size, sum);
+			ret = ipv4_output(st, p, s, d, IPPROTO_TCP, 64, true);
+			/* the kernel numbers the segments id, id + 1, ... */
+			if (ret == 0 && st->ipv4_id == (uint16_t)(id + 1))
+				st->ipv4_id = (uint16_t)(id + (len + gso_size - 1) / gso_size);
+		} else {
+			th->csum = htons(csum_pkt_l4(p, sum));
+			ret = ipv4_output(st, p, s, d, IPPROTO_TCP, 64, true);
+		}
 	} else {
 		struct in6_addr s, d;
 
 		memcpy(&s, seg->src.addr, 16);
 		memcpy(&d, seg->dst.addr, 16);
 		sum = csum_pseudo6(&s, &d, IPPROTO_TCP, (uint32_t)pkt_total_len(p));
-		th->csum = htons(csum_pkt_l4(p, sum));
+		if (gso_size)
+			tcp_glue_set_gso(p, th, true, IPV6_HLEN, hlen, gso_size, sum);
+		else
+			th->csum = htons(csum_pkt_l4(p, sum));
 		ret = ipv6_output(st, NULL, p, &s, &d, IPPROTO_TCP, 64);
 	}
 	if (ret < 0)
@@ -303,34 +415,79 @@ static int tcp_glue_slice(const struct tcp_seg_out *seg, size_t off, size_t len,
 	return len ? -EINVAL : n;
 }
 
+/* Bytes from @off to the end of the payload iovec that holds @off. */
+static size_t tcp_glue_contig(const struct tcp_seg_out *seg, size_t off)
+{
+	int i;
+
+	for (i = 0; i < seg->iovcnt; i++) {
+		if (off < seg->iov[i].iov_len)
+			return seg->iov[i].iov_len - off;
+		off -= seg->iov[i].iov_len;
+	}
+	return 0;
+}
+
+/* The link a segment to @dst leaves by (its GSO mode decides how), or NULL. */
+static struct link *tcp_glue_seg_link(const struct stack *st, const struct tcp_addr *dst)
+{
+	union proto_inaddr d;
+
+	memset(&d, 0, sizeof(d));
+	memcpy(&d, dst->addr, dst->family == AF_INET ? 4 : 16);
+	return tcp_glue_route_link(st, dst->family, &d);
+}
+
 /*
  * The engine's output (see the theory of operation). A segment larger than
- * @gso_size (the engine's MSS fell below gso_max_bytes: PMTU, or timestamps
- * took their 12 bytes) is cut here into @gso_size pieces, FIN and PSH on the
- * last; the GSO issue hands such segments to the kernel instead.
+ * @gso_size leaves as hw GSO frames when the route's link is in hw mode,
+ * else it is cut here into @gso_size pieces; FIN and PSH on the last frame.
  */
 static int tcp_glue_emit(void *ctx, const struct tcp_seg_out *seg)
 {
 	struct tcp_glue *g = ctx;
 	struct iovec iov[2];
+	struct link *l;
 	size_t off, n;
+	bool hw;
 	int ret, cnt;
 
 	if (!seg->gso_size || seg->len <= seg->gso_size)
-		return tcp_glue_emit_one(g, seg, seg->seq, seg->flags, seg->iov, seg->iovcnt, seg->len);
+		return tcp_glue_emit_one(g, seg, seg->seq, seg->flags, seg->iov, seg->iovcnt, seg->len, 0);
+	l = tcp_glue_seg_link(g->st, &seg->dst);
+	hw = l && l->vnet && l->gso_mode == PROTO_GSO_HW;
 	for (off = 0; off < seg->len; off += n) {
+		size_t rest = seg->len - off;
+		uint16_t gso = 0;
 		bool last;
 
-		n = seg->len - off < seg->gso_size ? seg->len - off : seg->gso_size;
+		n = rest < seg->gso_size ? rest : seg->gso_size;
+		if (hw) {
+			size_t c = tcp_glue_contig(seg, off);
+
+			/* one frame up to the ring wrap, cut at an MSS boundary */
+			if (c >= rest)
+				n = rest;
+			else if (c >= seg->gso_size)
+				n = c - c % seg->gso_size;
+			if (n > seg->gso_size)
+				gso = seg->gso_size;
+		}
 		last = off + n == seg->len;
 		cnt = tcp_glue_slice(seg, off, n, iov);
 		if (cnt < 0) {
 			g->emit_errors++;
 			return cnt;
 		}
-		g->split++;
+		if (gso) {
+			g->gso_frames++;
+		} else {
+			g->split++;
+			if (l && l->gso_mode == PROTO_GSO_SW)
+				l->stats.tx_sw_segments++;
+		}
 		ret = tcp_glue_emit_one(g, seg, seg->seq + (uint32_t)off,
-					last ? seg->flags : seg->flags & ~(TCP_FIN | TCP_PSH), iov, cnt, n);
+					last ? seg->flags : seg->flags & ~(TCP_FIN | TCP_PSH), iov, cnt, n, gso);
 		if (ret < 0)
 			return ret;
 	}
@@ -632,6 +789,7 @@ void tcp_glue_print_stats(struct stack *st, struct out *o)
 	out_u64(o, "tx_borrowed", g->borrowed);
 	out_u64(o, "tx_copied", g->copied);
 	out_u64(o, "tx_split", g->split);
+	out_u64(o, "tx_gso_frames", g->gso_frames);
 	out_u64(o, "tx_errors", g->emit_errors);
 	out_u64(o, "tx_held", g->tx_held);
 	out_u64(o, "pmtu_updates", g->pmtu_updates);

@@ -23,6 +23,7 @@ struct tcp_stack *tcp_glue_stack(const struct stack *st);
 uint64_t tcp_glue_now_us(const struct stack *st);
 void tcp_glue_conn_opts(const struct stack *st, uint8_t family, const struct net_addr *remote,
 			struct tcp_conn_opts *o);
+uint32_t tcp_glue_gso_bytes(const struct link *l, uint8_t family, uint32_t mss);
 int tcp_glue_pick_src(const struct stack *st, const struct net_addr *dst, struct tcp_addr *src);
 void tcp_glue_addr_from(struct tcp_addr *t, const struct net_addr *a);
 const char *tcp_glue_endpoint_str(const struct tcp_endpoint *e, char *buf, size_t len);
