@@ -63,7 +63,18 @@ struct relay_opts {
 
 struct relay_stats {
 	uint64_t in[2], out[2], lost, duplicated, reordered, queue_full, send_errors;
+	uint64_t socket_drops;	/* frames the kernel dropped before the relay read them */
 };
+
+/* Add the kernel's drop count of @fd (reset by reading it) to @st. */
+static void socket_drops_add(int fd, struct relay_stats *st)
+{
+	struct tpacket_stats ts;
+	socklen_t len = sizeof(ts);
+
+	if (getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &ts, &len) == 0)
+		st->socket_drops += ts.tp_drops;
+}
 
 static volatile sig_atomic_t relay_stop;
 
@@ -151,7 +162,7 @@ static struct frame heap_pop(struct heap *h)
 static int side_open(const char *ifname)
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
-	int one = 1, fd;
+	int one = 1, bufsize = 16 << 20, fd;
 
 	sll.sll_ifindex = (int)if_nametoindex(ifname);
 	if (!sll.sll_ifindex) {
@@ -164,7 +175,13 @@ static int side_open(const char *ifname)
 		fprintf(stderr, "impair_relay: AF_PACKET socket: %s\n", strerror(errno));
 		return -1;
 	}
-	if (setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) < 0 ||
+	/*
+	 * A large receive buffer, and drops read back with PACKET_STATISTICS:
+	 * otherwise a burst the relay cannot take is lost where nobody counts it.
+	 */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsize, sizeof(bufsize)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsize, sizeof(bufsize)) < 0 ||
+	    setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) < 0 ||
 	    setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0 ||
 	    bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0) {
 		fprintf(stderr, "impair_relay: link %s: set up: %s\n", ifname, strerror(errno));
@@ -378,11 +395,13 @@ int main(int argc, char **argv)
 		}
 	}
 	rc = 0;
+	for (int i = 0; i < 2; i++)
+		socket_drops_add(fd[i], &st);
 	printf("impair_relay: in a=%" PRIu64 " b=%" PRIu64 " out a=%" PRIu64 " b=%" PRIu64
 	       " lost=%" PRIu64 " duplicated=%" PRIu64 " reordered=%" PRIu64 " queue_full=%" PRIu64
-	       " send_errors=%" PRIu64 "\n",
+	       " send_errors=%" PRIu64 " socket_drops=%" PRIu64 "\n",
 	       st.in[0], st.in[1], st.out[0], st.out[1], st.lost, st.duplicated, st.reordered,
-	       st.queue_full, st.send_errors);
+	       st.queue_full, st.send_errors, st.socket_drops);
 out:
 	while (h.n) {
 		struct frame f = heap_pop(&h);
