@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "datapath/datapath.h"
+#include "datapath/seccomp.h"
 
 static const char usage[] =
 	"usage: datapath [--listen SOCKET | --fd N] [--user USER] [--control SOCKET]\n"
@@ -272,6 +273,10 @@ int main(int argc, char **argv)
 	}
 
 	ret = privdrop(opts.user, err, sizeof(err));
+	if (ret < 0)
+		goto out;
+	/* 4b. the system call allow-list (seccomp.c), before the first packet */
+	ret = dp_seccomp_install(err, sizeof(err));
 	if (ret < 0)
 		goto out;
 

@@ -392,6 +392,7 @@ int ns_give_back(const char *path, struct ns_state *st, const char *netns_path, 
 bool ns_cni_mode(int argc, char **argv);
 int ns_cni_main(FILE *in, FILE *out);
 int ns_oci_main(int argc, char **argv, FILE *in, struct ns_err *e);
+int ns_oci_check(int argc, char **argv, FILE *in, struct ns_err *e);
 int ns_serve_main(int argc, char **argv, struct ns_err *e);
 int ns_connect_main(int argc, char **argv, struct ns_err *e);
 

@@ -340,3 +340,42 @@ out:
 	json_decref(h.state);
 	return err;
 }
+
+/**
+ * ns_oci_check() - read the hook's arguments and state as ns_oci_main() does,
+ *		    and attach nothing
+ * @argc:	argument count, as for ns_oci_main()
+ * @argv:	arguments ("oci-hook" first)
+ * @in:		the OCI state JSON
+ * @e:		the reason on failure
+ *
+ * The parsing half of the hook, for tests and the fuzz target
+ * (tests/fuzz/fuzz_netsetup_parsers.c): arguments, the state document and
+ * the sandnet.* annotations of the state (config.json is not read, no
+ * namespace is opened, no datapath is started).
+ *
+ * Return: 0 when the hook would go on to attach or give back, 1 after
+ * --help, or negative errno with @e set.
+ */
+int ns_oci_check(int argc, char **argv, FILE *in, struct ns_err *e)
+{
+	struct oci h;
+	int err;
+
+	memset(&h, 0, sizeof(h));
+	h.o.gso = NS_GSO_AUTO;
+	h.o.channels = 1;
+	err = oci_args(&h, argc, argv, e);
+	if (err)
+		goto out;
+	err = oci_read_state(&h, in, e);
+	if (err)
+		goto out;
+	if (!strcmp(h.stage, "create"))
+		err = oci_annotations(&h, e);
+out:
+	free(h.annot_copy[0]);
+	free(h.annot_copy[1]);
+	json_decref(h.state);
+	return err;
+}

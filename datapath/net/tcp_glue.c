@@ -807,6 +807,10 @@ void tcp_glue_print_stats(struct stack *st, struct out *o)
 	out_u64(o, "synq_overflow", s.synq_overflow);
 	out_u64(o, "timewait_evicted", s.timewait_evicted);
 	out_u64(o, "emit_errors", s.emit_errors);
+	out_u64(o, "retrans_segs", s.retrans_segs);
+	out_u64(o, "fast_recoveries", s.fast_recoveries);
+	out_u64(o, "sack_recoveries", s.sack_recoveries);
+	out_u64(o, "rtos", s.rtos);
 	out_obj_end(o);
 	out_arr_begin(o, "tcp_connections");
 	tcp_foreach_conn(g->tcp, tcp_glue_conn_row, o);

@@ -322,6 +322,11 @@ struct tcp_stack_stats {
 	uint64_t synq_overflow;
 	uint64_t timewait_evicted;
 	uint64_t emit_errors;
+	/* Totals over every connection, closed ones included (nstat-like). */
+	uint64_t retrans_segs;
+	uint64_t fast_recoveries;
+	uint64_t sack_recoveries;
+	uint64_t rtos;
 	uint32_t conns;
 	uint32_t timewait;
 };

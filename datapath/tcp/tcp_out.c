@@ -412,6 +412,7 @@ int tcp_out_retransmit(struct tcp_conn *c, uint32_t seq, uint32_t max_len, uint6
 
 	if (c->state == TCPS_SYN_SENT || c->state == TCPS_SYN_RECEIVED) {
 		c->retrans_segs++;
+		c->stack->st.retrans_segs++;
 		c->rtt_timing = false;
 		tcp_out_send(c, c->iss, TCP_SYN, 0, now_us);
 		return 1;
@@ -428,6 +429,7 @@ int tcp_out_retransmit(struct tcp_conn *c, uint32_t seq, uint32_t max_len, uint6
 	if (len && seq + len == data_end)
 		flags |= TCP_PSH;
 	c->retrans_segs++;
+	c->stack->st.retrans_segs++;
 	c->rtt_timing = false;	/* Karn */
 	tcp_out_send(c, seq, flags, len, now_us);
 	return (int)(len + !!(flags & TCP_FIN));

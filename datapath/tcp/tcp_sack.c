@@ -296,8 +296,11 @@ static void tcp_recovery_enter(struct tcp_conn *c, uint64_t now_us)
 	c->prr_budget = 0;
 	c->prr_recover_fs = c->snd_max - c->snd_una;
 	c->fast_recoveries++;
-	if (c->sack_ok)
+	c->stack->st.fast_recoveries++;
+	if (c->sack_ok) {
 		c->sack_recoveries++;
+		c->stack->st.sack_recoveries++;
+	}
 	/* RFC 6675 5 (4.3) / RFC 6582 3.2 (2): resend the first segment now */
 	tcp_recovery_sent(c, (uint32_t)tcp_out_retransmit(c, c->snd_una, c->snd_mss, now_us));
 	c->high_rxt = seq_max(c->high_rxt, seq_min(c->snd_una + c->snd_mss, c->snd_max));

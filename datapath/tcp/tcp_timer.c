@@ -308,6 +308,7 @@ static void tcp_timer_rtx_fire(struct tcp_conn *c, uint64_t now_us)
 		return;
 	}
 	c->rto_count++;
+	c->stack->st.rtos++;
 	c->backoff++;
 	c->rto_us = c->rto_us * 2 > TCP_RTO_MAX_US ? TCP_RTO_MAX_US : c->rto_us * 2;
 	if (c->state == TCPS_SYN_SENT || c->state == TCPS_SYN_RECEIVED) {

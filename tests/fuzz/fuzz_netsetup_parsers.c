@@ -5,23 +5,27 @@
  * Theory of operation
  *
  * netsetup runs as root and reads text from users and runtimes. The first
- * byte of an input picks the parser, the rest is its input:
+ * byte of an input picks the parser, the second the CNI command (ignored by
+ * the others), the rest is the parser's input:
  *   0  the command line: ns_opts_parse() (opts.c) on the rest split at NUL
  *      bytes into argv (at most 64 arguments, "netsetup" first)
  *   1  the serve configuration: ns_serve_conf_parse() (serve_conf.c) on the
  *      rest as a file
  *   2  the CNI network configuration: ns_cni_main() (cni.c) with the rest on
  *      stdin and CNI_COMMAND chosen by the second byte among VERSION, DEL,
- *      ADD and an unknown command; CNI_CONTAINERID is unset, so ADD and DEL
+ *      ADD, CHECK and an unknown command; CNI_CONTAINERID is unset, so ADD and DEL
  *      stop at the environment check after the JSON was decoded and checked:
  *      nothing is attached, no state file read
  *   3  the OCI hook: ns_oci_check() (oci.c; the parsing half of
  *      ns_oci_main(), attaching nothing) with the rest split at the first
  *      0xff byte into arguments (NUL-separated) and the state JSON on stdin
+ *   4  the state file netsetup writes for every attachment and reads back to
+ *      give the namespace back: ns_state_parse() (state.c)
  * Properties checked beyond "no crash, no leak, no sanitizer report": a
  * refusal is a negative errno with a non-empty message; a parsed serve
  * configuration keeps its counts within their arrays and its numbers within
- * the documented ranges; and the CNI plugin always answers with exactly one
+ * the documented ranges; a parsed state file formats (ns_state_format())
+ * and parses again to the same counts and ids; and the CNI plugin always answers with exactly one
  * JSON document and exit status 0 or 1 (an error object when 1).
  *
  * Seeds: tests/fuzz/corpus/netsetup_parsers/.
@@ -171,14 +175,64 @@ static void fz_oci(char *buf, size_t len)
 		*sep = 0;
 		alen = (size_t)(sep - buf);
 	}
-	argc = alen ? fz_split(buf, alen, "oci-hook", argv) : fz_split(buf, 0, "oci-hook", argv);
-	in = fmemopen(sep ? sep + 1 : buf, sep ? len - alen - 1 + 1 : len + 1, "r");
+	argc = fz_split(buf, alen, "oci-hook", argv);
+	if (sep) {
+		buf = sep + 1;
+		len -= alen + 1;
+	}
+	in = fmemopen(buf, len ? len : 1, "r");
 	if (!in)
 		fz_fail("fmemopen");
+	if (!len)
+		fgetc(in);	/* an empty stdin */
 	err = ns_oci_check(argc, argv, in, &e);
 	fclose(in);
 	if (err < 0)
 		fz_refusal(err, &e);
+}
+
+static void fz_state(char *buf, size_t len)
+{
+	struct ns_state st, again;
+	struct ns_err e = { "" };
+	char *text = NULL;
+	size_t text_len = 0;
+	FILE *f;
+	int err;
+
+	memset(&st, 0, sizeof(st));
+	memset(&again, 0, sizeof(again));
+	f = fmemopen(buf, len ? len : 1, "r");
+	if (!f)
+		fz_fail("fmemopen");
+	if (!len)
+		fgetc(f);
+	err = ns_state_parse(f, &st, &e);
+	fclose(f);
+	if (err) {
+		fz_refusal(err, &e);
+		ns_state_free(&st);
+		return;
+	}
+	f = open_memstream(&text, &text_len);
+	if (!f || ns_state_format(f, &st) < 0)
+		fz_fail("a parsed state does not format");
+	fclose(f);
+	f = fmemopen(text, text_len ? text_len : 1, "r");
+	if (!f)
+		fz_fail("fmemopen");
+	if (!text_len)
+		fgetc(f);
+	if (ns_state_parse(f, &again, &e))
+		fz_fail(e.text);
+	fclose(f);
+	if (again.dev != st.dev || again.ino != st.ino || again.datapath_pid != st.datapath_pid ||
+	    again.n_links != st.n_links || again.n_addrs != st.n_addrs || again.n_routes != st.n_routes ||
+	    strcmp(again.owner, st.owner) || strcmp(again.netns_path, st.netns_path))
+		fz_fail("state file does not survive format and parse");
+	ns_state_free(&again);
+	ns_state_free(&st);
+	free(text);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -195,7 +249,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fz_fail("malloc");
 	memcpy(buf, data + 2, len);
 	buf[len] = 0;
-	switch (data[0] % 4) {
+	switch (data[0] % 5) {
 	case 0:
 		fz_opts(buf, len);
 		break;
@@ -205,8 +259,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 2:
 		fz_cni(data[1], buf, len);
 		break;
-	default:
+	case 3:
 		fz_oci(buf, len);
+		break;
+	default:
+		fz_state(buf, len);
 		break;
 	}
 	free(buf);

@@ -36,7 +36,8 @@
  *  - no event after TCP_EV_RESET or TCP_EV_CLOSED on the same connection;
  *  - tcp_next_deadline() is never in the past after tcp_timers_run().
  * At the end the connection is closed and the stack freed (LSan catches a
- * leak).
+ * leak). FUZZ_TCP_TRACE=1 in the environment prints every segment in and
+ * out, to read a reproducer.
  *
  * Seeds: tests/fuzz/corpus/tcp_segment/, one per scenario and a few
  * sequences (written by hand, see docs/fuzzing.md).
@@ -88,15 +89,17 @@ static struct fz {
 	uint32_t sent;			/* bytes the service gave tcp_send() */
 	uint32_t iss;			/* our ISS in the last SYN we emitted */
 	uint32_t data_iss;		/* the ISS of F.conn */
-	uint32_t peer_syn;		/* seq of the last SYN the peer sent */
+	uint32_t irs_next;		/* ack of the last SYN-ACK we emitted */
+	bool in_syn;			/* the segment being input is a SYN ... */
+	uint32_t in_seq;		/* ... with this seq */
 	uint32_t rd_seq;		/* next peer byte tcp_recv() must return */
-	bool rd_started;
 	uint16_t local_port;
 	unsigned int emitted;
 	struct tcp_endpoint local, remote;
 } F;
 
 static uint8_t fz_payload[FZ_BUF];
+static bool fz_trace;		/* FUZZ_TCP_TRACE=1: print every segment (reproducing) */
 static uint8_t fz_rdbuf[FZ_BUF];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -133,6 +136,9 @@ static int fz_emit(void *ctx, const struct tcp_seg_out *seg)
 
 	(void)ctx;
 	F.emitted++;
+	if (fz_trace)
+		fprintf(stderr, "  out %u->%u flags %02x seq %u ack %u len %zu wnd %u\n", seg->sport, seg->dport,
+			seg->flags, seg->seq, seg->ack, seg->len, seg->wnd);
 	if (seg->src.family != AF_INET || seg->src.addr[3] != 1 || seg->dst.addr[3] != 2 ||
 	    seg->dport != 40000)
 		fz_fail("segment to or from an unknown address");
@@ -173,6 +179,8 @@ static int fz_emit(void *ctx, const struct tcp_seg_out *seg)
 			F.our_tsval = seg->opts.ts_val;
 		if (seg->flags & TCP_SYN)
 			F.iss = seg->seq;
+		if ((seg->flags & (TCP_SYN | TCP_ACK)) == (TCP_SYN | TCP_ACK))
+			F.irs_next = seg->ack;
 	}
 	return 0;
 }
@@ -188,6 +196,9 @@ static void fz_event(struct tcp_conn *c, void *user, enum tcp_event ev, int err)
 			fz_fail("event after RESET or CLOSED");
 		if (ev == TCP_EV_RESET || ev == TCP_EV_CLOSED)
 			F.conn_dead = true;
+		/* The peer's data starts after the SYN this connection took. */
+		if (ev == TCP_EV_CONNECTED)
+			F.rd_seq = F.in_syn ? F.in_seq + 1 : F.irs_next;
 	}
 }
 
@@ -203,7 +214,7 @@ static int fz_accept(struct tcp_listener *l, void *user, struct tcp_conn *c)
 	F.conn = c;
 	F.conn_dead = false;
 	F.data_iss = F.iss;
-	F.rd_seq = F.peer_syn + 1;
+	F.rd_seq = F.irs_next;
 	F.sent = 0;
 	return 0;
 }
@@ -257,13 +268,18 @@ static void fz_peer(uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd, con
 		in.opts = *o;
 	if (len > sizeof(fz_payload))
 		len = sizeof(fz_payload);
+	/* Data follows a SYN by one sequence number. */
 	for (size_t i = 0; i < len; i++)
-		fz_payload[i] = fz_byte(seq + (uint32_t)i, false);
+		fz_payload[i] = fz_byte(seq + ((flags & TCP_SYN) ? 1 : 0) + (uint32_t)i, false);
 	in.data = len ? fz_payload : NULL;
 	in.len = len;
-	if (flags & TCP_SYN)
-		F.peer_syn = seq;
+	if (fz_trace)
+		fprintf(stderr, "in  flags %02x seq %u ack %u len %zu wnd %u (peer_nxt %u our_nxt %u)\n", flags,
+			seq, ack, len, wnd, F.peer_nxt, F.our_nxt);
+	F.in_syn = flags & TCP_SYN;
+	F.in_seq = seq;
 	tcp_input(F.s, &in, F.now);
+	F.in_syn = false;
 	if (seq_gt(seq + (uint32_t)len + ((flags & TCP_SYN) ? 1 : 0) + ((flags & TCP_FIN) ? 1 : 0),
 		   F.peer_nxt) && seq_geq(seq, F.peer_nxt - 65536) && !(flags & TCP_RST))
 		F.peer_nxt = seq + (uint32_t)len + ((flags & TCP_SYN) ? 1 : 0) + ((flags & TCP_FIN) ? 1 : 0);
@@ -293,7 +309,7 @@ static void fz_peer_ok(uint8_t flags, size_t len)
 	struct tcp_opts o;
 
 	fz_opts(&o, flags & TCP_SYN);
-	fz_peer(flags, F.peer_nxt, F.our_nxt, 1024, &o, len);
+	fz_peer(flags, F.peer_nxt, F.our_nxt, F.peer_opts ? 1024 : 65535, &o, len);
 }
 
 static void fz_send(size_t len)
@@ -326,6 +342,8 @@ static void fz_recv(size_t len)
 	for (ssize_t i = 0; i < n; i++)
 		if (fz_rdbuf[i] != fz_byte(F.rd_seq + (uint32_t)i, false))
 			fz_fail("tcp_recv() returned bytes the peer did not send there");
+	if (fz_trace)
+		fprintf(stderr, "recv %zd at %u\n", n, F.rd_seq);
 	if (n > 0)
 		F.rd_seq += (uint32_t)n;
 }
@@ -421,7 +439,7 @@ static void fz_scene(enum fz_scene scene, bool queue_data)
 		tcp_shutdown_write(F.conn, F.now);
 		/* The peer's FIN acknowledges everything but our FIN. */
 		fz_opts(&o, false);
-		fz_peer(TCP_FIN | TCP_ACK, F.peer_nxt, una, 1024, &o, 0);
+		fz_peer(TCP_FIN | TCP_ACK, F.peer_nxt, una, F.peer_opts ? 1024 : 65535, &o, 0);
 		if (!fz_state_is(TCPS_CLOSING))
 			fz_fail("crossing FINs did not reach CLOSING");
 		break;
@@ -525,6 +543,8 @@ static void fz_action(const uint8_t *r, const uint8_t **raw, size_t *raw_left)
 				struct iovec iov[2];
 				int n = tcp_peek(F.conn, iov);
 
+				if (fz_trace)
+					fprintf(stderr, "peek %d at %u\n", n, F.rd_seq);
 				if (n > 0 && iov[0].iov_len) {
 					if (*(const uint8_t *)iov[0].iov_base != fz_byte(F.rd_seq, false))
 						fz_fail("tcp_peek() shows a byte the peer did not send there");
@@ -555,6 +575,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
+	fz_trace = getenv("FUZZ_TCP_TRACE");
 	memset(&F, 0, sizeof(F));
 	F.now = 1000 * FZ_SEC;
 	F.peer_nxt = FZ_PEER_ISS;

@@ -109,7 +109,9 @@ relay_fetch() {
 
 sn_log "stack sends: --publish download from the peer, relay $RELAY_ARGS"
 relay_fetch "$PEER" "http://10.77.0.2/f16m" 35 "download through --publish (stack sends)"
-pub=$(dp_stat "' '.join(str(sum(c[k] for c in d['tcp_connections'] if c['local'] == '10.77.0.2:80')) for k in ('retrans', 'sack_recoveries', 'rtos'))")
+# Stack-wide totals: only the publish connection has run so far, and it may
+# already be gone from tcp_connections once curl has closed it.
+pub=$(dp_stat "' '.join(str(d['tcp'][k]) for k in ('retrans_segs', 'sack_recoveries', 'rtos'))")
 read -r pub_retrans pub_sack pub_rtos <<<"$pub"
 echo "stack as sender: $pub_retrans retransmitted segments, $pub_sack SACK recoveries, $pub_rtos RTOs"
 
