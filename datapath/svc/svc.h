@@ -65,6 +65,7 @@ struct out;
 
 int svc_spec_parse(const char *text, enum svc_kind kind, struct svc_spec *spec, char *err,
 		   size_t err_len);
+void svc_listen_close(struct loop *loop, struct loop_fd *lfd, int fd, const struct svc_spec *spec);
 int svc_endpoint_parse(const char *s, struct svc_endpoint *ep, char *err, size_t err_len);
 
 struct svc *svc_udp_new(struct stack *st, const struct svc_spec *spec, char *err, size_t err_len);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "datapath/svc/svc.h"
 
@@ -239,4 +240,24 @@ int svc_spec_parse(const char *text, enum svc_kind kind, struct svc_spec *spec, 
 	if (ret)
 		snprintf(err, err_len, "%s %s: %s", opt, text, why);
 	return ret;
+}
+
+/**
+ * svc_listen_close() - close a forward's local listener, and remove its socket file
+ * @loop:	the loop @lfd is registered in, or NULL if the service never started
+ * @lfd:	the listener's loop registration
+ * @fd:		the listening socket, or -1 (a publish has none)
+ * @spec:	the service's SPEC: a unix LISTEN path is unlinked
+ *
+ * Shared by the UDP and TCP services, whose local listeners live and die alike.
+ */
+void svc_listen_close(struct loop *loop, struct loop_fd *lfd, int fd, const struct svc_spec *spec)
+{
+	if (fd < 0)
+		return;
+	if (loop)
+		loop_fd_del(loop, lfd);
+	close(fd);
+	if (spec->listen.is_unix)
+		unlink(((const struct sockaddr_un *)&spec->listen.sa)->sun_path);
 }

@@ -643,13 +643,7 @@ void svc_tcp_free(struct svc_tcp *s)
 			tcp_listener_close(s->ls[i]);
 	if (s->started && --svc_tcp_started == 0)
 		loop_off_turn_end(s->st->loop, svc_tcp_reap, NULL);
-	if (s->listen_fd >= 0) {
-		if (s->started)
-			loop_fd_del(s->st->loop, &s->lfd);
-		close(s->listen_fd);
-		if (s->spec.listen.is_unix)
-			unlink(((struct sockaddr_un *)&s->spec.listen.sa)->sun_path);
-	}
+	svc_listen_close(s->started ? s->st->loop : NULL, &s->lfd, s->listen_fd, &s->spec);
 	free(s);
 }
 

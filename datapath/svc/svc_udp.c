@@ -474,13 +474,7 @@ void svc_udp_free(struct svc *s)
 	while (s->flows)
 		svc_flow_free(s->flows);
 	udp_close(s->us);
-	if (s->listen_fd >= 0) {
-		if (s->started)
-			loop_fd_del(s->st->loop, &s->lfd);
-		close(s->listen_fd);
-		if (s->spec.listen.is_unix)
-			unlink(((struct sockaddr_un *)&s->spec.listen.sa)->sun_path);
-	}
+	svc_listen_close(s->started ? s->st->loop : NULL, &s->lfd, s->listen_fd, &s->spec);
 	free(s);
 }
 
