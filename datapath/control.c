@@ -12,10 +12,13 @@
  * client.
  *
  * control_print_stats() is the one code path for text and JSON (out.h): the
- * JSON keys are the text labels, documented in docs/datapath.md.
+ * JSON keys are the text labels, documented in docs/datapath.md. Its
+ * "limits" object shows each resource cap (docs/security.md) as max, used
+ * and hits (how often the cap was reached).
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +104,7 @@ static void control_link(struct out *o, struct link *l)
 	out_u64(o, "rx_gso_frames", s->rx_gso_frames);
 	out_u64(o, "rx_gso_segments", s->rx_gso_segments);
 	out_u64(o, "rx_truncated", s->rx_truncated);
+	out_u64(o, "rx_buffers_grown", s->rx_buffers_grown);
 	out_u64(o, "rx_kernel_drops", s->rx_kernel_drops);
 	out_u64(o, "tx_frames", s->tx_frames);
 	out_u64(o, "tx_bytes", s->tx_bytes);
@@ -134,6 +138,33 @@ static void control_udp_sock(const struct udp_sock *s, void *arg)
 	out_obj_end(o);
 }
 
+static void control_limit(struct out *o, const char *name, uint64_t max, uint64_t used, uint64_t hits)
+{
+	out_obj_begin(o, name);
+	out_u64(o, "max", max);
+	out_u64(o, "used", used);
+	out_u64(o, "hits", hits);
+	out_obj_end(o);
+}
+
+static void control_limits(struct out *o, struct stack *st)
+{
+	const struct stack_limits *lim = &st->limits;
+	struct tcp_stack_stats t;
+
+	memset(&t, 0, sizeof(t));
+	if (st->tcp)
+		tcp_stack_stats(tcp_glue_stack(st), &t);
+	out_obj_begin(o, "limits");
+	control_limit(o, "tcp_conns", lim->max_conns, t.conns, t.conns_limited);
+	control_limit(o, "tcp_half_open", lim->max_half_open, t.half_open, t.synq_overflow);
+	control_limit(o, "tcp_timewait", lim->max_timewait, t.timewait, t.timewait_evicted);
+	control_limit(o, "tcp_mem", lim->tcp_mem, t.buf_mem, t.buf_pressure);
+	control_limit(o, "reasm_mem", ip_reasm_limit(st), ip_reasm_bytes(st), st->drop[DROP_FRAG_NO_MEMORY]);
+	control_limit(o, "neigh", neigh_limit(st), neigh_count(st), st->ctr[CTR_NEIGH_TABLE_FULL]);
+	out_obj_end(o);
+}
+
 /**
  * control_print_stats() - every counter of the process, as text or JSON
  * @dp:		the datapath
@@ -153,6 +184,13 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 	out_u64(&o, "uptime_ms", now - dp->start_ms);
 	out_u64(&o, "loop_turns", loop_turns(dp->loop));
 	out_u64(&o, "packets_live", (uint64_t)pkt_live());
+	{
+		/* heap bytes in use vs. held: a leak grows the first, fragmentation the second */
+		struct mallinfo2 mi = mallinfo2();
+
+		out_u64(&o, "heap_in_use", mi.uordblks + mi.hblkhd);
+		out_u64(&o, "heap_held", mi.arena + mi.hblkhd);
+	}
 	out_obj_begin(&o, "links");
 	for (i = 0; i < st->n_links; i++)
 		control_link(&o, st->links[i]);
@@ -169,6 +207,7 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 	out_u64(&o, "queues", ip_reasm_queues(st));
 	out_u64(&o, "bytes", ip_reasm_bytes(st));
 	out_obj_end(&o);
+	control_limits(&o, st);
 	out_arr_begin(&o, "neighbours");
 	for (i = 0; i < NEIGH_MAX; i++) {
 		const struct neigh *n = &st->neigh[i];

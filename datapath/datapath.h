@@ -50,6 +50,9 @@ struct dp {
 /* config.c */
 int config_accept(const char *path, int *fdp, char *err, size_t err_len);
 int config_receive(struct stack *st, int fd, uint32_t *done_seq, char *err, size_t err_len);
+int config_limit_parse(struct stack_limits *lim, const char *opt, const char *val, char *err,
+		       size_t err_len);
+int config_limits_apply(struct stack *st, const struct stack_limits *lim);
 
 /* privdrop.c */
 int privdrop(const char *user, char *err, size_t err_len);

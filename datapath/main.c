@@ -4,7 +4,8 @@
  *
  * Start-up order, each step failing with a message that names the thing and
  * the reason (and, once netsetup is connected, an ERROR to it):
- *   1. parse options; every --publish/--forward SPEC is checked first
+ *   1. parse options; every --publish/--forward SPEC and resource cap is
+ *      checked first; the caps go to the stack as soon as it exists
  *   2. receive the configuration (--fd N from `netsetup run`, or --listen)
  *   3. bind what needs privileges: the control socket, forward listeners
  *   4. drop every privilege (privdrop.c): no packet is touched before
@@ -30,7 +31,7 @@
 
 static const char usage[] =
 	"usage: datapath [--listen SOCKET | --fd N] [--user USER] [--control SOCKET]\n"
-	"                [--publish SPEC]... [--forward SPEC]...\n"
+	"                [--publish SPEC]... [--forward SPEC]... [CAPS]\n"
 	"       datapath stats --control SOCKET [--json]\n"
 	"\n"
 	"  --fd N            read the configuration from fd N (netsetup run passes it)\n"
@@ -45,6 +46,13 @@ static const char usage[] =
 	"                    joined to new connections to TARGET (HOST:PORT or unix:/path)\n"
 	"  --forward tcp:LISTEN=REMOTE        connections to LISTEN (HOST:PORT or\n"
 	"                    unix:/path) are joined to connections to REMOTE (ADDR:PORT)\n"
+	"resource caps (docs/security.md; BYTES may end in K, M or G):\n"
+	"  --max-conns N       TCP connections, every state (default 65536)\n"
+	"  --max-half-open N   SYN-RECEIVED connections; then SYN cookies (default 1024)\n"
+	"  --max-timewait N    TIME-WAIT connections; then the oldest goes (default 4096)\n"
+	"  --tcp-mem BYTES     TCP send+receive buffers in all; then no growth (default 256M)\n"
+	"  --reasm-mem BYTES   IP fragments held for reassembly (default 4M)\n"
+	"  --max-neigh N       neighbour (ARP/NDP) entries, at most 512 (default 512)\n"
 	"See datapath(8).\n";
 
 struct dp_opts {
@@ -54,6 +62,7 @@ struct dp_opts {
 	const char *control;
 	unsigned int n_specs;
 	struct svc_spec specs[DP_MAX_SVCS];
+	struct stack_limits limits;
 };
 
 static int dp_stats_main(int argc, char **argv)
@@ -107,15 +116,27 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "publish", required_argument, NULL, 'p' },
 		{ "forward", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "max-conns", required_argument, NULL, 'L' },
+		{ "max-half-open", required_argument, NULL, 'L' },
+		{ "max-timewait", required_argument, NULL, 'L' },
+		{ "tcp-mem", required_argument, NULL, 'L' },
+		{ "reasm-mem", required_argument, NULL, 'L' },
+		{ "max-neigh", required_argument, NULL, 'L' },
 		{ 0 }
 	};
 	char err[1024];
 	char *end;
-	int c;
+	int c, li = 0;
 
 	o->fd = -1;
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", lopts, &li)) != -1) {
 		switch (c) {
+		case 'L':
+			if (config_limit_parse(&o->limits, lopts[li].name, optarg, err, sizeof(err)) < 0) {
+				fprintf(stderr, "datapath: %s\n", err);
+				return 2;
+			}
+			break;
 		case 'f':
 			errno = 0;
 			o->fd = (int)strtol(optarg, &end, 10);
@@ -230,6 +251,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	loop_on_turn_end(dp.loop, dp_flush_links, &dp);
+	ret = config_limits_apply(&dp.st, &opts.limits);
+	if (ret < 0) {
+		snprintf(err, sizeof(err), "resource caps: %s", strerror(-ret));
+		goto out;
+	}
 
 	if (opts.listen) {
 		ret = config_accept(opts.listen, &dp.proto_fd, err, sizeof(err));

@@ -21,7 +21,12 @@
  *   5. take the addresses;
  *   6. send LINK..., DONE; on any failure give everything back and remove
  *      the state file, so that nothing is ever left half-applied;
- *   7. return to our own namespace.
+ *   7. attach (and a detached run): return to our own namespace; run
+ *      stays in it while it waits, and gives back from there.
+ * Privileges (privs.c) shrink twice: once the namespace is open and the
+ * datapath forked (NS_PRIVS_ATTACH), and in run once the datapath serves
+ * (NS_PRIVS_RUN_WAIT: CAP_NET_ADMIN to give back, CAP_KILL to forward
+ * signals to a datapath that runs as another user).
  * The namespace stays attached after attach exits: `netsetup detach` reads
  * the state file and gives everything back.
  *
@@ -411,6 +416,18 @@ int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e)
 		sigprocmask(SIG_BLOCK, &set, &a.old_mask);
 		a.mask_set = true;
 	}
+	if (!o->use_sock) {
+		/*
+		 * The namespace is open and the datapath (run) forked with our
+		 * full sets: from here on setns, netlink changes, AF_PACKET, and
+		 * signals to our datapath (it runs as another user) are all.
+		 * serve's worker keeps what serve gave it (serve.c drops).
+		 */
+		err = ns_privs_keep(a.child > 0 ? NS_PRIVS_ATTACH : NS_PRIVS_ATTACH & ~NS_PRIV(CAP_KILL),
+				    o->cmd == NS_CMD_RUN ? "run" : "attach", e);
+		if (err)
+			goto out;
+	}
 	err = ns_netns_enter(&a.ns, &a.orig_netns, e);
 	if (err)
 		goto out;
@@ -421,15 +438,15 @@ int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e)
 	}
 	attach_release(&a);
 	report(&a);
-	if (ns_netns_leave(a.orig_netns) < 0) {
-		/* Nothing sensible is possible in the wrong namespace. */
-		a.orig_netns = -1;
-		ns_err_set(e, "cannot return to our own netns after the handoff");
-		err = -EIO;
-		goto out;
-	}
-	a.orig_netns = -1;
 	if (o->cmd == NS_CMD_ATTACH || o->detach_child) {
+		if (ns_netns_leave(a.orig_netns) < 0) {
+			/* Nothing sensible is possible in the wrong namespace. */
+			a.orig_netns = -1;
+			ns_err_set(e, "cannot return to our own netns after the handoff");
+			err = -EIO;
+			goto out;
+		}
+		a.orig_netns = -1;
 		/* Attached for good; a detached datapath keeps running on its own. */
 		if (o->detach_child && o->child_pidp)
 			*o->child_pidp = a.child;
@@ -440,14 +457,16 @@ int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e)
 		goto out;
 	}
 
-	code = run_wait(&a);
-	err = ns_netns_enter(&a.ns, &a.orig_netns, e);
-	if (err) {
-		/* The state file stays: `netsetup detach` can still give back. */
-		a.taken = false;
-		a.state_written = false;
+	/*
+	 * run waits inside the namespace (nothing of ours serves there), so
+	 * that giving back needs no setns: CAP_SYS_ADMIN and CAP_NET_RAW go.
+	 */
+	close(a.orig_netns);
+	a.orig_netns = -1;
+	err = ns_privs_keep(NS_PRIVS_RUN_WAIT, "run: waiting for the datapath", e);
+	if (err)
 		goto out;
-	}
+	code = run_wait(&a);
 	err = ns_restore(a.sk, &a.st, e);
 	a.taken = false;
 	if (err) {

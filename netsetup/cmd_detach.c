@@ -5,8 +5,11 @@
  * Theory of operation: the namespace's state file (state.c) lists what
  * attach removed; enter the namespace, restore it (takeover.c, idempotent),
  * and remove the state file only when everything went back, so that a failed
- * detach can be run again. The datapath is not told: it is expected to have
- * been stopped, or to keep serving a namespace the kernel now also serves.
+ * detach can be run again. A datapath the state file records (one that a
+ * CNI ADD, the OCI hook or serve started or attached) is stopped first, as
+ * DEL does: it would otherwise go on answering for addresses the kernel
+ * holds again. A datapath that `run` or the user started is not recorded;
+ * it is expected to have been stopped.
  * The datapath's log and serve's bind mount of the namespace (runtime.md)
  * go with the state file.
  */
@@ -58,6 +61,9 @@ int ns_cmd_detach(const struct ns_opts *o, struct ns_err *e)
 	err = ns_netns_open(o->netns_path, o->pid, false, &ns, e);
 	if (err)
 		return err;
+	err = ns_privs_keep(NS_PRIVS_DETACH, "detach", e);
+	if (err)
+		goto out;
 	err = ns_state_path(ns.dev, ns.ino, path, sizeof(path));
 	if (!err)
 		err = ns_state_read(path, &st, e);
@@ -70,6 +76,15 @@ int ns_cmd_detach(const struct ns_opts *o, struct ns_err *e)
 		ns_err_set(e, "state file %s names another namespace", path);
 		err = -EINVAL;
 		goto out;
+	}
+	if (ns_datapath_alive(&st)) {
+		err = ns_datapath_stop(&st, 2000);
+		if (err) {
+			ns_err_set(e, "detach: the datapath (pid %d) did not stop", (int)st.datapath_pid);
+			goto out;
+		}
+		fprintf(stderr, "netsetup: netns %s: datapath (pid %d) stopped\n", ns.name,
+			(int)st.datapath_pid);
 	}
 	err = ns_netns_enter(&ns, &orig, e);
 	if (!err)

@@ -45,6 +45,8 @@ static void print_link(struct ns_out *o, const struct ns_link *l)
 	ns_out_uint(o, "gro_max_size", " gro_max_size %llu\n", l->gro_max_size);
 	ns_out_str(o, "mode", "    mode %s", proto_gso_mode_name(l->mode));
 	ns_out_str(o, "reason", " (%s)\n", l->reason);
+	ns_out_uint(o, "frame_max_bytes", "    frame limit %llu", l->frame_max_bytes);
+	ns_out_uint(o, "frame_max_ipv4_bytes", " ipv4 %llu\n", l->frame_max_ipv4_bytes);
 	if (l->skip[0])
 		ns_out_str(o, "skipped", "    attach skips it: %s\n", l->skip);
 	ns_out_close(o, false);
@@ -74,7 +76,9 @@ int ns_cmd_gso_show(const struct ns_opts *o, FILE *out, struct ns_err *e)
 		err = ns_netns_open(o->netns_path, o->pid, true, &ns, e);
 		if (err)
 			return err;
-		err = ns_netns_enter(&ns, &orig, e);
+		err = ns_privs_keep(NS_PRIVS_GSO_SHOW, "gso show", e);
+		if (!err)
+			err = ns_netns_enter(&ns, &orig, e);
 		if (err)
 			goto out;
 	}
@@ -85,6 +89,9 @@ int ns_cmd_gso_show(const struct ns_opts *o, FILE *out, struct ns_err *e)
 		ns_err_set(e, "cannot return to our own netns");
 		err = -EIO;
 	}
+	/* Reading needs no capability; printing certainly not. */
+	if (!err)
+		err = ns_privs_keep(0, "gso show", e);
 	if (err)
 		goto out;
 	if (o->show_iface && !ns_net_link(&net, o->show_iface)) {

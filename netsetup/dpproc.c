@@ -218,31 +218,41 @@ static void state_remove(const char *path)
  */
 int ns_datapath_netns_fd(const struct ns_state *st)
 {
-	char dirpath[64];
-	int pidfd, fd, nsfd, dom, found = -ENOENT;
+	int pidfd, fd, nsfd, dom, n, fdsize = 1024, found = -ENOENT;
+	char path[64], line[128];
 	socklen_t len;
-	struct dirent *de;
 	struct stat sb;
-	DIR *d;
+	FILE *f;
 
 	if (!ns_datapath_alive(st))
 		return -ESRCH;
 	pidfd = (int)syscall(SYS_pidfd_open, st->datapath_pid, 0);
 	if (pidfd < 0)
 		return -errno;
-	snprintf(dirpath, sizeof(dirpath), "/proc/%d/fd", (int)st->datapath_pid);
-	d = opendir(dirpath);
-	if (!d) {
-		found = -errno;
-		close(pidfd);
-		return found;
+	/*
+	 * The fd numbers to try: up to the size of its fd table. Not a listing
+	 * of /proc/PID/fd: a dumpable datapath owns that directory (mode 0500),
+	 * and reading it would take CAP_DAC_READ_SEARCH, which serve drops.
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)st->datapath_pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "FDSize: %d", &n) == 1 && n > 0) {
+			fdsize = n;
+			break;
+		}
 	}
-	while (found < 0 && (de = readdir(d))) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+	if (f)
+		fclose(f);
+	for (n = 0; n < fdsize && found < 0; n++) {
+		fd = (int)syscall(SYS_pidfd_getfd, pidfd, n, 0);
+		if (fd < 0) {
+			if (errno == ESRCH || errno == EPERM) {
+				found = -errno;
+				break;
+			}
 			continue;
-		fd = (int)syscall(SYS_pidfd_getfd, pidfd, atoi(de->d_name), 0);
-		if (fd < 0)
-			continue;
+		}
 		len = sizeof(dom);
 		nsfd = getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) == 0 && dom == AF_PACKET ?
 		       ioctl(fd, SIOCGSKNS) : -1;
@@ -256,7 +266,6 @@ int ns_datapath_netns_fd(const struct ns_state *st)
 			close(nsfd);
 		}
 	}
-	closedir(d);
 	close(pidfd);
 	return found;
 }

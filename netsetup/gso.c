@@ -24,7 +24,11 @@
  * link's gso_max_size (a frame at or above it is split by the kernel, or
  * dropped with PACKET_QDISC_BYPASS), at most 65535 (DESIGN.md: IPv6 and
  * plain IPv4 stay under 64 KiB), and at most the user's --gso-max-size. In
- * off mode it is one MTU-sized frame.
+ * off mode it is one MTU-sized frame. frame_max_ipv4_bytes is the same
+ * limit for IPv4, except in hw mode on a link whose gso_max_size and
+ * gso_ipv4_max_size were both raised over 64 KiB: then IPv4 TCP frames may
+ * be BIG TCP ones (IPv4 total length 0), below gso_ipv4_max_size, at most
+ * 524280 bytes (the kernel's GSO_MAX_SIZE) and the user's --gso-max-size.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -89,10 +93,25 @@ static uint32_t frame_limit(const struct ns_link *l, enum proto_gso_mode mode, u
 	return max;
 }
 
+static uint32_t frame_limit_ipv4(const struct ns_link *l, uint32_t user_max)
+{
+	uint32_t max;
+
+	if (l->mode != PROTO_GSO_HW || l->gso_max_size <= NS_FRAME_MAX_BYTES + 1 ||
+	    l->gso_ipv4_max_size <= NS_FRAME_MAX_BYTES + 1)
+		return l->frame_max_bytes;
+	max = l->gso_ipv4_max_size - 1;
+	if (max > NS_BIG_FRAME_MAX_BYTES)
+		max = NS_BIG_FRAME_MAX_BYTES;
+	if (user_max && user_max < max)
+		max = user_max;
+	return max < l->frame_max_bytes ? l->frame_max_bytes : max;
+}
+
 /**
  * ns_gso_decide() - choose the GSO mode of one link
  * @l:		scraped link with its features; ->mode, ->mode_refused,
- *		->reason and ->frame_max_bytes are set
+ *		->reason, ->frame_max_bytes and ->frame_max_ipv4_bytes are set
  * @req:	what the user asked for
  * @user_max_bytes: --gso-max-size, 0 for none
  *
@@ -135,6 +154,7 @@ int ns_gso_decide(struct ns_link *l, enum ns_gso_request req, uint32_t user_max_
 		else
 			snprintf(l->reason, sizeof(l->reason), "GSO mode hw refused: %s", why);
 		l->frame_max_bytes = 0;
+		l->frame_max_ipv4_bytes = 0;
 		return -EOPNOTSUPP;
 	case NS_GSO_SW:
 		l->mode = PROTO_GSO_SW;
@@ -147,5 +167,6 @@ int ns_gso_decide(struct ns_link *l, enum ns_gso_request req, uint32_t user_max_
 		break;
 	}
 	l->frame_max_bytes = frame_limit(l, l->mode, user_max_bytes);
+	l->frame_max_ipv4_bytes = frame_limit_ipv4(l, user_max_bytes);
 	return 0;
 }

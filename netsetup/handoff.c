@@ -134,7 +134,7 @@ int ns_link_to_proto(const struct ns_net *net, const struct ns_link *l,
 	snprintf(pl->gso_reason, sizeof(pl->gso_reason), "%s", l->reason);
 	pl->gso_max_size = l->frame_max_bytes;
 	pl->gso_max_segs = l->gso_max_segs;
-	pl->gso_ipv4_max_size = l->gso_ipv4_max_size;
+	pl->gso_ipv4_max_size = l->frame_max_ipv4_bytes;
 	for (i = 0; i < net->n_addrs; i++) {
 		if (net->addrs[i].ifindex != l->ifindex)
 			continue;

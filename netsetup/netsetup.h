@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <net/if.h>
+#include <linux/capability.h>
 
 #include "proto/proto.h"
 
@@ -32,6 +33,8 @@
 #define NS_MAX_IFACES		32	/* --iface options */
 #define NS_CHANNEL_BUF_BYTES	(4 << 20)	/* SO_SNDBUFFORCE / SO_RCVBUFFORCE */
 #define NS_FRAME_MAX_BYTES	65535	/* largest frame the datapath may build (DESIGN.md) */
+/* largest IPv4 BIG TCP frame: the kernel's GSO_MAX_SIZE */
+#define NS_BIG_FRAME_MAX_BYTES	524280
 #define NS_DATAPATH_TIMEOUT_S	30	/* longest wait for one datapath answer */
 
 /**
@@ -66,6 +69,25 @@ void ns_netns_close(struct ns_netns *ns);
 int ns_netns_enter(const struct ns_netns *ns, int *orig_fdp, struct ns_err *e);
 int ns_netns_leave(int orig_fd);
 int ns_caps_check(bool need_net_admin, struct ns_err *e);
+
+/* --- privs.c: the capabilities each stage keeps (docs/security.md) ------ */
+
+#define NS_PRIV(cap)		(1ULL << (cap))
+/* attach, run (detached too) after the namespace is open (and the datapath forked) */
+#define NS_PRIVS_ATTACH		(NS_PRIV(CAP_SYS_ADMIN) | NS_PRIV(CAP_NET_ADMIN) | NS_PRIV(CAP_NET_RAW) | \
+				 NS_PRIV(CAP_KILL))
+/* run after the handoff, inside the namespace: signals to the datapath, giving back */
+#define NS_PRIVS_RUN_WAIT	(NS_PRIV(CAP_NET_ADMIN) | NS_PRIV(CAP_KILL))
+/* detach after the namespace is open: enter it, give back, unmount serve's bind mount */
+#define NS_PRIVS_DETACH		(NS_PRIV(CAP_SYS_ADMIN) | NS_PRIV(CAP_NET_ADMIN) | NS_PRIV(CAP_KILL))
+/* gso show after the namespace is open: enter it and return */
+#define NS_PRIVS_GSO_SHOW	NS_PRIV(CAP_SYS_ADMIN)
+/* serve once listening: its workers attach, bind-mount, find namespaces through a datapath's fds, stop datapaths */
+#define NS_PRIVS_SERVE		(NS_PRIVS_ATTACH | NS_PRIV(CAP_SYS_PTRACE))
+/* a serve worker once attached: waits, then gives back (no new AF_PACKET socket) */
+#define NS_PRIVS_SERVE_WATCH	(NS_PRIVS_SERVE & ~NS_PRIV(CAP_NET_RAW))
+
+int ns_privs_keep(uint64_t keep, const char *stage, struct ns_err *e);
 
 /* --- ethtool.c -------------------------------------------------------- */
 
@@ -160,6 +182,8 @@ struct ns_neigh {
  * @mode_refused: the requested mode cannot be honoured; @reason says why
  * @reason:	why @mode, in words
  * @frame_max_bytes: largest frame the datapath may build on it
+ * @frame_max_ipv4_bytes: the same for IPv4 TCP frames: over 64 KiB (BIG TCP)
+ *		in hw mode when the link's gso_max_size and gso_ipv4_max_size allow
  */
 struct ns_link {
 	int ifindex;
@@ -182,6 +206,7 @@ struct ns_link {
 	bool mode_refused;
 	char reason[PROTO_TEXT_MAX];
 	uint32_t frame_max_bytes;
+	uint32_t frame_max_ipv4_bytes;
 };
 
 /**

@@ -31,6 +31,11 @@
  *   4. watches the connection: EOF means the datapath is gone (it never
  *      closes it while alive), and its addresses go back to the kernel
  *      (dpproc.c), or, with on_datapath_exit = keep-dark, stay away.
+ * Privileges (privs.c): once listening, the daemon keeps NS_PRIVS_SERVE
+ * (what a worker's attach and a give-back need, CAP_SYS_PTRACE to find a
+ * namespace through a datapath's sockets, CAP_KILL to stop a datapath),
+ * an empty bounding set and no_new_privs; a worker that has attached, and a
+ * watcher, drop CAP_NET_RAW as well (NS_PRIVS_SERVE_WATCH).
  * SIGTERM ends the daemon and its workers without giving anything back: the
  * datapaths keep serving. A daemon that starts finds every "serve:" state
  * file (recover): a live datapath gets a watcher (a worker that polls a
@@ -267,6 +272,8 @@ static int worker(struct serve *s, int conn)
 		return 1;
 	}
 	logmsg("pid %d uid %u: attached (state %s)", (int)cred.pid, (unsigned int)cred.uid, state_path);
+	if (ns_privs_keep(NS_PRIVS_SERVE_WATCH, "serve: watching a datapath", &e) < 0)
+		logmsg("pid %d: %s", (int)cred.pid, e.text);
 	watch_socket(conn);
 	datapath_gone(s, state_path);
 	return 0;
@@ -318,7 +325,10 @@ static void netns_keep_regain(const struct ns_state *st)
 static int watcher(struct serve *s, const char *path, const struct ns_state *st)
 {
 	struct pollfd p = { .events = POLLIN };
+	struct ns_err e = { "" };
 
+	if (ns_privs_keep(NS_PRIVS_SERVE_WATCH, "serve: watching a datapath", &e) < 0)
+		logmsg("%s", e.text);
 	p.fd = (int)syscall(SYS_pidfd_open, st->datapath_pid, 0);
 	if (p.fd >= 0 && st->netns_path[0])
 		netns_keep_regain(st);
@@ -556,6 +566,10 @@ int ns_serve_main(int argc, char **argv, struct ns_err *e)
 		return err;
 	}
 	err = listen_open(&s, e);
+	if (err)
+		goto out;
+	/* Listening: what the workers and watchers need is all we keep (privs.c). */
+	err = ns_privs_keep(NS_PRIVS_SERVE, "serve", e);
 	if (err)
 		goto out;
 	recover(&s);

@@ -16,8 +16,12 @@
  * layer wants to). Without a vnet header (sw and off modes) the kernel's
  * word on the checksum comes from PACKET_AUXDATA instead: a frame from the
  * local kernel often carries only a partial checksum (TP_STATUS_CSUMNOTREADY,
- * veth's checksum offload), which must not be verified. A frame longer than the buffer comes back with MSG_TRUNC:
- * it is counted as rx_truncated and dropped. A UDP GSO frame from a kernel
+ * veth's checksum offload), which must not be verified. A frame longer than
+ * the buffer comes back with MSG_TRUNC: it is counted as rx_truncated and
+ * dropped (the peer retransmits it), and after that batch the channel's
+ * buffers grow once to LINK_RX_BYTES_BIG: a kernel peer with BIG TCP sends
+ * TCP frames up to 512 KiB. They start at 64 KiB so that a link which never
+ * sees such a peer does not hold 32 MiB of buffers. A UDP GSO frame from a kernel
  * peer is cut into its datagrams here (TCP GSO frames go up whole: TCP takes
  * large segments). Each frame goes up the stack
  * synchronously; upper layers copy what they keep, so the buffers are reset
@@ -291,6 +295,32 @@ static bool link_aux_csum_ok(struct msghdr *mh)
 	return false;
 }
 
+/*
+ * A frame did not fit: give @ch buffers for the largest GSO frame a kernel
+ * peer sends (BIG TCP). Called between batches, when no buffer is in use.
+ * Out of memory keeps the old buffers (and the truncations go on, counted).
+ */
+static void link_rx_grow(struct link_channel *ch)
+{
+	struct pkt *big[LINK_RX_BATCH];
+	unsigned int j;
+
+	for (j = 0; j < LINK_RX_BATCH; j++) {
+		big[j] = pkt_alloc(LINK_RX_BYTES_BIG);
+		if (!big[j]) {
+			while (j--)
+				pkt_free(big[j]);
+			return;
+		}
+	}
+	for (j = 0; j < LINK_RX_BATCH; j++) {
+		pkt_free(ch->rx[j]);
+		ch->rx[j] = big[j];
+	}
+	ch->rx_big = true;
+	ch->link->stats.rx_buffers_grown++;
+}
+
 /**
  * link_rx_channel() - read batches from one channel and feed the stack
  * @ch:	readable channel
@@ -305,9 +335,12 @@ void link_rx_channel(struct link_channel *ch)
 		uint8_t buf[CMSG_SPACE(sizeof(struct tpacket_auxdata))];
 	} ctrl[LINK_RX_BATCH];
 	unsigned int round;
+	bool truncated = false;
 	int n, i;
 
 	for (round = 0; round < LINK_RX_ROUNDS; round++) {
+		if (truncated && !ch->rx_big)
+			link_rx_grow(ch);
 		for (i = 0; i < LINK_RX_BATCH; i++) {
 			struct pkt *p = ch->rx[i];
 			unsigned int k = 0;
@@ -330,7 +363,7 @@ void link_rx_channel(struct link_channel *ch)
 		n = recvmmsg(ch->fd, msgs, LINK_RX_BATCH, MSG_DONTWAIT, NULL);
 		l->stats.rx_syscalls++;
 		if (n <= 0)
-			return;
+			break;
 		for (i = 0; i < n; i++) {
 			struct pkt *p = ch->rx[i];
 			size_t got = msgs[i].msg_len;
@@ -338,6 +371,7 @@ void link_rx_channel(struct link_channel *ch)
 			if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
 				l->stats.rx_truncated++;
 				stack_drop(l->st, DROP_RX_TRUNCATED);
+				truncated = true;
 				continue;
 			}
 			if (l->vnet) {
@@ -355,8 +389,10 @@ void link_rx_channel(struct link_channel *ch)
 			link_input_frame(l, p);
 		}
 		if (n < LINK_RX_BATCH)
-			return;
+			break;
 	}
+	if (truncated && !ch->rx_big)
+		link_rx_grow(ch);
 }
 
 static void link_channel_event(struct loop_fd *h, uint32_t events)

@@ -19,8 +19,11 @@
 #define LINK_TX_BATCH	64		/* frames per sendmmsg */
 #define LINK_TXQ_MAX	1024		/* frames waiting to be sent */
 /* Largest frame a kernel peer hands us in one read: 64 KiB GSO plus the
- * Ethernet header; bigger (BIG TCP) frames are cut and counted. */
+ * Ethernet header. A larger one (a peer with BIG TCP) is cut and counted,
+ * and the channel's buffers then grow to LINK_RX_BYTES_BIG, the kernel's
+ * GSO_MAX_SIZE (524280) and the headers, for the frames after it. */
 #define LINK_RX_BYTES	(65536 + 64)
+#define LINK_RX_BYTES_BIG	(524288 + 64)
 #define LINK_MAX_ADDR4	PROTO_MAX_ADDRS
 #define LINK_MAX_ADDR6	PROTO_MAX_ADDRS
 
@@ -36,6 +39,7 @@ struct link_stats {
 	uint64_t tx_frames, tx_bytes, tx_syscalls, tx_gso_frames, tx_sw_segments;
 	uint64_t tx_max_frame, tx_over_mtu;	/* largest frame sent; frames over MTU + 14 */
 	uint64_t tx_eagain, tx_errors, tx_queue_full, tx_queue_max;
+	uint64_t rx_buffers_grown;	/* channels whose buffers grew to LINK_RX_BYTES_BIG */
 };
 
 enum link_addr6_state {
@@ -63,6 +67,7 @@ struct link_channel {
 	struct loop_fd lfd;
 	int fd;
 	struct pkt *rx[LINK_RX_BATCH];
+	bool rx_big;			/* buffers are LINK_RX_BYTES_BIG */
 };
 
 /**

@@ -7,8 +7,9 @@
  *
  * Reassembly keeps at most REASM_MAX_QUEUES datagrams in progress, both
  * families together, keyed by (family, source, destination, protocol or
- * next header, id), holding at most REASM_MEM_MAX bytes of
- * fragment data in all and REASM_MAX_FRAGS fragments per datagram. Each
+ * next header, id), holding at most the stack's reasm_mem bytes (the
+ * --reasm-mem cap, default REASM_MEM_DEFAULT; each fragment counts its data
+ * and its list node) in all and REASM_MAX_FRAGS fragments per datagram. Each
  * fragment's payload is copied into its own node of a list sorted by offset.
  * Rules, each breach counted by its reason:
  * - a fragment with MF set must carry a multiple of 8 bytes, and no fragment
@@ -46,7 +47,7 @@
 
 #define REASM_MAX_QUEUES	64
 #define REASM_MAX_FRAGS		256
-#define REASM_MEM_MAX		(4u << 20)
+#define REASM_MEM_DEFAULT	(4u << 20)
 #define REASM_TIMEOUT_MS	30000
 
 struct reasm_frag {
@@ -98,7 +99,7 @@ static void reasm_q_free(struct stack *st, struct reasm_q *q, int why)
 		struct reasm_frag *f = q->frags;
 
 		q->frags = f->next;
-		st->reasm->mem -= f->len;
+		st->reasm->mem -= sizeof(*f) + f->len;
 		free(f);
 	}
 	if (why >= 0)
@@ -132,7 +133,15 @@ unsigned int ip_reasm_queues(const struct stack *st)
 }
 
 /**
- * ip_reasm_bytes() - fragment bytes held (stats, tests)
+ * ip_reasm_limit() - the reassembly memory cap in bytes (--reasm-mem)
+ */
+size_t ip_reasm_limit(const struct stack *st)
+{
+	return st->limits.reasm_mem ? (size_t)st->limits.reasm_mem : REASM_MEM_DEFAULT;
+}
+
+/**
+ * ip_reasm_bytes() - bytes held: fragment data and list nodes (stats, tests)
  */
 size_t ip_reasm_bytes(const struct stack *st)
 {
@@ -277,7 +286,7 @@ static struct pkt *reasm_add(struct stack *st, const struct reasm_key *k, uint32
 		reasm_q_free(st, q, DROP_FRAG_NO_MEMORY);
 		return NULL;
 	}
-	while (st->reasm->mem + len > REASM_MEM_MAX) {
+	while (st->reasm->mem + sizeof(*f) + len > ip_reasm_limit(st)) {
 		struct reasm_q *old = reasm_oldest(st->reasm, q);
 
 		if (!old) {
@@ -298,7 +307,7 @@ static struct pkt *reasm_add(struct stack *st, const struct reasm_key *k, uint32
 	*pos = f;
 	q->n_frags++;
 	q->have += len;
-	st->reasm->mem += len;
+	st->reasm->mem += sizeof(*f) + len;
 	if (off == 0) {
 		q->hlen = hlen;
 		memcpy(q->hdr, hdr, hlen);

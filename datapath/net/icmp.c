@@ -12,6 +12,11 @@
  * payload as keeps the error within 576 bytes (RFC 1812 4.3.2.3), never
  * about an ICMP error, a non-first fragment, or a broadcast or invalid
  * source (RFC 1122 3.2.2), and only while the stack's token bucket allows.
+ *
+ * ICMPv6 messages have the same layout (RFC 4443 2.1: type, code, checksum,
+ * a 32-bit word, a body): icmp_reply_new() and icmp_error_new() build an echo
+ * reply and an error for both families, leaving the checksum, which differs
+ * (ICMPv6 covers a pseudo-header), and the output to the caller.
  */
 #include <arpa/inet.h>
 #include <string.h>
@@ -64,18 +69,76 @@ void icmp_input(struct stack *st, struct link *l, struct pkt *p, struct in_addr 
 		return;
 	}
 	stack_count(st, CTR_ICMP_ECHO_IN);
-	r = pkt_alloc(p->len);
-	if (!r) {
-		stack_drop(st, DROP_NO_MEMORY);
+	r = icmp_reply_new(st, p, ICMP_ECHOREPLY);
+	if (!r)
 		return;
-	}
-	rc = pkt_put(r, p->len);
-	memcpy(rc, pkt_data(p), p->len);
-	rc->type = ICMP_ECHOREPLY;
-	rc->csum = 0;
+	rc = (struct icmp_hdr *)pkt_data(r);
 	rc->csum = htons(csum_fold(csum_partial(rc, r->len, 0)));
 	stack_count(st, CTR_ICMP_ECHO_REPLY_OUT);
 	ipv4_output(st, r, dst, src, IPPROTO_ICMP, 64, false);
+}
+
+/**
+ * icmp_reply_new() - a copy of an echo request with another type (ICMP or ICMPv6)
+ * @st:		stack (counts a failed allocation)
+ * @req:	the request, ICMP header at pkt_data()
+ * @type:	ICMP_ECHOREPLY or ICMP6_ECHO_REPLY
+ *
+ * Return: the reply with its checksum field 0, or NULL.
+ */
+struct pkt *icmp_reply_new(struct stack *st, const struct pkt *req, uint8_t type)
+{
+	struct icmp_hdr *rc;
+	struct pkt *r;
+
+	r = pkt_alloc(req->len);
+	if (!r) {
+		stack_drop(st, DROP_NO_MEMORY);
+		return NULL;
+	}
+	rc = pkt_put(r, req->len);
+	memcpy(rc, pkt_data(req), req->len);
+	rc->type = type;
+	rc->csum = 0;
+	return r;
+}
+
+/**
+ * icmp_error_new() - an ICMP or ICMPv6 error quoting an offending packet
+ * @st:		stack (counts a failed allocation)
+ * @type:	type
+ * @code:	code
+ * @info:	host-order value for the second word (next-hop MTU, pointer), 0 if none
+ * @ip:		the offending packet, from its IP header
+ * @avail:	bytes of it at @ip
+ * @max:	the largest error, IP header (@ip_hlen bytes) included: 576 for
+ *		IPv4 (RFC 1812 4.3.2.3), 1280 for IPv6 (RFC 4443 2.4 (c))
+ * @ip_hlen:	the length of the error's own IP header
+ *
+ * Return: the message with as much of @ip as fits, its checksum field 0, or
+ * NULL.
+ */
+struct pkt *icmp_error_new(struct stack *st, uint8_t type, uint8_t code, uint32_t info,
+			   const void *ip, size_t avail, size_t max, size_t ip_hlen)
+{
+	size_t quote = avail;
+	struct icmp_hdr *ic;
+	struct pkt *p;
+
+	if (quote > max - ip_hlen - sizeof(*ic))
+		quote = max - ip_hlen - sizeof(*ic);
+	p = pkt_alloc(sizeof(*ic) + quote);
+	if (!p) {
+		stack_drop(st, DROP_NO_MEMORY);
+		return NULL;
+	}
+	ic = pkt_put(p, sizeof(*ic));
+	ic->type = type;
+	ic->code = code;
+	ic->csum = 0;
+	ic->rest = htonl(info);
+	memcpy(pkt_put(p, quote), ip, quote);
+	return p;
 }
 
 /**
@@ -90,11 +153,11 @@ void icmp_send_error(struct stack *st, const struct pkt *orig, uint8_t type, uin
 		     uint32_t info)
 {
 	const struct ipv4_hdr *ih;
-	size_t avail, quote;
 	struct in_addr src, dst;
 	struct icmp_hdr *ic;
 	unsigned int hlen;
 	struct pkt *p;
+	size_t avail;
 
 	if (orig->l3_off + sizeof(*ih) > orig->off + orig->len || orig->l3_off > orig->off)
 		return;
@@ -115,21 +178,11 @@ void icmp_send_error(struct stack *st, const struct pkt *orig, uint8_t type, uin
 	}
 	if (!stack_icmp_allow(st))
 		return;
-	quote = avail;
-	if (quote > ICMP_ERROR_MAX - IPV4_HLEN - sizeof(*ic))
-		quote = ICMP_ERROR_MAX - IPV4_HLEN - sizeof(*ic);
-	p = pkt_alloc(sizeof(*ic) + quote);
-	if (!p) {
-		stack_drop(st, DROP_NO_MEMORY);
+	p = icmp_error_new(st, type, code, info, ih, avail, ICMP_ERROR_MAX, IPV4_HLEN);
+	if (!p)
 		return;
-	}
-	ic = pkt_put(p, sizeof(*ic));
-	ic->type = type;
-	ic->code = code;
-	ic->csum = 0;
-	ic->rest = htonl(info);
-	memcpy(pkt_put(p, quote), ih, quote);
-	ic->csum = htons(csum_fold(csum_partial(pkt_data(p), p->len, 0)));
+	ic = (struct icmp_hdr *)pkt_data(p);
+	ic->csum = htons(csum_fold(csum_partial(ic, p->len, 0)));
 	stack_count(st, CTR_ICMP_UNREACH_OUT);
 	ipv4_output(st, p, dst, src, IPPROTO_ICMP, 64, false);
 }

@@ -377,15 +377,10 @@ void icmpv6_input(struct stack *st, struct link *l, struct pkt *p, const struct 
 	}
 	stack_count(st, CTR_ICMPV6_ECHO_IN);
 	rsrc = *dst;
-	r = pkt_alloc(p->len);
-	if (!r) {
-		stack_drop(st, DROP_NO_MEMORY);
+	r = icmp_reply_new(st, p, ICMP6_ECHO_REPLY);
+	if (!r)
 		return;
-	}
-	rc = pkt_put(r, p->len);
-	memcpy(rc, pkt_data(p), p->len);
-	rc->type = ICMP6_ECHO_REPLY;
-	rc->csum = 0;
+	rc = (struct icmp_hdr *)pkt_data(r);
 	rc->csum = htons(icmpv6_csum(r, &rsrc, src));
 	stack_count(st, CTR_ICMPV6_ECHO_REPLY_OUT);
 	ipv6_output(st, l, r, &rsrc, src, IPPROTO_ICMPV6, 64);
@@ -406,8 +401,8 @@ void icmpv6_send_error(struct stack *st, struct link *l, const struct pkt *orig,
 	const struct ipv6_hdr *h;
 	struct in6_addr src, dst;
 	struct icmp_hdr *ic;
-	size_t avail, quote;
 	struct pkt *p;
+	size_t avail;
 
 	if (orig->l3_off > orig->off || orig->l3_off + sizeof(*h) > orig->off + orig->len)
 		return;
@@ -422,20 +417,10 @@ void icmpv6_send_error(struct stack *st, struct link *l, const struct pkt *orig,
 		return;
 	if (!ipv6_find_addr(st, &src, NULL) || !stack_icmp_allow(st))
 		return;
-	quote = avail;
-	if (quote > ICMP6_ERROR_MAX - IPV6_HLEN - sizeof(*ic))
-		quote = ICMP6_ERROR_MAX - IPV6_HLEN - sizeof(*ic);
-	p = pkt_alloc(sizeof(*ic) + quote);
-	if (!p) {
-		stack_drop(st, DROP_NO_MEMORY);
+	p = icmp_error_new(st, type, code, info, h, avail, ICMP6_ERROR_MAX, IPV6_HLEN);
+	if (!p)
 		return;
-	}
-	ic = pkt_put(p, sizeof(*ic));
-	ic->type = type;
-	ic->code = code;
-	ic->csum = 0;
-	ic->rest = htonl(info);
-	memcpy(pkt_put(p, quote), h, quote);
+	ic = (struct icmp_hdr *)pkt_data(p);
 	ic->csum = htons(icmpv6_csum(p, &src, &dst));
 	stack_count(st, CTR_ICMPV6_UNREACH_OUT);
 	ipv6_output(st, l, p, &src, &dst, IPPROTO_ICMPV6, 64);

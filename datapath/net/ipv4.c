@@ -104,6 +104,9 @@ void ipv4_input(struct stack *st, struct link *l, struct pkt *p)
 		return;
 	}
 	tot_len = ntohs(ih->tot_len);
+	/* BIG TCP: a kernel peer's GSO frame over 64 KiB says 0 (like ip_rcv_core) */
+	if (tot_len == 0 && p->len > IPV4_MAX_LEN && ih->proto == IPPROTO_TCP)
+		tot_len = p->len;
 	if (tot_len < hlen || tot_len > p->len) {
 		stack_drop(st, DROP_BAD_LENGTH);
 		return;
@@ -244,7 +247,8 @@ void ipv4_send_l2(struct stack *st, struct link *l, struct in_addr nexthop, stru
  *
  * A TCP GSO frame (@p->vnet.gso_type set, tcp_glue.c) on a hw link is not
  * held to the MTU (the kernel segments it) but to 65535 bytes with the
- * Ethernet header.
+ * Ethernet header, or, BIG TCP, to the link's IPv4 frame limit
+ * (gso_ipv4_max_size from netsetup) with total length 0.
  *
  * Return: 0 when sent or queued, -ENETUNREACH, -EMSGSIZE or -ENOBUFS when
  * dropped (counted, and @p freed in every case).
@@ -271,7 +275,7 @@ int ipv4_output(struct stack *st, struct pkt *p, struct in_addr src, struct in_a
 	}
 	total = pkt_total_len(p) + sizeof(*ih);
 	gso = r->link->vnet && p->vnet.gso_type != VIRTIO_NET_HDR_GSO_NONE;
-	if (total > IPV4_MAX_LEN) {
+	if (total > IPV4_MAX_LEN && !(gso && total + ETH_HLEN_ <= r->link->gso_ipv4_max_size)) {
 		stack_drop(st, DROP_TOO_BIG);
 		pkt_free(p);
 		return -EMSGSIZE;
@@ -284,7 +288,8 @@ int ipv4_output(struct stack *st, struct pkt *p, struct in_addr src, struct in_a
 	}
 	ih->ver_ihl = 0x45;
 	ih->tos = 0;
-	ih->tot_len = htons((uint16_t)total);
+	/* BIG TCP: a GSO frame over 64 KiB says 0, the kernel takes the frame's length */
+	ih->tot_len = htons(total > IPV4_MAX_LEN ? 0 : (uint16_t)total);
 	ih->id = htons(st->ipv4_id++);
 	ih->frag_off = htons(df ? IPV4_DF : 0);
 	ih->ttl = ttl;
@@ -295,7 +300,7 @@ int ipv4_output(struct stack *st, struct pkt *p, struct in_addr src, struct in_a
 	ih->csum = htons(csum_fold(csum_partial(ih, sizeof(*ih), 0)));
 	hop = r->has_gateway ? r->gateway.v4 : dst;
 	/* a GSO frame (tcp_glue.c) is segmented by the kernel: no MTU here */
-	if (total > r->link->mtu && !(gso && total + ETH_HLEN_ <= IPV4_MAX_LEN)) {
+	if (total > r->link->mtu && !gso) {
 		if (df) {
 			stack_drop(st, DROP_TOO_BIG);
 			pkt_free(p);

@@ -4,7 +4,8 @@
  *
  * Theory of operation
  *
- * One table of NEIGH_MAX entries maps (family, address) to (link, MAC). The
+ * One table maps (family, address) to (link, MAC): NEIGH_MAX slots, of which
+ * the first neigh_limit() are used (the --max-neigh cap). The
  * states follow RFC 4861 7.3.2, simplified:
  *
  *   (none) --output--> INCOMPLETE --answer--> REACHABLE --30 s--> STALE
@@ -18,9 +19,11 @@
  * NEIGH_PENDING_MAX packets (RFC 1122 2.3.2.2 asks for at least one), and
  * all queues together hold at most NEIGH_PENDING_BYTES; beyond either bound
  * the new packet is dropped as neigh_queue_full. The answer sends the queue
- * in order. A full table evicts the oldest non-permanent entry that has
- * nothing queued. Lookups are linear: the table is small and a container
- * talks to a handful of neighbours (its gateway, mostly).
+ * in order. A full table (counted as neigh_table_full) evicts the oldest
+ * non-permanent entry that has nothing queued; when there is none, the new
+ * neighbour is not learned and a packet for it is dropped as no_neighbour.
+ * Lookups are linear: the table is small and a container talks to a
+ * handful of neighbours (its gateway, mostly).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,6 +35,28 @@
 #define NEIGH_RETRANS_MS	1000
 #define NEIGH_MAX_PROBES	3
 #define NEIGH_PENDING_BYTES	(4u << 20)
+
+/**
+ * neigh_limit() - entries the table may hold (--max-neigh, at most NEIGH_MAX)
+ */
+unsigned int neigh_limit(const struct stack *st)
+{
+	unsigned int n = st->limits.neigh_max;
+
+	return n && n < NEIGH_MAX ? n : NEIGH_MAX;
+}
+
+/**
+ * neigh_count() - entries in use (stats)
+ */
+unsigned int neigh_count(const struct stack *st)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < NEIGH_MAX; i++)
+		n += st->neigh[i].used;
+	return n;
+}
 
 static size_t neigh_addr_len(uint8_t family)
 {
@@ -77,13 +102,14 @@ static void neigh_remove(struct stack *st, struct neigh *n, enum dp_drop why)
 
 static struct neigh *neigh_alloc(struct stack *st)
 {
+	unsigned int i, lim = neigh_limit(st);
 	struct neigh *victim = NULL;
-	unsigned int i;
 
-	for (i = 0; i < NEIGH_MAX; i++)
+	for (i = 0; i < lim; i++)
 		if (!st->neigh[i].used)
 			return &st->neigh[i];
-	for (i = 0; i < NEIGH_MAX; i++) {
+	stack_count(st, CTR_NEIGH_TABLE_FULL);
+	for (i = 0; i < lim; i++) {
 		struct neigh *n = &st->neigh[i];
 
 		if (n->state == NEIGH_PERMANENT || n->n_pending)

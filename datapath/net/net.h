@@ -85,6 +85,26 @@ struct ip_reasm;
 struct tcp_glue;
 
 /**
+ * struct stack_limits - the resource caps (datapath options, docs/security.md)
+ * @max_conns:		TCP connections in all states (0 = 65536)
+ * @max_half_open:	SYN-RECEIVED connections of all listeners (0 = 1024)
+ * @max_timewait:	TIME-WAIT connections (0 = 4096)
+ * @tcp_mem:		bytes of TCP send and receive rings in all (0 = 256 MiB)
+ * @reasm_mem:		bytes of fragments held for reassembly (0 = 4 MiB)
+ * @neigh_max:		neighbour entries, at most NEIGH_MAX (0 = NEIGH_MAX)
+ * All zero (a stack_init()ed stack) means the defaults; config_limits_apply()
+ * stores the effective values.
+ */
+struct stack_limits {
+	uint32_t max_conns;
+	uint32_t max_half_open;
+	uint32_t max_timewait;
+	uint64_t tcp_mem;
+	uint64_t reasm_mem;
+	uint32_t neigh_max;
+};
+
+/**
  * struct stack - everything the network layer knows
  * @loop:	the loop (time, timers)
  * @links:	the links netsetup gave us
@@ -115,6 +135,7 @@ struct stack {
 	struct loop_timer housekeeping;
 	uint64_t ctr[CTR_MAX];
 	uint64_t drop[DROP_MAX];
+	struct stack_limits limits;	/* caps; zero = default (config.c) */
 };
 
 static inline void stack_count(struct stack *st, enum dp_ctr c)
@@ -170,6 +191,8 @@ void neigh_output(struct stack *st, struct link *l, uint8_t family, const union 
 int neigh_add_permanent(struct stack *st, struct link *l, const struct proto_neigh *n);
 void neigh_timer(struct stack *st);
 void neigh_flush(struct stack *st);
+unsigned int neigh_limit(const struct stack *st);
+unsigned int neigh_count(const struct stack *st);
 
 /* route.c */
 int route_add(struct stack *st, struct link *l, const struct proto_route *r);
@@ -194,6 +217,7 @@ struct pkt *ipv4_reasm_input(struct stack *st, struct pkt *p, const void *iph);
 void ip_reasm_timer(struct stack *st);
 unsigned int ip_reasm_queues(const struct stack *st);
 size_t ip_reasm_bytes(const struct stack *st);
+size_t ip_reasm_limit(const struct stack *st);
 int ipv4_fragment_output(struct stack *st, struct link *l, struct in_addr nexthop,
 			 struct pkt *p, uint32_t mtu);
 int pkt_copy_out(const struct pkt *p, size_t off, void *dst, size_t len);
@@ -218,6 +242,9 @@ void icmp_input(struct stack *st, struct link *l, struct pkt *p, struct in_addr 
 		struct in_addr dst, bool to_bcast);
 void icmp_send_error(struct stack *st, const struct pkt *orig, uint8_t type, uint8_t code,
 		     uint32_t info);
+struct pkt *icmp_reply_new(struct stack *st, const struct pkt *req, uint8_t type);
+struct pkt *icmp_error_new(struct stack *st, uint8_t type, uint8_t code, uint32_t info,
+			   const void *ip, size_t avail, size_t max, size_t ip_hlen);
 
 /* icmpv6.c (ICMPv6 and NDP) */
 void icmpv6_input(struct stack *st, struct link *l, struct pkt *p, const struct in6_addr *src,
@@ -259,6 +286,10 @@ struct udp_sock *udp_open(struct stack *st, const struct net_addr *local, uint16
 void udp_close(struct udp_sock *s);
 int udp_sendto(struct udp_sock *s, const struct net_addr *src, const struct net_addr *dst,
 	       uint16_t dport, const void *data, size_t len);
+struct iovec;
+int udp_sendto_gso(struct udp_sock *s, const struct net_addr *src, const struct net_addr *dst,
+		   uint16_t dport, const struct iovec *iov, unsigned int iovcnt, size_t gso_size);
+unsigned int udp_gso_max_segs(const struct link *l, uint8_t family, size_t gso_size);
 int udp_table_init(struct stack *st);
 void udp_table_fini(struct stack *st);
 typedef void (*udp_each_fn)(const struct udp_sock *s, void *arg);

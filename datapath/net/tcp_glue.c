@@ -60,8 +60,11 @@
  *  - sw (and whenever the link cannot take a GSO frame): the segment is cut
  *    into gso_size pieces, each its own pkt with its own headers, sequence
  *    number, IP id and full checksum, FIN and PSH only on the last, the
- *    payload borrowed slice by slice (no copy). They queue in the link,
- *    which sends up to a batch of them in one sendmmsg().
+ *    payload borrowed slice by slice (no copy). The TCP header, options and
+ *    pseudo-header are built and summed once per segment; a piece copies
+ *    the header, patches seq and flags, and sums only its own payload
+ *    (tcp_glue_emit_sw()). They queue in the link, which sends up to a
+ *    batch of them in one sendmmsg().
  *
  * ICMP fragmentation-needed and packet-too-big quoting one of our TCP
  * segments lower the MSS of the connections between the two addresses
@@ -82,6 +85,8 @@
 #define TCP_MAX_HLEN	60
 /* Largest frame built for the wire, Ethernet header included (DESIGN.md). */
 #define TCP_GLUE_MAX_FRAME	65535u
+/* BIG TCP frames: the kernel's own limit for them (GSO_MAX_SIZE) */
+#define TCP_GLUE_BIG_FRAME	524280u
 
 /* The TCP header on the wire (RFC 9293 3.1), network order. */
 struct tcp_hdr {
@@ -180,6 +185,21 @@ static uint32_t tcp_glue_mtu(const struct stack *st, uint8_t family, const struc
 	return mtu ? mtu : 1500;
 }
 
+/*
+ * IPv4 BIG TCP (docs/gso.md): in hw mode netsetup may allow IPv4 TCP frames
+ * over 64 KiB (gso_ipv4_max_size, the largest such frame; IPv4 total length
+ * 0, the kernel takes the length from the frame). 0 when it did not: IPv6
+ * frames over 64 KiB are dropped through AF_PACKET (DESIGN.md) and sw mode
+ * cuts every segment to the MSS anyway.
+ */
+static uint32_t tcp_glue_big_frame(const struct link *l, uint8_t family)
+{
+	if (family != AF_INET || !l->vnet || l->gso_mode != PROTO_GSO_HW ||
+	    l->gso_ipv4_max_size <= TCP_GLUE_MAX_FRAME)
+		return 0;
+	return l->gso_ipv4_max_size < TCP_GLUE_BIG_FRAME ? l->gso_ipv4_max_size : TCP_GLUE_BIG_FRAME;
+}
+
 /**
  * tcp_glue_gso_bytes() - largest TCP payload of one emitted segment on a link
  * @l:		link, or NULL (then one MSS)
@@ -189,7 +209,8 @@ static uint32_t tcp_glue_mtu(const struct stack *st, uint8_t family, const struc
  * Off mode: @mss. hw and sw mode: the frame, Ethernet, IP and the largest
  * TCP header included, stays at most 65535 bytes and below the link's
  * gso_max_size (65536 when netsetup did not say), and the segment count
- * within gso_max_segs. BIG TCP (frames over 64 KiB) is not done yet.
+ * within gso_max_segs; IPv4 in hw mode up to the IPv4 frame limit netsetup
+ * sent instead when it is over 64 KiB (BIG TCP).
  *
  * Return: payload bytes, at least @mss.
  */
@@ -203,6 +224,8 @@ uint32_t tcp_glue_gso_bytes(const struct link *l, uint8_t family, uint32_t mss)
 	frame = l->gso_max_size ? l->gso_max_size - 1 : TCP_GLUE_MAX_FRAME;
 	if (frame > TCP_GLUE_MAX_FRAME)
 		frame = TCP_GLUE_MAX_FRAME;
+	if (tcp_glue_big_frame(l, family) > frame)
+		frame = tcp_glue_big_frame(l, family);
 	if (frame < hdrs + mss)
 		return mss;
 	bytes = frame - hdrs;
@@ -428,6 +451,107 @@ static size_t tcp_glue_contig(const struct tcp_seg_out *seg, size_t off)
 	return 0;
 }
 
+/*
+ * sw mode: cut @seg into @seg->gso_size pieces (see the theory of operation).
+ * The TCP header, its options and the pseudo-header are built and summed
+ * once; each piece copies that header, patches its sequence number and
+ * flags, and adds to the sum only what differs (the L4 length, seq, flags)
+ * and its own payload, summed once straight from the send ring. A piece
+ * that straddles the ring's wrap, or a next hop still being resolved, goes
+ * through tcp_glue_emit_one(), which copies.
+ */
+static int tcp_glue_emit_sw(struct tcp_glue *g, const struct tcp_seg_out *seg, struct link *l)
+{
+	struct stack *st = g->st;
+	union {
+		struct tcp_hdr th;
+		uint8_t b[TCP_MAX_HLEN];
+	} h;
+	bool v6 = seg->dst.family == AF_INET6, ready;
+	struct in_addr s4, d4;
+	struct in6_addr s6, d6;
+	uint32_t base, hsum;
+	struct iovec iov[2];
+	size_t hlen, off, n;
+	int olen, cnt, ret;
+
+	olen = tcp_opts_write(&seg->opts, h.b + TCP_HLEN, sizeof(h.b) - TCP_HLEN);
+	if (olen < 0 || olen % 4) {
+		g->emit_errors++;
+		return olen < 0 ? olen : -EINVAL;
+	}
+	hlen = TCP_HLEN + olen;
+	h.th.sport = htons(seg->sport);
+	h.th.dport = htons(seg->dport);
+	h.th.seq = 0;
+	h.th.ack = htonl(seg->ack);
+	h.th.doff = (uint8_t)((hlen / 4) << 4);
+	h.th.flags = 0;
+	h.th.wnd = htons(seg->wnd);
+	h.th.csum = 0;
+	h.th.urg = 0;
+	/* the sum of everything but length, seq, flags and payload */
+	if (v6) {
+		memcpy(&s6, seg->src.addr, 16);
+		memcpy(&d6, seg->dst.addr, 16);
+		base = csum_pseudo6(&s6, &d6, IPPROTO_TCP, 0);
+	} else {
+		memcpy(&s4, seg->src.addr, 4);
+		memcpy(&d4, seg->dst.addr, 4);
+		base = csum_pseudo4(s4, d4, IPPROTO_TCP, 0);
+	}
+	hsum = csum_partial(h.b, hlen, base);
+	ready = tcp_glue_hop_ready(st, &seg->dst);
+	for (off = 0; off < seg->len; off += n) {
+		uint32_t seq = seg->seq + (uint32_t)off, l4, sum;
+		uint8_t flags;
+		struct tcp_hdr *th;
+		struct pkt *p;
+
+		n = seg->len - off < seg->gso_size ? seg->len - off : seg->gso_size;
+		flags = off + n == seg->len ? seg->flags : seg->flags & ~(TCP_FIN | TCP_PSH);
+		cnt = tcp_glue_slice(seg, off, n, iov);
+		if (cnt < 0) {
+			g->emit_errors++;
+			return cnt;
+		}
+		g->split++;
+		if (l && l->gso_mode == PROTO_GSO_SW)
+			l->stats.tx_sw_segments++;
+		if (cnt != 1 || !ready) {
+			ret = tcp_glue_emit_one(g, seg, seq, flags, iov, cnt, n, 0);
+			if (ret < 0)
+				return ret;
+			continue;
+		}
+		p = pkt_alloc(hlen);
+		th = p ? pkt_put(p, hlen) : NULL;
+		if (!th) {
+			pkt_free(p);
+			stack_drop(st, DROP_NO_MEMORY);
+			g->emit_errors++;
+			return -ENOBUFS;
+		}
+		memcpy(th, h.b, hlen);
+		th->seq = htonl(seq);
+		th->flags = flags;
+		/* the header is even-sized, so the payload's words line up */
+		l4 = (uint32_t)(hlen + n);
+		sum = hsum + (l4 >> 16) + (l4 & 0xffff) + (seq >> 16) + (seq & 0xffff) + flags;
+		sum = csum_partial(iov[0].iov_base, n, sum);
+		th->csum = htons(csum_fold(sum));
+		pkt_set_tail(p, iov[0].iov_base, (uint32_t)n);
+		g->borrowed++;
+		ret = v6 ? ipv6_output(st, NULL, p, &s6, &d6, IPPROTO_TCP, 64) :
+			   ipv4_output(st, p, s4, d4, IPPROTO_TCP, 64, true);
+		if (ret < 0) {
+			g->emit_errors++;
+			return ret;
+		}
+	}
+	return 0;
+}
+
 /* The link a segment to @dst leaves by (its GSO mode decides how), or NULL. */
 static struct link *tcp_glue_seg_link(const struct stack *st, const struct tcp_addr *dst)
 {
@@ -441,7 +565,8 @@ static struct link *tcp_glue_seg_link(const struct stack *st, const struct tcp_a
 /*
  * The engine's output (see the theory of operation). A segment larger than
  * @gso_size leaves as hw GSO frames when the route's link is in hw mode,
- * else it is cut here into @gso_size pieces; FIN and PSH on the last frame.
+ * else it is cut into @gso_size pieces (tcp_glue_emit_sw()); FIN and PSH
+ * on the last frame.
  */
 static int tcp_glue_emit(void *ctx, const struct tcp_seg_out *seg)
 {
@@ -449,43 +574,36 @@ static int tcp_glue_emit(void *ctx, const struct tcp_seg_out *seg)
 	struct iovec iov[2];
 	struct link *l;
 	size_t off, n;
-	bool hw;
 	int ret, cnt;
 
 	if (!seg->gso_size || seg->len <= seg->gso_size)
 		return tcp_glue_emit_one(g, seg, seg->seq, seg->flags, seg->iov, seg->iovcnt, seg->len, 0);
 	l = tcp_glue_seg_link(g->st, &seg->dst);
-	hw = l && l->vnet && l->gso_mode == PROTO_GSO_HW;
+	if (!l || !l->vnet || l->gso_mode != PROTO_GSO_HW)
+		return tcp_glue_emit_sw(g, seg, l);
 	for (off = 0; off < seg->len; off += n) {
-		size_t rest = seg->len - off;
+		size_t rest = seg->len - off, c = tcp_glue_contig(seg, off);
 		uint16_t gso = 0;
 		bool last;
 
+		/* one frame up to the ring wrap, cut at an MSS boundary */
 		n = rest < seg->gso_size ? rest : seg->gso_size;
-		if (hw) {
-			size_t c = tcp_glue_contig(seg, off);
-
-			/* one frame up to the ring wrap, cut at an MSS boundary */
-			if (c >= rest)
-				n = rest;
-			else if (c >= seg->gso_size)
-				n = c - c % seg->gso_size;
-			if (n > seg->gso_size)
-				gso = seg->gso_size;
-		}
+		if (c >= rest)
+			n = rest;
+		else if (c >= seg->gso_size)
+			n = c - c % seg->gso_size;
+		if (n > seg->gso_size)
+			gso = seg->gso_size;
 		last = off + n == seg->len;
 		cnt = tcp_glue_slice(seg, off, n, iov);
 		if (cnt < 0) {
 			g->emit_errors++;
 			return cnt;
 		}
-		if (gso) {
+		if (gso)
 			g->gso_frames++;
-		} else {
+		else
 			g->split++;
-			if (l && l->gso_mode == PROTO_GSO_SW)
-				l->stats.tx_sw_segments++;
-		}
 		ret = tcp_glue_emit_one(g, seg, seg->seq + (uint32_t)off,
 					last ? seg->flags : seg->flags & ~(TCP_FIN | TCP_PSH), iov, cnt, n, gso);
 		if (ret < 0)
@@ -756,6 +874,10 @@ static int tcp_glue_conn_row(struct tcp_conn *c, void *arg)
 	out_u64(o, "sack_recoveries", i.sack_recoveries);
 	out_u64(o, "fast_recoveries", i.fast_recoveries);
 	out_u64(o, "rtos", i.rto_count);
+	out_u64(o, "rack_lost", i.rack_marked);
+	out_double(o, "reo_wnd_ms", i.rack_reo_wnd_us / 1000.0);
+	out_u64(o, "dsacks_rx", i.dsacks_rx);
+	out_u64(o, "undos", i.undos);
 	out_u64(o, "unacked", i.unacked_bytes);
 	out_u64(o, "sndbuf_used", i.sndbuf_used);
 	out_u64(o, "sndbuf", i.sndbuf_cap);
@@ -811,6 +933,9 @@ void tcp_glue_print_stats(struct stack *st, struct out *o)
 	out_u64(o, "fast_recoveries", s.fast_recoveries);
 	out_u64(o, "sack_recoveries", s.sack_recoveries);
 	out_u64(o, "rtos", s.rtos);
+	out_u64(o, "rack_lost", s.rack_marked);
+	out_u64(o, "dsacks_rx", s.dsacks_rx);
+	out_u64(o, "undos", s.undos);
 	out_obj_end(o);
 	out_arr_begin(o, "tcp_connections");
 	tcp_foreach_conn(g->tcp, tcp_glue_conn_row, o);

@@ -23,11 +23,39 @@
  * the checksum over the pseudo-header, and hands the datagram to IPv4 (which
  * fragments it above the MTU) or IPv6. udp_sendto() is synchronous: its
  * return value says whether the datagram left or why not.
+ *
+ * UDP GSO on transmit (udp_sendto_gso(), the kernel's UDP_SEGMENT): a
+ * caller with many datagrams for one destination hands them down as one
+ * payload and a segment size; every datagram is gso_size bytes except
+ * possibly a shorter last one. The payload is copied once into a refcounted
+ * block (pkt.h) and every frame built from it names its slice as its tail,
+ * so what happens next depends only on the route's link (docs/gso.md):
+ *
+ *  - hw: up to UDP_GSO_MAX_SEGS datagrams (the kernel refuses more with
+ *    EINVAL) and at most a frame of 65535 bytes below the link's
+ *    gso_max_size leave as one frame whose virtio_net_hdr asks the kernel
+ *    to cut it: NEEDS_CSUM, gso_type UDP_L4, gso_size the datagram size,
+ *    csum_start at the UDP header, csum_offset 6, hdr_len all headers. As
+ *    the kernel's own udp_send_skb() builds it, the UDP length field holds
+ *    the length of the whole L4 part (header + every datagram) and the
+ *    checksum field the folded, not inverted, pseudo-header sum over that
+ *    same length: __udp_gso_segment() swaps that length for each piece's
+ *    in the sum and in the field, then the sum from csum_start is finished.
+ *    The IPv4 id advances by the number of datagrams (the kernel numbers
+ *    them id, id + 1, ...). A frame that would hold one datagram goes out
+ *    plain, with a full checksum (the kernel does the same).
+ *  - sw: one frame per datagram, each its own small pkt with its own UDP
+ *    header and full checksum and its slice of the block as tail; they
+ *    queue in the link and leave together in the next sendmmsg().
+ *  - off: the same frames, which the link sends one per syscall.
+ * A datagram that does not fit the MTU is never put in a GSO frame: it goes
+ * out alone and IP fragments it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "datapath/net/net.h"
 #include "datapath/net/proto_hdr.h"
@@ -36,6 +64,14 @@
 #define UDP_MAX_SOCKS		16384
 #define UDP_EPHEMERAL_LO	32768
 #define UDP_EPHEMERAL_HI	60999
+/* The kernel's UDP_MAX_SEGMENTS (128 in 6.18; virtio_net_hdr_to_skb() refuses more with EINVAL). */
+#define UDP_GSO_MAX_SEGS	128
+/* Largest frame built for the wire, Ethernet header included (DESIGN.md). */
+#define UDP_GSO_MAX_FRAME	65535u
+/* VIRTIO_NET_HDR_GSO_UDP_L4, missing from Debian 12's headers. */
+#define UDP_GSO_TYPE_L4		5
+/* Largest burst one udp_sendto_gso() takes (a service's batch is far less). */
+#define UDP_GSO_MAX_BURST	(16u << 20)
 
 /**
  * udp_table_init() - empty socket table
@@ -249,6 +285,37 @@ void udp_input(struct stack *st, struct link *l, struct pkt *p, const struct net
 	s->fn(s, src, ntohs(uh->sport), dst, pkt_data(p) + sizeof(*uh), ulen - sizeof(*uh));
 }
 
+/*
+ * The source address of a datagram from @s to @dst: @src if it is one of
+ * ours, else the socket's, else one picked for the route.
+ */
+static int udp_pick_from(struct udp_sock *s, const struct net_addr *src, const struct net_addr *dst,
+			 struct net_addr *from)
+{
+	struct stack *st = s->st;
+	int ret;
+
+	if (src && src->family == dst->family &&
+	    (src->family == AF_INET ? ipv4_is_ours(st, src->a.v4) :
+	     ipv6_find_addr(st, &src->a.v6, NULL) != NULL))
+		*from = *src;	/* a broadcast the peer used is not a source: pick */
+	else if (s->local.family == dst->family)
+		*from = s->local;
+	else if (s->local.family != AF_UNSPEC)
+		return -EAFNOSUPPORT;
+	else {
+		from->family = dst->family;
+		ret = dst->family == AF_INET ? ipv4_pick_src(st, dst->a.v4, &from->a.v4) :
+			ipv6_pick_src(st, NULL, &dst->a.v6, &from->a.v6);
+		if (ret < 0) {
+			stack_drop(st, DROP_NO_ROUTE);
+			s->tx_errors++;
+			return ret;
+		}
+	}
+	return 0;
+}
+
 /**
  * udp_sendto() - send one datagram from a stack socket
  * @s:		socket
@@ -279,24 +346,9 @@ int udp_sendto(struct udp_sock *s, const struct net_addr *src, const struct net_
 		s->tx_errors++;
 		return -EMSGSIZE;
 	}
-	if (src && src->family == dst->family &&
-	    (src->family == AF_INET ? ipv4_is_ours(st, src->a.v4) :
-	     ipv6_find_addr(st, &src->a.v6, NULL) != NULL))
-		from = *src;	/* a broadcast the peer used is not a source: pick */
-	else if (s->local.family == dst->family)
-		from = s->local;
-	else if (s->local.family != AF_UNSPEC)
-		return -EAFNOSUPPORT;
-	else {
-		from.family = dst->family;
-		ret = dst->family == AF_INET ? ipv4_pick_src(st, dst->a.v4, &from.a.v4) :
-			ipv6_pick_src(st, NULL, &dst->a.v6, &from.a.v6);
-		if (ret < 0) {
-			stack_drop(st, DROP_NO_ROUTE);
-			s->tx_errors++;
-			return ret;
-		}
-	}
+	ret = udp_pick_from(s, src, dst, &from);
+	if (ret < 0)
+		return ret;
 	p = pkt_alloc(sizeof(*uh) + len);
 	if (!p) {
 		stack_drop(st, DROP_NO_MEMORY);
@@ -327,4 +379,187 @@ int udp_sendto(struct udp_sock *s, const struct net_addr *src, const struct net_
 	s->tx_datagrams++;
 	s->tx_bytes += len;
 	return 0;
+}
+
+/*
+ * One frame of a burst: an 8-byte UDP header in the linear part and bytes
+ * [@off, @off + @n) of @pl as its tail. @gso_size non-zero: a hw GSO frame
+ * of several datagrams (see the theory of operation); 0: one datagram with
+ * its full checksum. Return: as ipv4_output()/ipv6_output().
+ */
+static int udp_send_frame(struct udp_sock *s, const struct net_addr *from,
+			  const struct net_addr *dst, uint16_t dport, struct pkt_payload *pl,
+			  uint32_t off, uint32_t n, uint16_t gso_size)
+{
+	struct stack *st = s->st;
+	struct udp_hdr *uh;
+	struct pkt *p;
+	uint32_t sum;
+	uint16_t id;
+	int ret;
+
+	p = pkt_alloc(sizeof(*uh));
+	if (!p) {
+		stack_drop(st, DROP_NO_MEMORY);
+		return -ENOBUFS;
+	}
+	uh = pkt_put(p, sizeof(*uh));
+	uh->sport = htons(s->port);
+	uh->dport = htons(dport);
+	uh->len = htons((uint16_t)(sizeof(*uh) + n));	/* the whole L4 length, also in GSO */
+	uh->csum = 0;
+	pkt_set_payload(p, pl, off, n);
+	sum = dst->family == AF_INET ?
+		csum_pseudo4(from->a.v4, dst->a.v4, IPPROTO_UDP, sizeof(*uh) + n) :
+		csum_pseudo6(&from->a.v6, &dst->a.v6, IPPROTO_UDP, sizeof(*uh) + n);
+	if (gso_size) {
+		size_t l3 = dst->family == AF_INET ? IPV4_HLEN : IPV6_HLEN;
+
+		p->vnet.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+		p->vnet.gso_type = UDP_GSO_TYPE_L4;
+		p->vnet.gso_size = gso_size;
+		p->vnet.csum_start = (uint16_t)(ETH_HLEN_ + l3);
+		p->vnet.csum_offset = 6;
+		p->vnet.hdr_len = (uint16_t)(ETH_HLEN_ + l3 + sizeof(*uh));
+		uh->csum = htons((uint16_t)~csum_fold(sum));
+	} else {
+		uh->csum = htons(csum_pkt_l4(p, sum));
+		if (uh->csum == 0)
+			uh->csum = 0xffff;	/* RFC 768 */
+	}
+	if (dst->family == AF_INET) {
+		id = st->ipv4_id;
+		ret = ipv4_output(st, p, from->a.v4, dst->a.v4, IPPROTO_UDP, 64, false);
+		/* the kernel numbers the datagrams of a GSO frame id, id + 1, ... */
+		if (gso_size && ret == 0 && st->ipv4_id == (uint16_t)(id + 1))
+			st->ipv4_id = (uint16_t)(id + (n + gso_size - 1) / gso_size);
+	} else {
+		ret = ipv6_output(st, NULL, p, &from->a.v6, &dst->a.v6, IPPROTO_UDP, 64);
+	}
+	return ret;
+}
+
+/**
+ * udp_gso_max_segs() - datagrams of @gso_size bytes one hw GSO frame may carry
+ * @l:		the link the frame leaves by
+ * @family:	AF_INET or AF_INET6
+ * @gso_size:	payload bytes per datagram
+ *
+ * Return: 0 when the link does not take UDP GSO frames (not hw mode, or a
+ * datagram does not fit its MTU), else at most UDP_GSO_MAX_SEGS and the
+ * link's gso_max_segs, such that the frame with its Ethernet header stays at
+ * most 65535 bytes and below the link's gso_max_size.
+ */
+unsigned int udp_gso_max_segs(const struct link *l, uint8_t family, size_t gso_size)
+{
+	size_t hdrs = (family == AF_INET ? IPV4_HLEN : IPV6_HLEN) + UDP_HLEN, frame, segs;
+
+	if (!l || !l->vnet || l->gso_mode != PROTO_GSO_HW || !gso_size ||
+	    hdrs + gso_size > l->mtu)
+		return 0;
+	frame = l->gso_max_size && l->gso_max_size - 1 < UDP_GSO_MAX_FRAME ?
+		l->gso_max_size - 1 : UDP_GSO_MAX_FRAME;
+	if (frame < ETH_HLEN_ + hdrs + gso_size)
+		return 0;
+	segs = (frame - ETH_HLEN_ - hdrs) / gso_size;
+	if (segs > UDP_GSO_MAX_SEGS)
+		segs = UDP_GSO_MAX_SEGS;
+	if (l->gso_max_segs && segs > l->gso_max_segs)
+		segs = l->gso_max_segs;
+	return (unsigned int)segs;
+}
+
+/**
+ * udp_sendto_gso() - send many datagrams to one destination (UDP_SEGMENT)
+ * @s:		socket
+ * @src:	source address, as for udp_sendto()
+ * @dst:	destination
+ * @dport:	destination port, host order
+ * @iov:	the payload, the concatenation of these buffers
+ * @iovcnt:	number of buffers
+ * @gso_size:	bytes per datagram; the last one may be shorter. 0 or at
+ *		least the whole payload: one datagram
+ *
+ * The payload is copied once; the datagrams leave as hw GSO frames, as
+ * separate frames that share it (sw, off), or as fragmented datagrams when
+ * @gso_size does not fit the MTU (theory of operation above). Stops at the
+ * first datagram the IP layer refuses: the ones before it are sent.
+ *
+ * Return: 0 when every datagram was sent or queued, else negative errno
+ * (-EMSGSIZE, -ENETUNREACH, -EADDRNOTAVAIL, -ENOBUFS, -EAFNOSUPPORT).
+ */
+int udp_sendto_gso(struct udp_sock *s, const struct net_addr *src, const struct net_addr *dst,
+		   uint16_t dport, const struct iovec *iov, unsigned int iovcnt, size_t gso_size)
+{
+	struct stack *st = s->st;
+	union proto_inaddr d;
+	const struct route *r;
+	struct pkt_payload *pl;
+	struct net_addr from;
+	struct link *l;
+	unsigned int i, segs;
+	size_t total = 0, off = 0, n;
+	int ret = 0;
+
+	if (dst->family != AF_INET && dst->family != AF_INET6)
+		return -EAFNOSUPPORT;
+	for (i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > UDP_GSO_MAX_BURST - total) {
+			s->tx_errors++;
+			return -EMSGSIZE;
+		}
+		total += iov[i].iov_len;
+	}
+	if (!gso_size || gso_size > total)
+		gso_size = total;
+	if (gso_size > UDP_MAX_PAYLOAD_V4) {
+		s->tx_errors++;
+		return -EMSGSIZE;
+	}
+	ret = udp_pick_from(s, src, dst, &from);
+	if (ret < 0)
+		return ret;
+	pl = pkt_payload_new(NULL, total);
+	if (!pl) {
+		stack_drop(st, DROP_NO_MEMORY);
+		s->tx_errors++;
+		return -ENOBUFS;
+	}
+	for (i = 0; i < iovcnt; i++) {
+		memcpy(pl->data + off, iov[i].iov_base, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+	d = dst->a;
+	r = route_lookup(st, dst->family, &d);
+	l = r ? r->link : NULL;
+	segs = udp_gso_max_segs(l, dst->family, gso_size);
+	off = 0;
+	do {
+		size_t rest = total - off;
+		unsigned int k;
+
+		n = rest < gso_size ? rest : gso_size;
+		if (segs > 1 && rest > gso_size)
+			n = rest < (size_t)segs * gso_size ? rest : (size_t)segs * gso_size;
+		k = gso_size ? (unsigned int)((n + gso_size - 1) / gso_size) : 1;
+		ret = udp_send_frame(s, &from, dst, dport, pl, (uint32_t)off, (uint32_t)n,
+				     n > gso_size ? (uint16_t)gso_size : 0);
+		if (ret < 0)
+			break;
+		st->ctr[CTR_UDP_OUT] += k;
+		if (n > gso_size) {
+			stack_count(st, CTR_UDP_TX_GSO_FRAMES);
+			st->ctr[CTR_UDP_TX_GSO_SEGMENTS] += k;
+		} else if (total > gso_size && l && l->gso_mode == PROTO_GSO_SW) {
+			stack_count(st, CTR_UDP_TX_SW_SEGMENTS);
+			l->stats.tx_sw_segments++;
+		}
+		s->tx_datagrams += k;
+		s->tx_bytes += n;
+		off += n;
+	} while (off < total);
+	pkt_payload_put(pl);
+	if (ret < 0)
+		s->tx_errors++;
+	return ret;
 }

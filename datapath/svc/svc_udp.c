@@ -32,6 +32,13 @@
  * EAGAIN on a full socket, ECONNREFUSED after an ICMP error, ...) is counted
  * in the service's errors and dropped, as UDP would.
  *
+ * Toward the stack, a recvmmsg() batch is handed down in runs (UDP GSO,
+ * docs/gso.md): consecutive datagrams of one flow that all have the size of
+ * the first, except a shorter last one, go to udp_sendto_gso() as one
+ * payload with that size as the segment size, so that in hw mode they leave
+ * as one GSO frame and in sw mode as one sendmmsg() of frames that share the
+ * payload. A run of one is an ordinary udp_sendto().
+ *
  * A flow idle for SVC_UDP_IDLE_MS is closed by a per-service sweep timer;
  * at SVC_UDP_MAX_FLOWS the least recently used flow is closed to make room.
  */
@@ -41,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "datapath/out.h"
@@ -80,6 +88,7 @@ struct svc {
 	struct loop_timer sweep;
 	uint64_t to_target, from_target, errors, flows_created;
 	uint64_t host_syscalls_in, host_syscalls_out;
+	uint64_t gso_sends, gso_datagrams;	/* runs handed to udp_sendto_gso() */
 };
 
 /* Receive buffers for recvmmsg(); only the pages datagrams touch are used. */
@@ -158,6 +167,62 @@ void svc_udp_flush(void)
 	svc_txq_len = 0;
 }
 
+/*
+ * The end of the run of datagrams from @i in a recvmmsg() batch that can go
+ * down as one GSO send: not truncated, not empty, the size of datagram @i
+ * except a shorter last one, and with @from (forward) the same sender.
+ */
+static int svc_gso_run(const struct mmsghdr *m, int i, int n, const struct sockaddr_storage *from)
+{
+	unsigned int size = m[i].msg_len;
+	int j;
+
+	if (!size || (m[i].msg_hdr.msg_flags & MSG_TRUNC))
+		return i + 1;
+	for (j = i + 1; j < n; j++) {
+		if ((m[j].msg_hdr.msg_flags & MSG_TRUNC) || !m[j].msg_len || m[j].msg_len > size)
+			break;
+		if (from && (m[j].msg_hdr.msg_namelen != m[i].msg_hdr.msg_namelen ||
+			     memcmp(&from[j], &from[i], m[i].msg_hdr.msg_namelen)))
+			break;
+		if (m[j].msg_len < size)
+			return j + 1;	/* a shorter last datagram ends the run */
+	}
+	return j;
+}
+
+/*
+ * Datagrams [@i, @end) of the batch in svc_rxbuf to @dst through @us: one
+ * udp_sendto_gso() for a run, udp_sendto() for one. Return: how many were
+ * sent (0 when the stack refused them, counted in errors).
+ */
+static unsigned int svc_to_stack(struct svc *s, struct udp_sock *us, const struct net_addr *src,
+				 const struct net_addr *dst, uint16_t dport,
+				 const struct mmsghdr *m, int i, int end)
+{
+	struct iovec iov[SVC_UDP_BATCH];
+	int k;
+
+	if (end - i == 1) {
+		if (udp_sendto(us, src, dst, dport, svc_rxbuf[i], m[i].msg_len) < 0) {
+			s->errors++;
+			return 0;
+		}
+		return 1;
+	}
+	for (k = i; k < end; k++) {
+		iov[k - i].iov_base = svc_rxbuf[k];
+		iov[k - i].iov_len = m[k].msg_len;
+	}
+	if (udp_sendto_gso(us, src, dst, dport, iov, (unsigned int)(end - i), m[i].msg_len) < 0) {
+		s->errors++;
+		return 0;
+	}
+	s->gso_sends++;
+	s->gso_datagrams += (uint64_t)(end - i);
+	return (unsigned int)(end - i);
+}
+
 static void svc_flow_free(struct svc_flow *f)
 {
 	struct svc *s = f->svc;
@@ -201,7 +266,7 @@ static void svc_pub_backend(struct loop_fd *h, uint32_t events)
 	struct svc *s = f->svc;
 	struct mmsghdr m[SVC_UDP_BATCH];
 	struct iovec iov[SVC_UDP_BATCH];
-	int n, i;
+	int n, i, end;
 
 	(void)events;
 	svc_rx_prepare(m, iov, NULL);
@@ -213,14 +278,13 @@ static void svc_pub_backend(struct loop_fd *h, uint32_t events)
 		return;
 	}
 	f->last_ms = stack_now_ms(s->st);
-	for (i = 0; i < n; i++) {
-		if ((m[i].msg_hdr.msg_flags & MSG_TRUNC) ||
-		    udp_sendto(s->us, &f->local, &f->peer, f->peer_port, svc_rxbuf[i],
-			       m[i].msg_len) < 0) {
+	for (i = 0; i < n; i = end) {
+		end = svc_gso_run(m, i, n, NULL);
+		if (m[i].msg_hdr.msg_flags & MSG_TRUNC) {
 			s->errors++;
 			continue;
 		}
-		s->from_target++;
+		s->from_target += svc_to_stack(s, s->us, &f->local, &f->peer, f->peer_port, m, i, end);
 	}
 }
 
@@ -324,7 +388,7 @@ static void svc_fwd_listen(struct loop_fd *h, uint32_t events)
 	static struct sockaddr_storage from[SVC_UDP_BATCH];
 	struct mmsghdr m[SVC_UDP_BATCH];
 	struct iovec iov[SVC_UDP_BATCH];
-	int n, i, err;
+	int n, i, err, end;
 
 	(void)events;
 	svc_rx_prepare(m, iov, from);
@@ -335,10 +399,11 @@ static void svc_fwd_listen(struct loop_fd *h, uint32_t events)
 			s->errors++;
 		return;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i = end) {
 		socklen_t flen = m[i].msg_hdr.msg_namelen;
 		struct svc_flow *f;
 
+		end = i + 1;
 		if (m[i].msg_hdr.msg_flags & MSG_TRUNC) {
 			s->errors++;
 			continue;
@@ -371,12 +436,9 @@ static void svc_fwd_listen(struct loop_fd *h, uint32_t events)
 			s->flows_created++;
 		}
 		f->last_ms = stack_now_ms(s->st);
-		if (udp_sendto(f->us, NULL, &s->spec.remote, s->spec.remote_port, svc_rxbuf[i],
-			       m[i].msg_len) < 0) {
-			s->errors++;
-			continue;
-		}
-		s->to_target++;
+		end = svc_gso_run(m, i, n, from);
+		s->to_target += svc_to_stack(s, f->us, NULL, &s->spec.remote, s->spec.remote_port,
+					     m, i, end);
 	}
 }
 
@@ -493,5 +555,7 @@ void svc_udp_stats(const struct svc *s, struct out *o)
 	out_u64(o, "errors", s->errors);
 	out_u64(o, "host_syscalls_in", s->host_syscalls_in);
 	out_u64(o, "host_syscalls_out", s->host_syscalls_out);
+	out_u64(o, "gso_sends", s->gso_sends);
+	out_u64(o, "gso_datagrams", s->gso_datagrams);
 	out_obj_end(o);
 }

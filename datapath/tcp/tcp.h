@@ -251,6 +251,12 @@ struct tcp_conn_opts {
  * @max_timewait:	TIME_WAIT connections kept at most, default 4096
  * @challenge_ack_limit: challenge ACKs per second, default 1000
  * @isn_fixed:		tests only: when non-zero every ISN is this value
+ * @max_half_open:	SYN-RECEIVED connections of all listeners together,
+ *			default 1024; beyond it (or a listener's backlog) SYNs
+ *			are answered with SYN cookies
+ * @max_buf_mem:	bytes of send and receive rings of all connections,
+ *			default 256 MiB; at it rings stop growing and new
+ *			connections start with minimum rings (tcp_buf.c)
  */
 struct tcp_stack_cfg {
 	tcp_emit_fn emit;
@@ -260,7 +266,16 @@ struct tcp_stack_cfg {
 	uint32_t max_timewait;
 	uint32_t challenge_ack_limit;
 	uint32_t isn_fixed;
+	uint32_t max_half_open;
+	uint64_t max_buf_mem;
 };
+
+#define TCP_MAX_CONNS_DEFAULT		65536u
+#define TCP_MAX_TIMEWAIT_DEFAULT	4096u
+#define TCP_MAX_HALF_OPEN_DEFAULT	1024u
+#define TCP_MAX_BUF_MEM_DEFAULT		(256ull << 20)
+/* Rings a connection gets under memory pressure (either direction). */
+#define TCP_BUF_PRESSURE_MIN		16384u
 
 /**
  * struct tcp_conn_info - what `ss -ti` shows about one connection
@@ -299,6 +314,11 @@ struct tcp_conn_info {
 	uint32_t rcvbuf_used;
 	uint32_t rcvbuf_cap;
 	uint32_t ooo_bytes;
+	/* RACK (RFC 8985) and undo of spurious recoveries */
+	uint32_t rack_reo_wnd_us;	/* the latest reordering window */
+	uint64_t rack_marked;		/* segments RACK marked lost */
+	uint64_t dsacks_rx;		/* D-SACKs received */
+	uint64_t undos;			/* spurious recoveries undone */
 };
 
 /**
@@ -329,6 +349,15 @@ struct tcp_stack_stats {
 	uint64_t rtos;
 	uint32_t conns;
 	uint32_t timewait;
+	/* Resource caps (docs/security.md): what is in use, and each cap's hits. */
+	uint32_t half_open;		/* SYN-RECEIVED, all listeners */
+	uint64_t buf_mem;		/* ring bytes of all connections */
+	uint64_t conns_limited;		/* a connection refused at max_conns */
+	uint64_t buf_pressure;		/* a ring kept small at max_buf_mem */
+	/* RACK and undo totals over every connection */
+	uint64_t rack_marked;
+	uint64_t dsacks_rx;
+	uint64_t undos;
 };
 
 const char *tcp_state_name(enum tcp_state s);
@@ -342,6 +371,8 @@ void tcp_timers_run(struct tcp_stack *s, uint64_t now_us);
 uint64_t tcp_next_deadline(const struct tcp_stack *s);
 void tcp_stack_tx_done(struct tcp_stack *s);
 void tcp_stack_stats(const struct tcp_stack *s, struct tcp_stack_stats *out);
+int tcp_stack_set_limits(struct tcp_stack *s, uint32_t max_conns, uint32_t max_half_open,
+			 uint32_t max_timewait, uint64_t max_buf_mem);
 void tcp_pmtu_update(struct tcp_stack *s, const struct tcp_addr *local, const struct tcp_addr *remote,
 		     uint32_t mtu, uint64_t now_us);
 int tcp_foreach_conn(struct tcp_stack *s, int (*fn)(struct tcp_conn *c, void *arg), void *arg);

@@ -27,6 +27,24 @@
  * quarter of the ring's capacity during that RTT, the ring doubles (up to
  * rcvbuf_max), so a reader that keeps up lets the window open up to 2x the
  * bytes it drains per RTT.
+ *
+ * Memory cap (cfg.max_buf_mem, the datapath's --tcp-mem; like the kernel's
+ * tcp_mem "pressure"): every ring counts its capacity in st.buf_mem. While
+ * that total is at or above the cap, the stack is under pressure:
+ * - a ring that exists does not grow (send buffer growth, receive
+ *   auto-tuning): its connection goes on at the speed its buffers allow,
+ *   the sender sees backpressure earlier, the receiver offers less window;
+ * - a connection created under pressure announces and gets a receive ring
+ *   of TCP_BUF_PRESSURE_MIN (16 KiB) instead of rcvbuf_init, and a send ring
+ *   allocated under pressure is 16 KiB: every connection can still move
+ *   data, so the cap is soft by at most 32 KiB per connection, and
+ *   max_conns bounds that;
+ * - nothing is dropped and no connection is refused for memory.
+ * Each ring kept small counts one buf_pressure. Freed rings bring the
+ * total back down and growth resumes. Rings are freed when the connection
+ * is, and earlier in TIME-WAIT once the service let go of the connection
+ * (tcp_buf_release(), like the kernel's TIME-WAIT minisocks): everything
+ * was sent and acknowledged and nobody will read any more.
  */
 #include "datapath/tcp/tcp_int.h"
 
@@ -80,6 +98,10 @@ int tcp_ring_reserve(struct tcp_ring *r, uint32_t cap, struct tcp_stack *retire_
 
 	if (ncap <= r->cap)
 		return 0;
+	if (r->buf && r->acct && tcp_buf_pressure(r->acct)) {
+		r->acct->st.buf_pressure++;
+		return 0;	/* keep the ring as it is (see the top comment) */
+	}
 	nb = malloc(ncap);
 	if (!nb)
 		return -ENOMEM;
@@ -96,10 +118,23 @@ int tcp_ring_reserve(struct tcp_ring *r, uint32_t cap, struct tcp_stack *retire_
 			free(r->buf);
 		}
 	}
+	if (r->acct)
+		r->acct->st.buf_mem += ncap - r->cap;
 	r->buf = nb;
 	r->cap = ncap;
 	r->head = 0;
 	return 0;
+}
+
+/**
+ * tcp_buf_pressure() - is the stack at its ring memory cap?
+ * @s: the stack
+ *
+ * Return: true when the rings of all connections hold max_buf_mem or more.
+ */
+bool tcp_buf_pressure(const struct tcp_stack *s)
+{
+	return s->st.buf_mem >= s->cfg.max_buf_mem;
 }
 
 /**
@@ -108,8 +143,37 @@ int tcp_ring_reserve(struct tcp_ring *r, uint32_t cap, struct tcp_stack *retire_
  */
 void tcp_ring_free(struct tcp_ring *r)
 {
+	struct tcp_stack *acct = r->acct;
+
+	if (acct)
+		acct->st.buf_mem -= r->cap;
 	free(r->buf);
 	memset(r, 0, sizeof(*r));
+	r->acct = acct;
+}
+
+/**
+ * tcp_buf_release() - free the rings of a TIME-WAIT connection nobody holds
+ * @c: the connection, in TIME-WAIT, let go of by the service
+ *
+ * The send ring is empty (our FIN was acknowledged) but queued segments may
+ * point into it: it is retired to the stack. Unread received bytes, if any,
+ * nobody will read. The RACK records (tcp_rack.c) go too.
+ */
+void tcp_buf_release(struct tcp_conn *c)
+{
+	struct tcp_stack *s = c->stack;
+
+	if (c->snd.buf && tcp_stack_retire(s, c->snd.buf) == 0) {
+		s->st.buf_mem -= c->snd.cap;
+		c->snd.buf = NULL;
+		c->snd.cap = c->snd.head = c->snd.len = 0;
+	}
+	if (c->rcv.buf) {
+		tcp_ring_free(&c->rcv);
+		c->ooo.n = 0;
+	}
+	tcp_rack_free(c);	/* nothing is in flight either */
 }
 
 /**
@@ -302,6 +366,10 @@ int tcp_buf_snd_grow(struct tcp_conn *c, uint32_t want)
 
 		if (cap < 16384)
 			cap = 16384;
+		if (!c->snd.cap && cap > TCP_BUF_PRESSURE_MIN && tcp_buf_pressure(c->stack)) {
+			c->stack->st.buf_pressure++;
+			cap = TCP_BUF_PRESSURE_MIN;
+		}
 		if (tcp_ring_reserve(&c->snd, cap, c->stack) < 0 && !c->snd.cap)
 			return -ENOMEM;
 	}
@@ -320,6 +388,10 @@ size_t tcp_send_space(const struct tcp_conn *c)
 {
 	uint32_t cap = c->snd.cap, t = tcp_buf_snd_target(c);
 
+	if (tcp_buf_pressure(c->stack))	/* no growth: what tcp_send() would take */
+		t = c->snd.cap ? c->snd.cap : TCP_BUF_PRESSURE_MIN;
+	if (t > c->sndbuf_max)
+		t = c->sndbuf_max;
 	if (cap < t)
 		cap = t;
 	return cap > c->snd.len ? cap - c->snd.len : 0;

@@ -13,8 +13,8 @@
  * acknowledged data (alpha = 3(1 - beta)/(1 + beta) below W_max, 1 above)
  * and wins when larger. On loss: fast convergence (4.7) lowers W_max when
  * cwnd never got back to it, ssthresh = max(beta * cwnd, 2). Slow start is
- * Reno's (no HyStart yet). Floating point is fine here (user space); the
- * cube root is a few Newton steps so we need no libm.
+ * Reno's, with HyStart++ (tcp_cc_hystart.c). Floating point is fine here
+ * (user space); the cube root is a few Newton steps so we need no libm.
  */
 #include "datapath/tcp/tcp_int.h"
 

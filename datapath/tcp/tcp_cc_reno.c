@@ -5,7 +5,8 @@
  * Theory of operation
  *
  * Slow start adds one MSS per MSS acknowledged (byte counting, RFC 3465,
- * without the L limit: GSO-sized ACKs are normal here); congestion avoidance
+ * without the L limit: GSO-sized ACKs are normal here), a quarter of that
+ * in HyStart++'s Conservative Slow Start (tcp_cc_hystart.c); congestion avoidance
  * adds one MSS per cwnd's worth of acknowledged bytes. A fast retransmit
  * sets ssthresh = max(FlightSize / 2, 2) (RFC 5681 (4)); an RTO does the
  * same and sets cwnd to one segment. Recovery itself (pipe, inflation)
@@ -29,6 +30,12 @@ static void tcp_reno_init(struct tcp_conn *c)
  */
 uint32_t tcp_cc_slow_start(struct tcp_conn *c, uint32_t acked)
 {
+	if (c->cwnd < c->ssthresh && c->hs_css) {
+		/* HyStart++ CSS (tcp_cc_hystart.c): a quarter of the growth */
+		acked = tcp_hystart_growth(c, acked);
+		if (!acked)
+			return 0;
+	}
 	while (acked && c->cwnd < c->ssthresh && c->cwnd < TCP_CWND_MAX) {
 		uint32_t need = c->snd_mss - c->cwnd_acc;
 

@@ -21,6 +21,14 @@
  *
  * TIME_WAIT connections are also kept on a FIFO; above cfg.max_timewait the
  * oldest one is dropped early (counted as timewait_evicted).
+ *
+ * Caps (docs/security.md): at cfg.max_conns (every state, TIME_WAIT
+ * included) tcp_conn_new() refuses (conns_limited): tcp_connect() fails with
+ * -EAGAIN, a SYN is answered with a SYN cookie and the cookie's ACK is
+ * dropped without a RST while the table is still full, so the peer's
+ * retransmission gets in once room frees (Linux's listen overflow). The
+ * half-open count (SYN-RECEIVED of all listeners, cfg.max_half_open) is
+ * kept here and enforced by tcp_synq.c; ring memory by tcp_buf.c.
  */
 #include <sys/socket.h>
 #include <sodium.h>
@@ -248,6 +256,7 @@ struct tcp_conn *tcp_conn_new(struct tcp_stack *s, const struct tcp_endpoint *l,
 	uint32_t h;
 
 	if (s->st.conns >= s->cfg.max_conns) {
+		s->st.conns_limited++;
 		errno = EAGAIN;
 		return NULL;
 	}
@@ -260,6 +269,11 @@ struct tcp_conn *tcp_conn_new(struct tcp_stack *s, const struct tcp_endpoint *l,
 	if (opts)
 		c->opts = *opts;
 	tcp_opts_defaults(&c->opts);
+	if (tcp_buf_pressure(s) && c->opts.rcvbuf_init > TCP_BUF_PRESSURE_MIN) {
+		s->st.buf_pressure++;	/* a small receive ring, announced so */
+		c->opts.rcvbuf_init = TCP_BUF_PRESSURE_MIN;
+	}
+	c->snd.acct = c->rcv.acct = s;
 	c->heap_idx = UINT32_MAX;
 	c->deadline_us = TCP_NO_DEADLINE;
 	c->t_rtx_us = c->t_persist_us = c->t_delack_us = c->t_keep_us = c->t_close_us = TCP_NO_DEADLINE;
@@ -301,10 +315,13 @@ static void tcp_conn_free(struct tcp_conn *c)
 		c->all_next->all_prev = c->all_prev;
 	/* Segments still queued in the link may point into the send ring: it
 	 * goes to the retired list like a replaced one (tcp_stack_tx_done()). */
-	if (c->snd.buf && tcp_stack_retire(s, c->snd.buf) == 0)
+	if (c->snd.buf && tcp_stack_retire(s, c->snd.buf) == 0) {
+		s->st.buf_mem -= c->snd.cap;
 		memset(&c->snd, 0, sizeof(c->snd));
+	}
 	tcp_ring_free(&c->snd);
 	tcp_ring_free(&c->rcv);
+	tcp_rack_free(c);
 	s->st.conns--;
 	free(c);
 }
@@ -354,6 +371,7 @@ void tcp_conn_set_state(struct tcp_conn *c, enum tcp_state st, uint64_t now_us)
 		return;
 	if (old == TCPS_SYN_RECEIVED && c->listener) {
 		c->listener->synq_len--;
+		s->st.half_open--;
 		c->listener = NULL;
 	}
 	if (old == TCPS_TIME_WAIT)
@@ -369,6 +387,8 @@ void tcp_conn_set_state(struct tcp_conn *c, enum tcp_state st, uint64_t now_us)
 		s->st.timewait++;
 		c->t_rtx_us = c->t_persist_us = c->t_delack_us = c->t_keep_us = c->t_tlp_us = TCP_NO_DEADLINE;
 		tcp_timer_timewait(c, now_us);
+		if (!c->user_holds)
+			tcp_buf_release(c);	/* no rings in TIME-WAIT (tcp_buf.c) */
 		if (s->st.timewait > s->cfg.max_timewait && s->tw_head != c) {
 			s->st.timewait_evicted++;
 			tcp_conn_set_state(s->tw_head, TCPS_CLOSED, now_us);
@@ -432,6 +452,55 @@ void tcp_conn_leave(struct tcp_stack *s)
 	}
 }
 
+/* Hash buckets for @max_conns: one per two connections, 256 to 2^20. */
+static uint32_t tcp_conn_buckets(uint32_t max_conns)
+{
+	uint32_t buckets = 256;
+
+	while (buckets < max_conns / 2 && buckets < (1u << 20))
+		buckets <<= 1;
+	return buckets;
+}
+
+/**
+ * tcp_stack_set_limits() - change the caps (the datapath's options)
+ * @s: the stack, with no connection yet when @max_conns changes the table
+ * @max_conns: connections in all states (0 = TCP_MAX_CONNS_DEFAULT)
+ * @max_half_open: SYN-RECEIVED connections of all listeners (0 = default)
+ * @max_timewait: TIME-WAIT connections (0 = default)
+ * @max_buf_mem: ring bytes of all connections (0 = default)
+ *
+ * Lowered caps apply to what comes next; nothing in place is cut.
+ *
+ * Return: 0, -EBUSY when the table would be resized with connections in
+ * it, -ENOMEM.
+ */
+int tcp_stack_set_limits(struct tcp_stack *s, uint32_t max_conns, uint32_t max_half_open,
+			 uint32_t max_timewait, uint64_t max_buf_mem)
+{
+	uint32_t buckets;
+
+	max_conns = max_conns ? max_conns : TCP_MAX_CONNS_DEFAULT;
+	buckets = tcp_conn_buckets(max_conns);
+	if (buckets != s->table_mask + 1) {
+		struct tcp_conn **t;
+
+		if (s->all)
+			return -EBUSY;
+		t = calloc(buckets, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		free(s->table);
+		s->table = t;
+		s->table_mask = buckets - 1;
+	}
+	s->cfg.max_conns = max_conns;
+	s->cfg.max_half_open = max_half_open ? max_half_open : TCP_MAX_HALF_OPEN_DEFAULT;
+	s->cfg.max_timewait = max_timewait ? max_timewait : TCP_MAX_TIMEWAIT_DEFAULT;
+	s->cfg.max_buf_mem = max_buf_mem ? max_buf_mem : TCP_MAX_BUF_MEM_DEFAULT;
+	return 0;
+}
+
 /**
  * tcp_stack_new() - create a stack
  * @cfg: parameters; @cfg->emit is required
@@ -443,7 +512,7 @@ struct tcp_stack *tcp_stack_new(const struct tcp_stack_cfg *cfg)
 {
 	static const uint8_t zero[16];
 	struct tcp_stack *s;
-	uint32_t buckets = 256;
+	uint32_t buckets;
 
 	if (!cfg || !cfg->emit) {
 		errno = EINVAL;
@@ -458,9 +527,13 @@ struct tcp_stack *tcp_stack_new(const struct tcp_stack_cfg *cfg)
 		return NULL;
 	s->cfg = *cfg;
 	if (!s->cfg.max_conns)
-		s->cfg.max_conns = 65536;
+		s->cfg.max_conns = TCP_MAX_CONNS_DEFAULT;
 	if (!s->cfg.max_timewait)
-		s->cfg.max_timewait = 4096;
+		s->cfg.max_timewait = TCP_MAX_TIMEWAIT_DEFAULT;
+	if (!s->cfg.max_half_open)
+		s->cfg.max_half_open = TCP_MAX_HALF_OPEN_DEFAULT;
+	if (!s->cfg.max_buf_mem)
+		s->cfg.max_buf_mem = TCP_MAX_BUF_MEM_DEFAULT;
 	if (!s->cfg.challenge_ack_limit)
 		s->cfg.challenge_ack_limit = 1000;
 	_Static_assert(sizeof(s->hash_key) == crypto_shorthash_KEYBYTES, "siphash key size");
@@ -468,8 +541,7 @@ struct tcp_stack *tcp_stack_new(const struct tcp_stack_cfg *cfg)
 		memcpy(s->hash_key, cfg->secret, 16);
 	else
 		randombytes_buf(s->hash_key, sizeof(s->hash_key));
-	while (buckets < s->cfg.max_conns / 2 && buckets < (1u << 20))
-		buckets <<= 1;
+	buckets = tcp_conn_buckets(s->cfg.max_conns);
 	s->table = calloc(buckets, sizeof(*s->table));
 	if (!s->table)
 		goto err;
@@ -816,6 +888,9 @@ void tcp_close(struct tcp_conn *c, uint64_t now_us)
 			tcp_timer_update(c);
 		}
 		break;
+	case TCPS_TIME_WAIT:
+		tcp_buf_release(c);
+		break;
 	default:
 		break;
 	}
@@ -885,6 +960,10 @@ void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out)
 	out->sack_recoveries = c->sack_recoveries;
 	out->rto_count = c->rto_count;
 	out->tlp_probes = c->tlp_probes;
+	out->rack_reo_wnd_us = c->rack_reo_wnd_us;
+	out->rack_marked = c->rack_marked;
+	out->dsacks_rx = c->dsacks_rx;
+	out->undos = c->undos;
 	out->unacked_bytes = c->snd_max - c->snd_una;
 	out->sndbuf_used = c->snd.len;
 	out->sndbuf_cap = c->snd.cap;

@@ -9,12 +9,14 @@
  *
  *   SYN-SENT       3.10.7.3: ACK check, RST (ECONNREFUSED), SYN -> ESTABLISHED
  *                  or SYN-RECEIVED (simultaneous open).
- *   other states   3.10.7.4: PAWS (RFC 7323 5), sequence acceptability
+ *   other states   3.10.7.4: PAWS (RFC 7323 5; a reordered pure duplicate
+ *                  ACK passes, as in Linux), sequence acceptability
  *                  (a bad segment is answered with an ACK), RST with the
  *                  RFC 5961 3 rule (exact rcv_nxt resets, else a challenge
  *                  ACK), SYN -> challenge ACK (RFC 5961 4), ACK processing
  *                  with the RFC 5961 5 range check, the send window update,
- *                  RTT sampling, SACK and recovery (tcp_sack.c), then text
+ *                  RTT sampling, SACK (D-SACKs noted), RACK (tcp_rack.c),
+ *                  undo and recovery (tcp_sack.c), then text
  *                  (in order into the receive ring, out of order via
  *                  tcp_ooo.c), then FIN.
  *
@@ -134,6 +136,7 @@ void tcp_in_rtt_sample(struct tcp_conn *c, uint32_t rtt_us)
 		rto = TCP_RTO_MAX_US;
 	c->rto_us = (uint32_t)rto;
 	c->backoff = 0;
+	tcp_hystart_rtt(c, rtt_us);
 }
 
 /* RFC 7323 4.1: RTT from the echoed timestamp; a bogus echo (from the future
@@ -201,7 +204,7 @@ void tcp_in_established(struct tcp_conn *c, uint64_t now_us)
 	c->retries = 0;
 	c->t_rtx_us = TCP_NO_DEADLINE;
 	c->cwnd = TCP_INIT_CWND;
-	c->ssthresh = 0x7fffffff;
+	c->ssthresh = TCP_SSTHRESH_INIT;
 	c->cc->init(c);
 	c->last_rcv_us = now_us;
 	tcp_conn_set_state(c, c->fin_queued ? TCPS_FIN_WAIT_1 : TCPS_ESTABLISHED, now_us);
@@ -314,12 +317,29 @@ static void tcp_in_fin_acked(struct tcp_conn *c, uint64_t now_us)
 	}
 }
 
+/*
+ * A pure duplicate ACK that merely arrived after a newer segment (the
+ * network reordered the ACKs) fails PAWS although it is harmless, and
+ * dropping it loses its SACK blocks: RACK would then take SACKed data for
+ * lost. Accept it, like Linux's tcp_disordered_ack(): no data, no flags
+ * but ACK, SEG.SEQ = RCV.NXT, SEG.ACK = SND.UNA, the same window, and a
+ * TSval at most one RTO (read as milliseconds) behind TS.Recent.
+ */
+static bool tcp_in_disordered_ack(const struct tcp_conn *c, const struct tcp_seg_in *seg)
+{
+	if (c->ts_recent - seg->opts.ts_val > c->rto_us / 1000 || (seg->flags & (TCP_SYN | TCP_RST)))
+		return false;
+	return !seg->len && (seg->flags & (TCP_SYN | TCP_FIN | TCP_RST | TCP_ACK)) == TCP_ACK &&
+	       seg->seq == c->rcv_nxt && seg->ack == c->snd_una &&
+	       ((uint32_t)seg->wnd << c->snd_wscale) == c->snd_wnd;
+}
+
 /* Step 5: the ACK field. Returns false when the segment must be dropped. */
 static bool tcp_in_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_t now_us)
 {
 	struct tcp_stack *s = c->stack;
 	uint32_t acked = 0, wnd = (uint32_t)seg->wnd << c->snd_wscale, sacked_before, sacked_after, delivered;
-	bool dupack, freed = false;
+	bool dupack, dsack, freed = false;
 
 	if (c->state == TCPS_SYN_RECEIVED) {
 		struct tcp_listener *l = c->listener;
@@ -391,6 +411,7 @@ static bool tcp_in_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_
 		c->persist_backoff = 0;
 	}
 	tcp_sack_update(c, &seg->opts);
+	dsack = tcp_sack_dsack(c, &seg->opts, seg->ack);
 	/* RFC 9293 3.10.7.4: send window update */
 	if (seq_lt(c->snd_wl1, seg->seq) || (c->snd_wl1 == seg->seq && seq_leq(c->snd_wl2, seg->ack))) {
 		c->snd_wnd = wnd;
@@ -407,6 +428,8 @@ static bool tcp_in_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_
 	sacked_after = tcp_ranges_bytes(&c->sacked, c->snd_una, c->snd_max);
 	/* RFC 6937 DeliveredData: newly acked + newly SACKed (what was SACKed below the new snd_una is in both) */
 	delivered = acked + sacked_after > sacked_before ? acked + sacked_after - sacked_before : 0;
+	tcp_rack_on_ack(c, &seg->opts, dsack, now_us);
+	tcp_undo_on_ack(c, seg, acked > 0, dsack);
 	tcp_recovery_on_ack(c, acked, dupack, delivered, now_us);
 	if (c->tlp_active && seq_geq(c->snd_una, c->tlp_high_seq))
 		c->tlp_active = false;
@@ -572,7 +595,8 @@ static void tcp_in_conn(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64
 		seg_len--;
 	}
 	/* RFC 7323 5.3: PAWS */
-	if (c->ts_ok && seg->opts.has_ts && !(seg->flags & TCP_RST) && seq_lt(seg->opts.ts_val, c->ts_recent)) {
+	if (c->ts_ok && seg->opts.has_ts && !(seg->flags & TCP_RST) && seq_lt(seg->opts.ts_val, c->ts_recent) &&
+	    !tcp_in_disordered_ack(c, seg)) {
 		s->st.drop_paws++;
 		tcp_out_ack(c, now_us);
 		return;

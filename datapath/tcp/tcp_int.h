@@ -9,8 +9,9 @@
  * in a min-heap keyed by its earliest timer deadline. Each file owns one
  * concept and exports its functions here with its file's prefix:
  * tcp_conn_* (table, ISN, lifetime), tcp_in_* (arrival), tcp_out_* (segment
- * building), tcp_timer_* (deadlines), tcp_sack_* (scoreboard and RFC 6675),
- * tcp_ooo_* (out-of-order ranges), tcp_synq_* (SYN backlog, cookies),
+ * building), tcp_timer_* (deadlines), tcp_sack_* (scoreboard and RFC 6675;
+ * tcp_recovery_* and tcp_undo_* live there too), tcp_rack_* (RACK loss
+ * detection, RFC 8985), tcp_ooo_* (out-of-order ranges), tcp_synq_* (SYN backlog, cookies),
  * tcp_buf_* (rings), and the congestion controllers behind struct tcp_cc_ops.
  */
 #ifndef SANDNET_DATAPATH_TCP_INT_H
@@ -38,6 +39,7 @@
 #define TCP_FIN_WAIT2_US	60000000ULL
 #define TCP_PERSIST_MAX_US	60000000
 #define TCP_INIT_CWND		10
+#define TCP_SSTHRESH_INIT	0x7fffffffu	/* "arbitrarily high" (RFC 5681 3.1) */
 #define TCP_DUPTHRESH		3
 #define TCP_SNDBUF_INIT		(256u * 1024)
 #define TCP_SNDBUF_MAX		(4u * 1024 * 1024)
@@ -54,6 +56,7 @@ struct tcp_ring {
 	uint32_t cap;
 	uint32_t head;
 	uint32_t len;
+	struct tcp_stack *acct;	/* counts cap in its st.buf_mem (tcp_buf.c) */
 };
 
 struct tcp_range {
@@ -70,6 +73,20 @@ struct tcp_ranges {
 
 struct tcp_conn;
 
+/* One emitted segment (tcp_rack.c); flags TCP_RACK_* */
+struct tcp_rack_seg {
+	uint64_t xmit_us;	/* latest (re)transmission */
+	uint32_t start;
+	uint32_t end;		/* includes a FIN */
+	uint16_t flags;
+	uint16_t order;		/* send order within one xmit_us tick */
+};
+
+#define TCP_RACK_SACKED		1u
+#define TCP_RACK_LOST		2u	/* deemed lost, not resent since */
+#define TCP_RACK_RETRANS	4u	/* resent at least once */
+#define TCP_RACK_MAX_SEGS	8192u	/* then the newest segment grows */
+
 struct tcp_cc_ops {
 	const char *name;
 	void (*init)(struct tcp_conn *c);
@@ -82,6 +99,8 @@ struct tcp_cc_ops {
 };
 
 uint32_t tcp_cc_slow_start(struct tcp_conn *c, uint32_t acked);
+void tcp_hystart_rtt(struct tcp_conn *c, uint32_t rtt_us);
+uint32_t tcp_hystart_growth(const struct tcp_conn *c, uint32_t acked);
 extern const struct tcp_cc_ops tcp_cc_reno_ops;
 extern const struct tcp_cc_ops tcp_cc_cubic_ops;
 
@@ -231,6 +250,56 @@ struct tcp_conn {
 	uint64_t sack_recoveries;
 	uint64_t rto_count;
 	uint64_t tlp_probes;
+
+	/* RACK (RFC 8985 6), tcp_rack.c: emitted segments by sequence */
+	struct tcp_rack_seg *rack_segs;	/* rack_segs[rack_head .. rack_head + rack_n) */
+	uint32_t rack_cap, rack_head, rack_n;
+	uint32_t rack_lost_bytes;	/* in LOST segments (not resent since) */
+	bool rack_off;			/* no SACK, or bookkeeping failed: RFC 6675 */
+	bool rack_reord;		/* RACK.reordering_seen */
+	bool rack_dsack_round_on;
+	uint8_t rack_reo_mult;		/* RACK.reo_wnd_mult */
+	uint8_t rack_reo_persist;	/* RACK.reo_wnd_persist */
+	uint64_t rack_xmit_us;		/* RACK.xmit_ts, 0 = none yet */
+	uint32_t rack_end_seq;		/* RACK.end_seq */
+	uint16_t rack_order;		/* its send order (ties of RACK.xmit_ts) */
+	uint16_t rack_next_order;
+	uint64_t rack_last_xmit_us;
+	uint32_t rack_rtt_us;		/* RACK.rtt */
+	uint32_t rack_min_rtt_us;	/* RACK.min_RTT, 0 = none yet */
+	uint32_t rack_fack;		/* RACK.fack */
+	uint32_t rack_dsack_round;	/* RACK.dsack_round */
+	uint32_t rack_reo_wnd_us;	/* the latest RACK.reo_wnd, for stats */
+	uint64_t t_rack_us;		/* reordering timer */
+	uint64_t rack_marked;		/* segments RACK marked lost */
+
+	/* undo of spurious recoveries (RFC 2883 / 3708, RFC 3522 / 4015), tcp_sack.c */
+	bool undo_on;			/* an episode can still be undone */
+	bool undo_eifel;		/* the first ACK after its retransmission is due */
+	bool undo_ts_set;
+	uint32_t undo_cwnd, undo_ssthresh;
+	double undo_wmax;
+	uint32_t undo_marker;		/* snd_una when the episode began */
+	uint32_t undo_retrans;		/* its retransmissions not yet D-SACKed */
+	uint32_t undo_tsval;		/* TSval of its first retransmission */
+	uint32_t undo_eifel_end;	/* and its end */
+	struct tcp_ranges undo_rxt;	/* what it retransmitted */
+	uint64_t undos;
+	uint64_t dsacks_rx;
+
+	uint64_t last_data_us;		/* latest data segment sent (restart after idle) */
+	uint64_t idle_restarts;
+
+	/* HyStart++ (RFC 9406), tcp_cc_hystart.c */
+	bool hs_round_on;
+	bool hs_css;			/* in Conservative Slow Start */
+	uint8_t hs_css_rounds;
+	uint32_t hs_round_end;
+	uint32_t hs_samples;		/* RTT samples this round */
+	uint32_t hs_cur_min_us;		/* 0 = none yet */
+	uint32_t hs_last_min_us;
+	uint32_t hs_css_base_us;
+	uint64_t hs_css_entries;
 };
 
 struct tcp_stack {
@@ -283,6 +352,8 @@ uint32_t tcp_buf_rcv_wnd(const struct tcp_conn *c);
 void tcp_buf_rcv_autotune(struct tcp_conn *c, uint32_t delivered, uint64_t now_us);
 int tcp_buf_snd_grow(struct tcp_conn *c, uint32_t want);
 uint8_t tcp_buf_wscale_for(uint32_t max_bytes);
+bool tcp_buf_pressure(const struct tcp_stack *s);
+void tcp_buf_release(struct tcp_conn *c);
 
 /* tcp_ooo.c */
 int tcp_ooo_insert(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len);
@@ -303,6 +374,23 @@ bool tcp_sack_is_lost(const struct tcp_conn *c, uint32_t seq);
 uint32_t tcp_sack_highest(const struct tcp_conn *c);
 void tcp_recovery_on_ack(struct tcp_conn *c, uint32_t acked, bool dupack, uint32_t delivered, uint64_t now_us);
 void tcp_recovery_sent(struct tcp_conn *c, uint32_t bytes);
+bool tcp_sack_dsack(struct tcp_conn *c, const struct tcp_opts *o, uint32_t ack);
+void tcp_recovery_rack_timer(struct tcp_conn *c, uint64_t now_us);
+void tcp_undo_start(struct tcp_conn *c);
+void tcp_undo_retransmitted(struct tcp_conn *c, uint32_t seq, uint32_t end, uint64_t now_us);
+void tcp_undo_on_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, bool advanced, bool dsack);
+
+/* tcp_rack.c */
+bool tcp_rack_on(const struct tcp_conn *c);
+void tcp_rack_sent(struct tcp_conn *c, uint32_t seq, uint32_t end, uint64_t now_us);
+void tcp_rack_on_ack(struct tcp_conn *c, const struct tcp_opts *o, bool dsack, uint64_t now_us);
+bool tcp_rack_detect(struct tcp_conn *c, uint64_t now_us);
+bool tcp_rack_next_lost(const struct tcp_conn *c, uint32_t *seq, uint32_t *len);
+void tcp_rack_mark_all_lost(struct tcp_conn *c);
+void tcp_rack_unmark_lost(struct tcp_conn *c);
+void tcp_rack_recovery_done(struct tcp_conn *c);
+void tcp_rack_spurious(struct tcp_conn *c);
+void tcp_rack_free(struct tcp_conn *c);
 
 /* tcp_out.c */
 int tcp_out_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len, uint64_t now_us);

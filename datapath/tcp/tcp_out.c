@@ -21,7 +21,9 @@
  * Small segments obey sender SWS avoidance (RFC 9293 3.8.6.2.1) and, when
  * enabled, Nagle. The loop records whether cwnd was what stopped it
  * (cwnd_limited): an application- or window-limited sender does not grow
- * cwnd (the idea of RFC 7661), so cwnd stays meaningful after idle periods. If data waits on a zero window with nothing in flight the
+ * cwnd (the idea of RFC 7661), so cwnd stays meaningful after idle periods;
+ * after more than an RTO without sending it restarts from the initial
+ * window (RFC 5681 4.1). If data waits on a zero window with nothing in flight the
  * persist timer takes over (tcp_timer.c).
  *
  * The window offered follows receiver SWS avoidance (RFC 9293 3.8.6.2.2):
@@ -230,6 +232,7 @@ static int tcp_out_send(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_
 		n = tcp_ring_iov(&c->snd, seq - c->snd_buf_seq, len, o.iov);
 		if (n < 0)
 			return n;
+		c->last_data_us = now_us;
 		o.iovcnt = n;
 		o.len = len;
 		if (len > c->snd_mss)
@@ -254,6 +257,8 @@ static int tcp_out_send(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_
 	}
 	end = seq + len + !!(flags & TCP_SYN) + !!(flags & TCP_FIN);
 	new_data = seq_gt(end, c->snd_max);
+	if (end != seq && !(flags & (TCP_SYN | TCP_RST)))
+		tcp_rack_sent(c, seq, end, now_us);
 	if (seq_gt(end, c->snd_max) && !(flags & TCP_RST)) {
 		if (!c->rtt_timing && len && !c->ts_ok && seq_geq(seq, c->snd_max)) {
 			c->rtt_timing = true;
@@ -431,8 +436,33 @@ int tcp_out_retransmit(struct tcp_conn *c, uint32_t seq, uint32_t max_len, uint6
 	c->retrans_segs++;
 	c->stack->st.retrans_segs++;
 	c->rtt_timing = false;	/* Karn */
+	tcp_undo_retransmitted(c, seq, seq + len + !!(flags & TCP_FIN), now_us);
 	tcp_out_send(c, seq, flags, len, now_us);
 	return (int)(len + !!(flags & TCP_FIN));
+}
+
+/*
+ * RFC 5681 4.1: after an idle period longer than the RTO (nothing in
+ * flight, nothing sent), cwnd no longer reflects the path: restart from
+ * min(IW, cwnd). As in Linux, ssthresh keeps 3/4 of the old cwnd so that
+ * slow start finds the old rate again quickly, and CUBIC starts a new
+ * epoch. (RFC 7661's part, not growing cwnd while application-limited, is
+ * cwnd_limited.)
+ */
+static void tcp_out_idle_restart(struct tcp_conn *c, uint64_t now_us)
+{
+	uint32_t keep;
+
+	if (c->snd_una != c->snd_max || !c->last_data_us || now_us - c->last_data_us <= c->rto_us ||
+	    c->cwnd <= TCP_INIT_CWND || !seq_lt(c->snd_nxt, c->snd_buf_seq + c->snd.len))
+		return;
+	keep = c->cwnd - c->cwnd / 4;
+	if (c->ssthresh < keep)
+		c->ssthresh = keep;
+	c->cwnd = TCP_INIT_CWND;
+	c->cwnd_acc = 0;
+	c->cubic_epoch_us = 0;
+	c->idle_restarts++;
 }
 
 static bool tcp_out_can_send_data(const struct tcp_conn *c)
@@ -466,6 +496,7 @@ void tcp_out_push(struct tcp_conn *c, uint64_t now_us)
 			tcp_out_ack(c, now_us);
 		return;
 	}
+	tcp_out_idle_restart(c, now_us);
 	for (;;) {
 		uint32_t pipe = tcp_sack_pipe(c), budget, data_end, avail, wnd_end, usable, len, s, l;
 		uint64_t cwnd_bytes = (uint64_t)c->cwnd * c->snd_mss;
@@ -481,7 +512,7 @@ void tcp_out_push(struct tcp_conn *c, uint64_t now_us)
 		} else {
 			budget = cwnd_bytes - pipe > UINT32_MAX ? UINT32_MAX : (uint32_t)(cwnd_bytes - pipe);
 		}
-		if ((c->in_recovery || c->after_rto) && tcp_sack_next_lost(c, &s, &l)) {
+		if (tcp_sack_next_lost(c, &s, &l)) {
 			int n = tcp_out_retransmit(c, s, l < c->snd_mss ? l : c->snd_mss, now_us);
 
 			if (n <= 0)

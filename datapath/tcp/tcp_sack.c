@@ -8,13 +8,18 @@
  * SACK blocks (RFC 2018), merged, at most TCP_SACK_MAX_RANGES (a block that
  * would need more is ignored: that only makes us retransmit more).
  *
- * Loss: RFC 6675 IsLost() says a byte is lost once more than
+ * Loss, with SACK: RACK (RFC 8985, tcp_rack.c) marks segments lost by
+ * time; pipe is outstanding - SACKed - marked lost and not resent, the next
+ * segment to resend is the first one marked, and recovery starts when
+ * anything is marked. Without SACK, or when RACK's records could not be
+ * kept (rack_off), the rules below apply.
+ *
+ * Loss, fallback: RFC 6675 IsLost() says a byte is lost once more than
  * (DupThresh - 1) * SMSS bytes above it are SACKed. That defines a "lost
  * edge": every hole below it is lost. After an RTO every hole below the
  * RecoveryPoint is lost. Without SACK (NewReno, RFC 6582) only the first
  * unacknowledged segment is lost, and each duplicate ACK stands for one
  * segment that left the network (like Linux's Reno emulation of SACK).
- *
  * Pipe (RFC 6675 4): bytes outstanding, minus SACKed bytes, minus lost bytes
  * not yet retransmitted (holes between HighRxt and the lost edge). Segments
  * are retransmitted in order from HighRxt (NextSeg() rule 1), at most one
@@ -25,14 +30,27 @@
  * flight shrinks smoothly from RecoverFS to ssthresh as ACKs report
  * delivered data, instead of stopping until pipe falls below ssthresh.
  *
- * Recovery is entered on the third duplicate ACK, when IsLost(snd_una), or
- * by Early Retransmit (RFC 5827) when fewer than 4 segments are out (fast
- * retransmit: ssthresh from the controller, cwnd = ssthresh), and left
- * when the cumulative ACK reaches the RecoveryPoint. A retransmission lost
- * again shows when data sent after it is SACKed while its hole stays open;
- * the holes are then resent. Not done: rule 3 of
- * NextSeg() (retransmitting holes not yet deemed lost), the rescue
- * retransmission, D-SACK based undo.
+ * Recovery is entered when RACK marks a loss (fallback: on the third
+ * duplicate ACK, when IsLost(snd_una), or by Early Retransmit, RFC 5827,
+ * when fewer than 4 segments are out) with ssthresh from the controller
+ * and cwnd = ssthresh, and left when the cumulative ACK reaches the
+ * RecoveryPoint. In the fallback a retransmission lost again shows when
+ * data sent after it is SACKed while its hole stays open; the holes are
+ * then resent. Not done: rule 3 of NextSeg() (retransmitting holes not yet
+ * deemed lost), the rescue retransmission.
+ *
+ * Undo (RFC 3708 with RFC 2883 D-SACKs, and Eifel, RFC 3522 / RFC 4015):
+ * a fast recovery or an RTO opens an episode that remembers cwnd, ssthresh
+ * and CUBIC's W_max and counts its retransmissions (and their ranges). A
+ * D-SACK (the first block below the ACK or inside the second block) for a
+ * range it retransmitted counts one off; when none is left every
+ * retransmission was a duplicate and the reduction is undone. After an RTO
+ * the first ACK past the first retransmission that echoes an older TSval
+ * proves the RTO spurious (Eifel detection, RFC 4015 response: restore,
+ * resume with new data instead of go-back-N). Eifel is not applied to fast
+ * recovery: with reordering it undid too eagerly (the simulated link's
+ * reordering runs resent 5-10 times more). An undo also widens RACK's
+ * reordering window.
  */
 #include "datapath/tcp/tcp_int.h"
 
@@ -199,6 +217,11 @@ static uint32_t tcp_sack_lost_edge(const struct tcp_conn *c)
  */
 bool tcp_sack_is_lost(const struct tcp_conn *c, uint32_t seq)
 {
+	if (tcp_rack_on(c)) {
+		uint32_t s, l;
+
+		return tcp_rack_next_lost(c, &s, &l) && s == seq;
+	}
 	return seq_lt(seq, tcp_sack_lost_edge(c)) && !tcp_ranges_bytes(&c->sacked, seq, seq + 1);
 }
 
@@ -220,6 +243,12 @@ uint32_t tcp_sack_pipe(const struct tcp_conn *c)
 {
 	uint32_t out = c->snd_max - c->snd_una, sacked, lost;
 
+	if (tcp_rack_on(c)) {
+		/* RFC 8985: lost means marked by RACK (or the RTO) and not resent */
+		sacked = tcp_ranges_bytes(&c->sacked, c->snd_una, c->snd_max);
+		lost = c->rack_lost_bytes;
+		return out - sacked > lost ? out - sacked - lost : 0;
+	}
 	if (c->sack_ok) {
 		sacked = tcp_ranges_bytes(&c->sacked, c->snd_una, c->snd_max);
 	} else {
@@ -243,9 +272,14 @@ uint32_t tcp_sack_pipe(const struct tcp_conn *c)
  */
 bool tcp_sack_next_lost(const struct tcp_conn *c, uint32_t *seq, uint32_t *len)
 {
-	uint32_t edge = tcp_sack_lost_edge(c), s = seq_max(c->high_rxt, c->snd_una);
+	uint32_t edge, s = seq_max(c->high_rxt, c->snd_una);
 	unsigned int i;
 
+	if (tcp_rack_on(c))
+		return tcp_rack_next_lost(c, seq, len);
+	if (!c->in_recovery && !c->after_rto)
+		return false;
+	edge = tcp_sack_lost_edge(c);
 	for (i = 0; i < c->sacked.n && seq_lt(s, edge); i++) {
 		if (seq_leq(c->sacked.r[i].end, s))
 			continue;
@@ -284,6 +318,10 @@ static bool tcp_sack_early_retransmit(const struct tcp_conn *c)
 
 static void tcp_recovery_enter(struct tcp_conn *c, uint64_t now_us)
 {
+	uint32_t seq = c->snd_una, len = c->snd_mss;
+
+	if (!c->after_rto)
+		tcp_undo_start(c);
 	c->cc->on_loss(c, now_us);
 	c->cwnd = c->ssthresh;
 	c->cwnd_acc = 0;
@@ -301,10 +339,13 @@ static void tcp_recovery_enter(struct tcp_conn *c, uint64_t now_us)
 		c->sack_recoveries++;
 		c->stack->st.sack_recoveries++;
 	}
-	/* RFC 6675 5 (4.3) / RFC 6582 3.2 (2): resend the first segment now */
-	tcp_recovery_sent(c, (uint32_t)tcp_out_retransmit(c, c->snd_una, c->snd_mss, now_us));
+	/* RFC 6675 5 (4.3) / RFC 6582 3.2 (2): resend the first (lost) segment now */
+	if (tcp_rack_on(c) && !tcp_rack_next_lost(c, &seq, &len))
+		return;
+	tcp_recovery_sent(c, (uint32_t)tcp_out_retransmit(c, seq, len < c->snd_mss ? len : c->snd_mss, now_us));
 	c->high_rxt = seq_max(c->high_rxt, seq_min(c->snd_una + c->snd_mss, c->snd_max));
 }
+
 
 /**
  * tcp_recovery_sent() - count bytes sent during recovery against PRR's budget
@@ -368,8 +409,10 @@ void tcp_recovery_on_ack(struct tcp_conn *c, uint32_t acked, bool dupack, uint32
 	} else if (dupack) {
 		c->dupacks++;
 	}
-	if (c->after_rto && seq_geq(c->snd_una, c->recover))
+	if (c->after_rto && seq_geq(c->snd_una, c->recover)) {
 		c->after_rto = false;
+		tcp_rack_recovery_done(c);
+	}
 	if (c->in_recovery) {
 		if (seq_geq(c->snd_una, c->recover)) {
 			/* RFC 6582 3.2 (3) full ACK / RFC 6675 5: leave */
@@ -377,10 +420,11 @@ void tcp_recovery_on_ack(struct tcp_conn *c, uint32_t acked, bool dupack, uint32
 
 			c->in_recovery = false;
 			c->dupacks = 0;
+			tcp_rack_recovery_done(c);
 			c->cwnd = c->ssthresh < flight ? c->ssthresh : flight;
 			if (c->cwnd < 2)
 				c->cwnd = 2;
-		} else if (c->sack_ok && seq_gt(tcp_sack_highest(c), c->rxt_mark) &&
+		} else if (c->sack_ok && !tcp_rack_on(c) && seq_gt(tcp_sack_highest(c), c->rxt_mark) &&
 			   tcp_sack_holes(c, c->snd_una, c->high_rxt)) {
 			/*
 			 * Data sent after our latest retransmission was SACKed
@@ -406,12 +450,174 @@ void tcp_recovery_on_ack(struct tcp_conn *c, uint32_t acked, bool dupack, uint32
 		c->cc->on_ack(c, acked, now_us);
 	if (c->after_rto || c->snd_una == c->snd_max)
 		return;
-	if (c->dupacks >= TCP_DUPTHRESH || (c->sack_ok && tcp_sack_is_lost(c, c->snd_una)) ||
-	    tcp_sack_early_retransmit(c)) {
+	if (tcp_rack_on(c) ? c->rack_lost_bytes > 0
+			   : c->dupacks >= TCP_DUPTHRESH || (c->sack_ok && tcp_sack_is_lost(c, c->snd_una)) ||
+			     tcp_sack_early_retransmit(c)) {
 		/* RFC 6582 4.1: not again for losses of the same window */
 		if (seq_lt(c->snd_una, c->recover) && c->fast_recoveries + c->rto_count)
 			return;
 		tcp_recovery_enter(c, now_us);
 		tcp_recovery_prr(c, delivered);
+	}
+}
+
+/**
+ * tcp_recovery_rack_timer() - RACK's reordering timer expired
+ * @c: the connection
+ * @now_us: the time
+ *
+ * Runs RACK's loss detection again; what it marks lost is resent, entering
+ * recovery first when not in one (RFC 8985 6.3).
+ */
+void tcp_recovery_rack_timer(struct tcp_conn *c, uint64_t now_us)
+{
+	c->t_rack_us = 0;
+	if (c->snd_una == c->snd_max || !tcp_rack_detect(c, now_us))
+		return;
+	/* not again for losses of the same window (RFC 6582 4.1), as on ACKs */
+	if (!c->in_recovery && !c->after_rto &&
+	    !(seq_lt(c->snd_una, c->recover) && c->fast_recoveries + c->rto_count))
+		tcp_recovery_enter(c, now_us);
+	if (c->in_recovery) {
+		/* PRR gives little for no delivery: let the lost segments out now */
+		tcp_recovery_prr(c, 0);
+		if (c->prr_budget < c->snd_mss)
+			c->prr_budget = c->snd_mss;
+	}
+	tcp_out_push(c, now_us);
+}
+
+/**
+ * tcp_sack_dsack() - RFC 2883 4: is the ACK's first SACK block a D-SACK?
+ * @c: the connection
+ * @o: the ACK's options
+ * @ack: its acknowledgment number
+ *
+ * A D-SACK lies below the cumulative ACK or inside the second block.
+ *
+ * Return: true when it is one (counted in dsacks_rx).
+ */
+bool tcp_sack_dsack(struct tcp_conn *c, const struct tcp_opts *o, uint32_t ack)
+{
+	uint32_t a, b;
+
+	if (!c->sack_ok || !o->nsack)
+		return false;
+	a = o->sack[0].start;
+	b = o->sack[0].end;
+	if (!seq_lt(a, b) || b - a > c->max_snd_wnd + 65535u)
+		return false;
+	if (!seq_leq(b, ack) &&
+	    !(o->nsack > 1 && seq_geq(a, o->sack[1].start) && seq_leq(b, o->sack[1].end)))
+		return false;
+	c->dsacks_rx++;
+	c->stack->st.dsacks_rx++;
+	return true;
+}
+
+/**
+ * tcp_undo_start() - a loss episode begins: remember what to restore
+ * @c: the connection
+ *
+ * RFC 3708 / Linux's undo: the episode counts its retransmissions; when
+ * D-SACKs report every one of them as a duplicate, or the first ACK after
+ * its first retransmission echoes an older timestamp (Eifel, RFC 3522),
+ * the loss was spurious and cwnd/ssthresh are put back (RFC 4015's
+ * response). The episode stays open after recovery ends (D-SACKs come an
+ * RTT after the retransmissions) until the next one begins or it is undone.
+ */
+void tcp_undo_start(struct tcp_conn *c)
+{
+	c->undo_on = true;
+	c->undo_eifel = false;
+	c->undo_ts_set = false;
+	c->undo_cwnd = c->cwnd;
+	c->undo_ssthresh = c->ssthresh;
+	c->undo_wmax = c->cubic_wmax;
+	c->undo_marker = c->snd_una;
+	c->undo_retrans = 0;
+	tcp_ranges_init(&c->undo_rxt, TCP_SACK_MAX_RANGES);
+}
+
+/**
+ * tcp_undo_retransmitted() - count a retransmission in the open episode
+ * @c: the connection
+ * @seq: its first sequence number
+ * @end: one past its last
+ * @now_us: the time
+ */
+void tcp_undo_retransmitted(struct tcp_conn *c, uint32_t seq, uint32_t end, uint64_t now_us)
+{
+	if (!c->undo_on || !seq_lt(seq, end))
+		return;
+	if (tcp_ranges_add(&c->undo_rxt, seq, end) < 0) {
+		c->undo_on = false;	/* cannot tell them apart: no undo */
+		return;
+	}
+	c->undo_retrans += (end - seq + c->snd_mss - 1) / c->snd_mss;
+	if (!c->undo_ts_set && c->ts_ok) {
+		c->undo_ts_set = true;
+		c->undo_tsval = tcp_out_ts_now(c, now_us);
+		c->undo_eifel_end = end;
+		c->undo_eifel = c->after_rto;	/* Eifel for RTOs; D-SACKs for fast retransmits */
+	}
+}
+
+/* The episode's losses were spurious: restore what it cut. */
+static void tcp_undo(struct tcp_conn *c)
+{
+	if (c->cwnd < c->undo_cwnd)
+		c->cwnd = c->undo_cwnd;
+	if (c->ssthresh < c->undo_ssthresh)
+		c->ssthresh = c->undo_ssthresh;
+	if (c->cubic_wmax < c->undo_wmax)
+		c->cubic_wmax = c->undo_wmax;
+	c->cubic_epoch_us = 0;
+	c->cwnd_acc = 0;
+	if (c->in_recovery || c->after_rto) {
+		c->in_recovery = false;
+		c->after_rto = false;
+		c->recover = c->snd_una;
+		c->high_rxt = c->snd_una;
+		c->dupacks = 0;
+		tcp_rack_unmark_lost(c);
+		tcp_rack_recovery_done(c);
+	}
+	c->undo_on = false;
+	c->undo_eifel = false;
+	tcp_rack_spurious(c);
+	c->undos++;
+	c->stack->st.undos++;
+}
+
+/**
+ * tcp_undo_on_ack() - undo a spurious episode on D-SACK or timestamp proof
+ * @c: the connection
+ * @seg: the ACK
+ * @advanced: it advanced snd_una
+ * @dsack: its first SACK block is a D-SACK
+ */
+void tcp_undo_on_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, bool advanced, bool dsack)
+{
+	const struct tcp_opts *o = &seg->opts;
+
+	if (!c->undo_on)
+		return;
+	if (dsack && c->undo_retrans && seq_geq(o->sack[0].start, c->undo_marker)) {
+		uint32_t covered = tcp_ranges_bytes(&c->undo_rxt, o->sack[0].start, o->sack[0].end);
+		uint32_t segs = (covered + c->snd_mss - 1) / c->snd_mss;
+
+		if (segs) {
+			c->undo_retrans = c->undo_retrans > segs ? c->undo_retrans - segs : 0;
+			if (!c->undo_retrans) {
+				tcp_undo(c);
+				return;
+			}
+		}
+	}
+	if (advanced && c->undo_eifel && seq_geq(c->snd_una, c->undo_eifel_end)) {
+		c->undo_eifel = false;
+		if (o->has_ts && o->ts_ecr && (int32_t)(o->ts_ecr - c->undo_tsval) < 0)
+			tcp_undo(c);
 	}
 }

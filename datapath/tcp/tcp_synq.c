@@ -5,7 +5,9 @@
  * Theory of operation
  *
  * A SYN to a listener becomes a SYN-RECEIVED connection (no buffers yet)
- * while the listener has fewer than `backlog` of them; it retransmits its
+ * while the listener has fewer than `backlog` of them and the stack fewer
+ * than cfg.max_half_open (all listeners; the datapath's --max-half-open);
+ * it retransmits its
  * SYN-ACK itself (tcp_timer.c) and is handed to the service by the accept
  * callback when the handshake's ACK arrives (tcp_in.c).
  *
@@ -20,7 +22,9 @@
  * previous tick, and only for a listener that overflowed in the last 128 s.
  * Window scale and SACK cannot live in the cookie; when the peer sends
  * timestamps they ride in the low 6 bits of our TSval (echoed in TSecr):
- * bit 5 SACK, bit 4 window scale present, bits 3..0 the peer's shift.
+ * bit 5 SACK, bit 4 window scale present, bits 3..0 the peer's shift. That
+ * TSval is stepped back 64 ms when the bits would put it ahead of our clock
+ * (else the peer's PAWS drops what the connection sends first).
  * Without timestamps a cookie connection has no window scaling and no SACK.
  *
  * The hash covers the peer's ISN, which only a segment at ISN + 1 reveals
@@ -78,7 +82,7 @@ static void tcp_synq_send_cookie(struct tcp_listener *l, const struct tcp_seg_in
 	struct tcp_stack *s = l->stack;
 	struct tcp_endpoint le, re;
 	struct tcp_opts o;
-	uint32_t t = (uint32_t)(now_us >> TCP_COOKIE_TICK_SHIFT) & 0x1f, idx = 0, cookie, mss;
+	uint32_t t = (uint32_t)(now_us >> TCP_COOKIE_TICK_SHIFT) & 0x1f, idx = 0, cookie, mss, wnd;
 	unsigned int i;
 
 	tcp_synq_eps(seg, &le, &re);
@@ -100,13 +104,22 @@ static void tcp_synq_send_cookie(struct tcp_listener *l, const struct tcp_seg_in
 		o.has_ts = true;
 		o.ts_val = (now_ts & ~0x3fu) | (uint32_t)sack << 5 | (uint32_t)ws << 4 |
 			   (ws ? seg->opts.wscale & 0xf : 0);
+		/*
+		 * Never ahead of the connection's clock (now_ts): the peer's
+		 * PAWS would drop our first segments until it caught up, and
+		 * they would wait for an RTO (Linux's cookie_init_timestamp()
+		 * steps back the same way).
+		 */
+		if ((int32_t)(o.ts_val - now_ts) > 0)
+			o.ts_val -= 0x40;
 		o.ts_ecr = seg->opts.ts_val;
 		o.sack_perm = sack;
 		o.has_wscale = ws;
 		o.wscale = tcp_buf_wscale_for(l->opts.rcvbuf_max);
 	}
 	s->st.syncookies_sent++;
-	tcp_out_synack_raw(s, seg, &o, cookie, l->opts.rcvbuf_init > 65535 ? 65535 : (uint16_t)l->opts.rcvbuf_init);
+	wnd = tcp_buf_pressure(s) ? TCP_BUF_PRESSURE_MIN : l->opts.rcvbuf_init;
+	tcp_out_synack_raw(s, seg, &o, cookie, wnd > 65535 ? 65535 : (uint16_t)wnd);
 }
 
 /**
@@ -124,7 +137,7 @@ int tcp_synq_syn(struct tcp_listener *l, const struct tcp_seg_in *seg, uint64_t 
 	struct tcp_conn *c;
 
 	tcp_synq_eps(seg, &le, &re);
-	if (l->synq_len >= l->backlog) {
+	if (l->synq_len >= l->backlog || s->st.half_open >= s->cfg.max_half_open) {
 		s->st.synq_overflow++;
 		l->overflowed = true;
 		l->last_overflow_us = now_us;
@@ -154,6 +167,7 @@ int tcp_synq_syn(struct tcp_listener *l, const struct tcp_seg_in *seg, uint64_t 
 	tcp_conn_set_state(c, TCPS_SYN_RECEIVED, now_us);
 	c->listener = l;
 	l->synq_len++;
+	s->st.half_open++;
 	tcp_out_emit(c, c->iss, TCP_SYN, 0, now_us);
 	return 0;
 }
@@ -167,7 +181,7 @@ static bool tcp_synq_cookie_plausible(struct tcp_listener *l, const struct tcp_s
 	if (!seg->opts.has_ts || l->opts.no_ts)
 		return true;
 	now_ts = (uint32_t)(now_us / 1000) + (uint32_t)tcp_conn_hash(l->stack, re, le);
-	return now_ts - (seg->opts.ts_ecr & ~0x3fu) <= TCP_COOKIE_VALID_US / 1000 + 0x3f;
+	return now_ts - (seg->opts.ts_ecr & ~0x3fu) <= TCP_COOKIE_VALID_US / 1000 + 0x7f;
 }
 
 /* Check a cookie ACK without side effects: 0 valid (*idx = MSS index), -EAGAIN plausible, -ENOENT bad. */
@@ -240,8 +254,8 @@ int tcp_synq_cookie_ack(struct tcp_listener *l, const struct tcp_seg_in *seg, ui
 	}
 	tcp_synq_eps(seg, &le, &re);
 	c = tcp_conn_new(s, &le, &re, &l->opts);
-	if (!c)
-		return -ENOENT;
+	if (!c)	/* at max_conns: drop, the peer's retransmission may get in */
+		return errno == EAGAIN ? -EAGAIN : -ENOENT;
 	memset(&syn, 0, sizeof(syn));
 	syn.seq = irs;
 	syn.ack = seg->ack;

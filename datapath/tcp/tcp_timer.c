@@ -23,11 +23,16 @@
  * if the window is open but too small for SWS avoidance, up to one MSS is
  * forced out. Backs off from the RTO up to 60 s.
  *
- * Tail loss probe (RFC 8985 7, without RACK's time-based marking): when
- * no ACK came 2 SRTT after the last send, one new segment or the last one
- * again goes out, so a lost tail shows up as a SACK (or a cumulative ACK)
- * instead of waiting for the RTO; tcp_sack.c then counts every hole below
- * a SACKed probe as lost.
+ * Tail loss probe (RFC 8985 7): when no ACK came 2 SRTT after the last
+ * send, one new segment or the last one again goes out, so a lost tail
+ * shows up as a SACK (or a cumulative ACK) instead of waiting for the RTO;
+ * RACK (tcp_rack.c) then marks what was sent before the probe lost once
+ * its time is up (without RACK: every hole below a SACKed probe is lost).
+ *
+ * RACK's reordering timer (t_rack_us, 0 = off) runs RACK's detection again
+ * when a segment sent before the last delivered one reaches its deadline.
+ * An RTO marks every unSACKed segment lost for RACK and opens an undo
+ * episode (tcp_sack.c) unless one is running.
  *
  * Delayed ACK: 40 ms. Keepalive: idle / interval / count from the options,
  * probes of the same form as persist. TIME-WAIT: 60 s. An orphaned
@@ -123,6 +128,8 @@ void tcp_timer_update(struct tcp_conn *c)
 		d = c->t_close_us;
 	if (c->t_tlp_us < d)
 		d = c->t_tlp_us;
+	if (c->t_rack_us && c->t_rack_us < d)
+		d = c->t_rack_us;
 	if (c->state == TCPS_CLOSED)
 		d = TCP_NO_DEADLINE;
 	c->deadline_us = d;
@@ -316,9 +323,12 @@ static void tcp_timer_rtx_fire(struct tcp_conn *c, uint64_t now_us)
 		tcp_timer_rtx_arm(c, now_us);
 		return;
 	}
+	if (!c->in_recovery && !c->after_rto)
+		tcp_undo_start(c);
 	c->cc->on_rto(c, now_us);
 	c->in_recovery = false;
 	c->after_rto = true;
+	tcp_rack_mark_all_lost(c);
 	c->recover = c->snd_max;
 	c->high_rxt = c->snd_una;
 	c->dupacks = 0;
@@ -391,6 +401,8 @@ static void tcp_timer_fire(struct tcp_conn *c, uint64_t now_us)
 	}
 	if (c->state != TCPS_CLOSED && c->t_rtx_us <= now_us)
 		tcp_timer_rtx_fire(c, now_us);
+	if (c->state != TCPS_CLOSED && c->t_rack_us && c->t_rack_us <= now_us)
+		tcp_recovery_rack_timer(c, now_us);
 	if (c->state != TCPS_CLOSED && c->t_tlp_us <= now_us)
 		tcp_timer_tlp_fire(c, now_us);
 	if (c->state != TCPS_CLOSED && c->t_persist_us <= now_us)
@@ -462,6 +474,7 @@ void tcp_pmtu_update(struct tcp_stack *s, const struct tcp_addr *local, const st
 			c->in_recovery = false;
 			c->recover = c->snd_max;
 			c->high_rxt = c->snd_una;
+			tcp_rack_mark_all_lost(c);
 			tcp_out_push(c, now_us);
 		}
 	}

@@ -11,8 +11,17 @@
  * SOCK_DGRAM socketpair: the target writes each frame into the other end and
  * calls link_rx_channel(), so a frame takes the real receive path (recvmmsg,
  * vnet header, UDP GSO split) into eth_input() -> ARP / IPv4 / IPv6 ->
- * ICMP / ICMPv6 / UDP / TCP. What the stack sends comes out of the same
- * socketpair and is read back in memory; nothing leaves the process.
+ * ICMP / ICMPv6 / UDP / TCP. A UDP echo socket listens on port 7 (any
+ * address), so a datagram to it is answered through udp_sendto() and the
+ * output path. What the stack sends comes out of the same socketpair and is
+ * read back in memory; nothing leaves the process.
+ *
+ * One input is a sequence of frames on one stack, so the state one frame
+ * leaves (reassembly queues, neighbours, TCP connections, timers) meets the
+ * next, and every failure reproduces from its input alone. (This target
+ * absorbed fuzz_datapath_frame, which kept one stack across inputs: the same
+ * path and the echo socket, but a crash that needed earlier inputs did not
+ * reproduce from the saved one. Its seeds are corpus/frame/dpf_*.)
  *
  * Input layout:
  *   byte 0     bit 0: the link is in hw mode (every frame starts with a
@@ -55,6 +64,7 @@ static struct {
 	struct loop *lp;
 	struct stack st;
 	struct link *lk;
+	struct udp_sock *echo;
 	int peer_fd;
 	bool hw;
 } F;
@@ -83,13 +93,19 @@ static uint16_t fz_sum(const uint8_t *b, size_t len)
 	return (uint16_t)~sum;
 }
 
+static void fz_echo_recv(struct udp_sock *s, const struct net_addr *src, uint16_t sport,
+			 const struct net_addr *dst, const uint8_t *data, size_t len)
+{
+	udp_sendto(s, dst, src, sport, data, len);
+}
+
 static void fz_setup(bool hw)
 {
 	struct proto_link *cfg = calloc(1, sizeof(*cfg));
 	struct proto_route r = { .family = AF_INET, .has_gateway = true };
 	struct proto_neigh n = { .family = AF_INET };
 	char err[256];
-	int sv[2];
+	int sv[2], err_no;
 
 	if (!cfg)
 		fz_fail("calloc");
@@ -138,6 +154,9 @@ static void fz_setup(bool hw)
 	free(cfg);
 	if (stack_start(&F.st))
 		fz_fail("stack_start");
+	F.echo = udp_open(&F.st, NULL, 7, fz_echo_recv, NULL, &err_no);
+	if (!F.echo)
+		fz_fail("udp_open(7)");
 	link_tx_flush(F.lk);
 }
 
@@ -247,6 +266,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fz_drain();
 		}
 	}
+	udp_close(F.echo);
 	stack_fini(&F.st);
 	loop_free(F.lp);
 	close(F.peer_fd);

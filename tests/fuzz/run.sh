@@ -23,6 +23,8 @@ for bin in "$build"/tests/fuzz/fuzz_*; do
 	[ -f "$bin" ] && [ -x "$bin" ] || continue
 	name=$(basename "$bin")
 	name=${name#fuzz_}
+	# a binary left in an old build by a target that has since been merged away
+	[ -f "$here/fuzz_$name.c" ] || { echo "skip  fuzz/$name: no tests/fuzz/fuzz_$name.c (a stale binary)"; continue; }
 	targets=$((targets + 1))
 	corpus=$work/$name/corpus
 	mkdir -p "$corpus" "$work/$name/artifacts"

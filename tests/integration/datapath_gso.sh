@@ -27,56 +27,43 @@ tcp_files "$SN_TMP/www"
 # still arrives intact), so the peer also reads what arrives with a vnet
 # header and checks every checksum itself.
 cat >"$SN_TMP/sniff.py" <<'PY'
-# Peer-side check of what sandnet sent: read the peer veth's frames with a
-# vnet header (GSO frames arrive whole, checksum partial) and verify every
+# Peer-side check of what sandnet sent (tests/lib/vnetcheck.py): verify every
 # TCP checksum from 10.77.0.2: a NEEDS_CSUM frame must hold the folded,
 # non-inverted pseudo-header sum over the whole L4 length, any other frame a
 # full checksum. Prints "frames gso bad maxlen".
-import socket, struct, sys, time, select
+import socket, struct, sys
+sys.path.insert(0, sys.argv[5])
+import vnetcheck as vc
 ifname, secs, want = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
-s.setsockopt(263, 15, 1)                    # SOL_PACKET, PACKET_VNET_HDR
-s.bind((ifname, 0))
+s = vc.open_socket(ifname)
 open(sys.argv[4], "w").write("ready\n")
-def fold(v):
-    while v >> 16:
-        v = (v & 0xffff) + (v >> 16)
-    return v
-def osum(b):
-    if len(b) % 2:
-        b += b"\0"
-    return sum(struct.unpack(f"!{len(b)//2}H", b))
 frames = gso = bad = maxlen = 0
-end = time.time() + secs
-while time.time() < end and frames < want:
-    if not select.select([s], [], [], 0.2)[0]:
-        continue
-    d = s.recv(200000)
-    flags, gtype, hlen, gsize, cstart, coff = struct.unpack("=BBHHHH", d[:10])
-    f = d[10:]
+for v, f in vc.frames(s, secs):
     if len(f) < 54 or f[12:14] != b"\x08\x00" or f[23] != 6 or f[26:30] != socket.inet_aton("10.77.0.2"):
         continue
     ihl = (f[14] & 0xf) * 4
     tot = struct.unpack("!H", f[16:18])[0]
     l4 = f[14 + ihl:14 + tot]
-    ph = osum(f[26:34]) + 6 + len(l4)
+    ph = vc.pseudo4(f, 6, len(l4))
     frames += 1
     maxlen = max(maxlen, len(f))
-    if flags & 1:
-        if gtype:
+    if v.flags & vc.F_NEEDS_CSUM:
+        if v.gso_type:
             gso += 1
         field = struct.unpack("!H", l4[16:18])[0]
-        if cstart != 14 + ihl or coff != 16 or field != fold(ph):
+        if v.csum_start != 14 + ihl or v.csum_offset != 16 or field != vc.fold(ph):
             bad += 1
-    elif fold(ph + osum(l4)) != 0xffff:
+    elif vc.fold(ph + vc.osum(l4)) != 0xffff:
         bad += 1
+    if frames >= want:
+        break
 print(frames, gso, bad, maxlen)
 PY
 
 # sniff_start: the checker on the peer's veth0, until 300 TCP frames or 20 s
 sniff_start() {
 	rm -f "$SN_TMP/sniff.ready"
-	ip netns exec "$PEER" timeout 30 python3 "$SN_TMP/sniff.py" veth0 20 300 "$SN_TMP/sniff.ready" \
+	ip netns exec "$PEER" timeout 30 python3 "$SN_TMP/sniff.py" veth0 20 300 "$SN_TMP/sniff.ready" "$SANDNET_TESTS/lib" \
 		>"$SN_TMP/sniff.out" 2>&1 &
 	sniff_pid=$!
 	sn_on_exit "kill $sniff_pid"

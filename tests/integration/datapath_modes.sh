@@ -34,12 +34,8 @@ for spec in off:1 sw:2 hw:4; do
 	mode=${spec%:*} chans=${spec#*:}
 	sn_log "mode $mode, $chans channel(s)"
 	DP_GSO=$mode DP_CHANNELS=$chans dp_env_up --publish udp:5000=127.0.0.1:6000
-	ip netns exec "$DPNS" python3 -c '
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 6000))
-while True:
-    d, a = s.recvfrom(70000); s.sendto(d, a)' &
-	echo_pid=$!
+	sn_udp_echo "$DPNS" 127.0.0.1 6000
+	echo_pid=$SN_UDP_ECHO_PID
 	got=$(dp_stat "list(d['links'].values())[0]['gso_mode']")
 	[ "$got" = "$mode" ] || sn_fail "gso_mode is $got, expected $mode"
 	got=$(dp_stat "list(d['links'].values())[0]['channels']")

@@ -21,38 +21,24 @@ head -c $((64 * 1024 * 1024)) /dev/urandom >"$SN_TMP/www/f64m"
 tcp_http "$PEER" 10.77.0.1 80 "$SN_TMP/www"
 tcp_http "$DPNS" 127.0.0.1 8081 "$SN_TMP/www"
 
-# loss N: drop N % of the frames in each direction on the peer's veth
-loss() {
-	ip netns exec "$PEER" nft -f - <<NFT || sn_fail "nft: loss $1"
-table inet snloss
-delete table inet snloss
-table inet snloss {
-	chain in { type filter hook input priority 0; iifname "veth0" numgen random mod 100 < $1 counter drop; }
-	chain out { type filter hook output priority 0; oifname "veth0" numgen random mod 100 < $1 counter drop; }
-}
-NFT
-}
-
 LOSS_PCT=${LOSS_PCT:-1}
 pct=$LOSS_PCT
 sn_log "$pct % loss"
-loss "$pct"
+tcp_peer_loss "$pct"
 tcp_fetch "$DPNS" "http://127.0.0.1:8080/f64m" "$SN_TMP/www/f64m" --max-time "$((LOSS_PCT >= 5 ? 100 : 50))"
 tcp_fetch "$PEER" "http://10.77.0.2/f64m" "$SN_TMP/www/f64m" --max-time "$((LOSS_PCT >= 5 ? 100 : 50))"
-echo "peer dropped (in, out): $(ip netns exec "$PEER" nft list table inet snloss |
-	grep -o "counter packets [0-9]*" | tr '\n' ' ')"
-loss 0
+echo "peer dropped (in, out): $(tcp_peer_loss_counts)"
+tcp_peer_loss 0
 dp_stats | sed -n '/^tcp_connections/,$p' | grep "local 10.77.0.2:80 "
 
 sent_recov=$(dp_stat "sum(c['sack_recoveries'] for c in d['tcp_connections'] if c['local'] == '10.77.0.2:80')")
 retrans=$(dp_stat "sum(c['retrans'] for c in d['tcp_connections'] if c['local'] == '10.77.0.2:80')")
-echo "stack as sender: $retrans retransmitted segments, $sent_recov SACK recoveries"
+rtos=$(dp_stat "sum(c['rtos'] for c in d['tcp_connections'] if c['local'] == '10.77.0.2:80')")
+rack=$(dp_stat "sum(c['rack_lost'] for c in d['tcp_connections'] if c['local'] == '10.77.0.2:80')")
+undos=$(dp_stat "sum(c['undos'] for c in d['tcp_connections'] if c['local'] == '10.77.0.2:80')")
+echo "stack as sender: $retrans retransmitted segments, $sent_recov SACK recoveries, $rtos RTOs," \
+	"$rack segments RACK marked lost, $undos recoveries undone"
 [ "$sent_recov" -gt 0 ] || sn_fail "no SACK recovery in the stats of the sending connections"
-csum=$(tcp_peer_csum_errors)
-[ "$csum" = 0 ] || sn_fail "the peer counted $csum TcpInCsumErrors"
-rx_bad=$(dp_stat "d['tcp']['rx_bad']")
-[ "$rx_bad" -eq 0 ] || sn_fail "the stack dropped $rx_bad bad TCP segments"
-errors=$(dp_stat "sum(s['errors'] + s['connect_failed'] for s in d['services'])")
-[ "$errors" -eq 0 ] || sn_fail "services counted $errors errors"
+tcp_check_clean
 dp_env_down
 echo ok

@@ -27,18 +27,8 @@ while True:
     s.sendto(d, a)
 PY
 sn_on_exit "kill $!"
-ip netns exec "$DPNS" python3 -c '
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 6000))
-while True:
-    d, a = s.recvfrom(70000); s.sendto(d, a)' &
-sn_on_exit "kill $!"
-ip netns exec "$PEER" python3 -c '
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("10.77.0.1", 7000))
-while True:
-    d, a = s.recvfrom(70000); s.sendto(d, a)' &
-sn_on_exit "kill $!"
+sn_udp_echo "$DPNS" 127.0.0.1 6000
+sn_udp_echo "$PEER" 10.77.0.1 7000
 sleep 0.3
 
 cat >"$SN_TMP/client.py" <<'PY'

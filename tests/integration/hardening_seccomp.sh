@@ -16,12 +16,7 @@ grep -q 'dp_seccomp_install' "$SANDNET_TESTS/../datapath/main.c" 2>/dev/null ||
 	sn_skip "the filter is not hooked into datapath/main.c"
 
 dp_env_up --publish udp:5000=127.0.0.1:6000
-ip netns exec "$DPNS" python3 -c '
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 6000))
-while True:
-    d, a = s.recvfrom(70000); s.sendto(d, a)' &
-sn_on_exit "kill $!"
+sn_udp_echo "$DPNS" 127.0.0.1 6000
 
 sn_log "the running datapath is filtered"
 grep -E '^(Seccomp|Seccomp_filters|NoNewPrivs):' "/proc/$DP_PID/status"

@@ -7,7 +7,8 @@
 # ADD: the result is prevResult, a datapath runs detached and answers ping
 # for the container's address and the UDP port the configuration publishes; CHECK passes; DEL stops it and gives back
 # exactly what ptp made; DEL again is a no-op; a datapath killed with
-# SIGKILL makes CHECK fail (code 102) and DEL still restores. Malformed JSON
+# SIGKILL makes CHECK fail (code 102) and DEL still restores; `netsetup
+# detach` stops the datapath ADD started and gives back, DEL then no-op. Malformed JSON
 # and missing fields give CNI error JSON on stdout with the spec's codes.
 . "$SANDNET_TESTS/lib/common.sh"
 . "$SANDNET_TESTS/lib/netsetup.sh"
@@ -147,12 +148,7 @@ sn_log "the host side pings the container through sandnet"
 ip netns exec "$HOSTNS" ping -c 3 -i 0.2 -W 2 "$CT_IP" || sn_fail "ping $CT_IP through sandnet"
 sn_log "the published UDP port (configuration key \"publish\") answers through sandnet"
 # The datapath runs where the plugin ran (the ptp "host" namespace): the backend too.
-ip netns exec "$HOSTNS" python3 -c '
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 6000))
-while True:
-    d, a = s.recvfrom(70000); s.sendto(d.upper(), a)' &
-sn_on_exit "kill $!"
+sn_udp_echo "$HOSTNS" 127.0.0.1 6000 'd.upper()'
 ip netns exec "$HOSTNS" python3 - "$CT_IP" <<'EOF' || sn_fail "published UDP port 5000"
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
@@ -181,6 +177,20 @@ ns_same "$SN_TMP/before" "$SN_TMP/after-del" "namespace after ADD + DEL"
 [ -z "$(ls "$SANDNET_STATE_DIR")" ] || sn_fail "DEL left files: $(ls "$SANDNET_STATE_DIR")"
 cni sandnet DEL "$SN_TMP/sandnet.json" || sn_fail "second DEL is not a no-op"
 ip netns exec "$HOSTNS" ping -c 1 -W 2 "$CT_IP" || sn_fail "the kernel does not answer after DEL"
+
+sn_log "netsetup detach stops the datapath ADD started and gives back; DEL is then a no-op"
+cni sandnet ADD "$SN_TMP/sandnet.json" >/dev/null || sn_fail "ADD for detach"
+DP_PID=$(awk '$1 == "datapath" { print $2 }' "$SANDNET_STATE_DIR"/*.state)
+alive "$DP_PID" || sn_fail "no datapath after ADD"
+"$NETSETUP" detach --netns "$NSP" 2>"$SN_TMP/detach.err" || sn_fail "detach: $(cat "$SN_TMP/detach.err")"
+cat "$SN_TMP/detach.err"
+grep -q "datapath (pid $DP_PID) stopped" "$SN_TMP/detach.err" || sn_fail "detach did not say it stopped $DP_PID"
+sn_wait_for 5 eval "! alive $DP_PID" || sn_fail "datapath $DP_PID still runs after detach"
+ns_settle "$CT"
+ns_snapshot "$CT" "$SN_TMP/after-detach"
+ns_same "$SN_TMP/before" "$SN_TMP/after-detach" "namespace after ADD + detach"
+[ -z "$(ls "$SANDNET_STATE_DIR")" ] || sn_fail "detach left files: $(ls "$SANDNET_STATE_DIR")"
+cni sandnet DEL "$SN_TMP/sandnet.json" || sn_fail "DEL after detach is not a no-op"
 
 sn_log "a datapath killed with SIGKILL: CHECK fails, DEL still restores"
 cni sandnet ADD "$SN_TMP/sandnet.json" >/dev/null || sn_fail "ADD again"

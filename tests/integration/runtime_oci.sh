@@ -113,12 +113,7 @@ crun_() {
 }
 sn_on_exit "crun_ delete -f $CID"
 # The UDP backend the published port goes to, in the datapath's netns.
-ip netns exec "$HOSTNS" python3 -c '
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 6000))
-while True:
-    d, a = s.recvfrom(70000); s.sendto(d[::-1], a)' &
-sn_on_exit "kill $!"
+sn_udp_echo "$HOSTNS" 127.0.0.1 6000 'd[::-1]'
 if ! crun_ run --detach --bundle "$B" "$CID" >"$SN_TMP/crun.out" 2>&1; then
 	cat "$SN_TMP/crun.out"
 	sn_fail "crun run failed (above)"

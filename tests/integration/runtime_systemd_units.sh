@@ -22,7 +22,7 @@ cat "$SN_TMP/verify.out"
 
 prop() { awk -F= -v k="$2" '$1 == k { sub(/^[^=]*=/, ""); print }' "$DIST/$1"; }
 [ "$(prop netsetup.service Type)" = notify ] || sn_fail "netsetup.service: not Type=notify"
-[ "$(prop netsetup.service CapabilityBoundingSet)" = "CAP_NET_ADMIN CAP_NET_RAW CAP_SYS_ADMIN CAP_SYS_PTRACE" ] ||
+[ "$(prop netsetup.service CapabilityBoundingSet)" = "CAP_NET_ADMIN CAP_NET_RAW CAP_SYS_ADMIN CAP_SYS_PTRACE CAP_KILL" ] ||
 	sn_fail "netsetup.service: CapabilityBoundingSet=$(prop netsetup.service CapabilityBoundingSet)"
 [ "$(prop netsetup.service RestrictAddressFamilies)" = "AF_UNIX AF_NETLINK AF_PACKET" ] ||
 	sn_fail "netsetup.service: RestrictAddressFamilies"

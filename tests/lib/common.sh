@@ -5,6 +5,7 @@
 #   sn_veth_add ct eth0 peer veth0   # veth between two of our namespaces
 #   sn_on_exit "kill $pid"       # more cleanup, run in reverse order
 #   sn_fail "what went wrong"    # print and exit 1
+#   sn_udp_echo ns 127.0.0.1 6000 'd.upper()'   # a UDP echo server in ns
 #
 # Names are "sn<pid>-" prefixed so parallel or leftover runs never collide.
 set -u
@@ -67,4 +68,22 @@ sn_wait_for() {
 		[ "$(date +%s)" -ge "$deadline" ] && return 1
 		sleep 0.1
 	done
+}
+
+# sn_udp_echo NS ADDR PORT [EXPR]: a python3 UDP server in namespace
+# ${SN_PREFIX}NS... (NS is the full name) on ADDR:PORT answering each
+# datagram d with EXPR (default d itself) to its sender; waits until it is
+# bound, kills it on exit, leaves its pid in SN_UDP_ECHO_PID.
+sn_udp_echo() {
+	local ns=$1 addr=$2 port=$3 expr=${4:-d}
+	ip netns exec "$ns" python3 -c '
+import socket, sys
+fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_DGRAM); s.bind((sys.argv[1], int(sys.argv[2])))
+while True:
+    d, a = s.recvfrom(70000); s.sendto(eval(sys.argv[3]), a)' "$addr" "$port" "$expr" &
+	SN_UDP_ECHO_PID=$!
+	sn_on_exit "kill $SN_UDP_ECHO_PID"
+	sn_wait_for 10 sh -c "ip netns exec '$ns' ss -Hlun 'sport = :$port' | grep -q ." ||
+		sn_fail "UDP echo on $addr:$port in $ns did not start"
 }

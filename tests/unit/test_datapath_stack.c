@@ -20,9 +20,8 @@
 
 #include "datapath/net/net.h"
 #include "datapath/net/proto_hdr.h"
+#include "tests/unit/datapath_testlib.h"
 
-static const uint8_t our_mac[6] = { 0x02, 0, 0, 0, 0, 0x02 };
-static const uint8_t peer_mac[6] = { 0x02, 0, 0, 0, 0, 0x01 };
 static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
 static struct loop *lp;
@@ -35,37 +34,10 @@ static struct in6_addr a6_us, a6_peer;
 
 /* ---- reference checksum and frame builders ---- */
 
-static uint16_t ref_sum(const uint8_t *b, size_t len, uint32_t sum)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)(b[i] << 8 | b[i + 1]);
-	if (len & 1)
-		sum += (uint32_t)b[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
-static uint32_t ref_pseudo(int family, const void *s, const void *d, uint8_t proto, uint32_t len)
-{
-	uint8_t ph[40];
-	size_t alen = family == AF_INET ? 4 : 16;
-	uint32_t sum = 0;
-	size_t i;
-
-	memcpy(ph, s, alen);
-	memcpy(ph + alen, d, alen);
-	for (i = 0; i < 2 * alen; i += 2)
-		sum += (uint32_t)(ph[i] << 8 | ph[i + 1]);
-	return sum + proto + (len >> 16) + (len & 0xffff);
-}
-
 static size_t put_eth(uint8_t *f, const uint8_t *dst, uint16_t type)
 {
 	memcpy(f, dst, 6);
-	memcpy(f + 6, peer_mac, 6);
+	memcpy(f + 6, dpt_peer_mac, 6);
 	f[12] = type >> 8;
 	f[13] = type & 0xff;
 	return 14;
@@ -89,7 +61,7 @@ static size_t put_ip4(uint8_t *f, struct in_addr s, struct in_addr d, uint8_t pr
 	f[9] = proto;
 	memcpy(f + 12, &s, 4);
 	memcpy(f + 16, &d, 4);
-	c = ref_sum(f, 20, 0);
+	c = dpt_ref_sum(f, 20, 0);
 	f[10] = c >> 8;
 	f[11] = c & 0xff;
 	return 20;
@@ -115,7 +87,7 @@ static void set_l4_csum(uint8_t *l4, size_t len, size_t csum_off, int family, co
 	uint16_t c;
 
 	l4[csum_off] = l4[csum_off + 1] = 0;
-	c = ref_sum(l4, len, proto == IPPROTO_ICMP ? 0 : ref_pseudo(family, s, d, proto, len));
+	c = dpt_ref_sum(l4, len, proto == IPPROTO_ICMP ? 0 : dpt_ref_pseudo(family, s, d, proto, len));
 	if (proto == IPPROTO_UDP && c == 0)
 		c = 0xffff;
 	l4[csum_off] = c >> 8;
@@ -126,7 +98,7 @@ static void set_l4_csum(uint8_t *l4, size_t len, size_t csum_off, int family, co
 static size_t build_udp4(uint8_t *f, struct in_addr s, struct in_addr d, uint16_t sport,
 			 uint16_t dport, const void *data, size_t len)
 {
-	size_t o = put_eth(f, our_mac, ETHERTYPE_IPV4);
+	size_t o = put_eth(f, dpt_our_mac, ETHERTYPE_IPV4);
 	uint8_t *u;
 
 	o += put_ip4(f + o, s, d, IPPROTO_UDP, 8 + len, 0x1234, 0);
@@ -145,7 +117,7 @@ static size_t build_udp4(uint8_t *f, struct in_addr s, struct in_addr d, uint16_
 static size_t build_echo4(uint8_t *f, struct in_addr s, struct in_addr d, uint16_t id,
 			  size_t payload)
 {
-	size_t o = put_eth(f, our_mac, ETHERTYPE_IPV4), i;
+	size_t o = put_eth(f, dpt_our_mac, ETHERTYPE_IPV4), i;
 	uint8_t *ic;
 
 	o += put_ip4(f + o, s, d, IPPROTO_ICMP, 8 + payload, 7, 0x4000);
@@ -198,30 +170,22 @@ static ssize_t next_frame(uint8_t *buf, size_t cap)
 
 static void drain(void)
 {
-	uint8_t b[70000];
-
-	while (next_frame(b, sizeof(b)) >= 0)
-		;
+	dpt_drain(peer_fd);
 }
 
 static void learn_peer(void)
 {
-	struct proto_neigh n = { .family = AF_INET };
-
-	n.addr.v4 = a_peer;
-	memcpy(n.lladdr, peer_mac, 6);
-	ck_assert_int_eq(neigh_add_permanent(&st, lk, &n), 0);
-	n.family = AF_INET6;
-	n.addr.v6 = a6_peer;
-	ck_assert_int_eq(neigh_add_permanent(&st, lk, &n), 0);
+	dpt_neigh_add(&st, lk, "10.0.0.1");
+	dpt_neigh_add(&st, lk, "fd00::1");
 }
 
 static void setup_mode(bool hw, bool nodad)
 {
-	struct proto_link *cfg = calloc(1, sizeof(*cfg));
+	const struct dpt_link_opts o = {
+		.mode = hw ? PROTO_GSO_HW : PROTO_GSO_SW,
+		.addr4 = "10.0.0.2", .addr6 = "fd00::2", .nodad = nodad,
+	};
 	struct proto_route r = { .family = AF_INET, .has_gateway = true };
-	char err[256];
-	int sv[2];
 
 	hw_mode = hw;
 	inet_pton(AF_INET, "10.0.0.2", &a_us);
@@ -229,34 +193,9 @@ static void setup_mode(bool hw, bool nodad)
 	inet_pton(AF_INET, "192.0.2.9", &a_far);
 	inet_pton(AF_INET6, "fd00::2", &a6_us);
 	inet_pton(AF_INET6, "fd00::1", &a6_peer);
-	lp = loop_new(true);
-	ck_assert_ptr_nonnull(lp);
-	loop_advance_ms(lp, 1000000);
-	ck_assert_int_eq(stack_init(&st, lp), 0);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0, sv), 0);
-	peer_fd = sv[1];
-	cfg->ifindex = 2;
-	strcpy(cfg->ifname, "eth0");
-	memcpy(cfg->mac, our_mac, 6);
-	cfg->mtu = 1500;
-	cfg->gso_mode = hw ? PROTO_GSO_HW : PROTO_GSO_SW;
-	cfg->n_channels = 1;
-	cfg->channel_fds[0] = sv[0];
-	cfg->n_addrs = 2;
-	cfg->addrs[0].family = AF_INET;
-	cfg->addrs[0].addr.v4 = a_us;
-	cfg->addrs[0].prefixlen = 24;
-	cfg->addrs[1].family = AF_INET6;
-	cfg->addrs[1].addr.v6 = a6_us;
-	cfg->addrs[1].prefixlen = 64;
-	cfg->addrs[1].flags = nodad ? 0x02 : 0;
-	lk = link_new(&st, cfg, err, sizeof(err));
-	ck_assert_msg(lk != NULL, "%s", err);
-	ck_assert_int_eq(cfg->n_channels, 0);
-	ck_assert_int_eq(stack_add_link(&st, lk), 0);
+	lk = dpt_stack_up(&lp, &st, &o, &peer_fd);
 	r.gateway.v4 = a_peer;
 	ck_assert_int_eq(route_add(&st, lk, &r), 0);
-	free(cfg);
 	ck_assert_int_eq(stack_start(&st), 0);
 	link_tx_flush(lk);
 }
@@ -275,11 +214,7 @@ static void setup_hw(void)
 
 static void teardown(void)
 {
-	stack_fini(&st);
-	loop_free(lp);
-	close(peer_fd);
-	ck_assert_int_eq(pkt_live(), 0);
-	pkt_pool_drain();
+	dpt_stack_down(lp, &st, peer_fd);
 }
 
 /* ---- tests ---- */
@@ -310,17 +245,17 @@ START_TEST(test_arp_request_gets_reply)
 	struct neigh *ne;
 
 	a[1] = 1; a[2] = 0x08; a[4] = 6; a[5] = 4; a[7] = 1;
-	memcpy(a + 8, peer_mac, 6);
+	memcpy(a + 8, dpt_peer_mac, 6);
 	memcpy(a + 14, &a_peer, 4);
 	memcpy(a + 24, &a_us, 4);
 	inject(f, 60);
 	ck_assert_int_eq(next_frame(r, sizeof(r)), 42);
-	ck_assert_mem_eq(r, peer_mac, 6);
-	ck_assert_mem_eq(r + 6, our_mac, 6);
+	ck_assert_mem_eq(r, dpt_peer_mac, 6);
+	ck_assert_mem_eq(r + 6, dpt_our_mac, 6);
 	ck_assert_uint_eq(r[21], 2);				/* reply */
-	ck_assert_mem_eq(r + 22, our_mac, 6);
+	ck_assert_mem_eq(r + 22, dpt_our_mac, 6);
 	ck_assert_mem_eq(r + 28, &a_us, 4);
-	ck_assert_mem_eq(r + 32, peer_mac, 6);
+	ck_assert_mem_eq(r + 32, dpt_peer_mac, 6);
 	ck_assert_mem_eq(r + 38, &a_peer, 4);
 	ne = neigh_lookup(&st, AF_INET, &(union proto_inaddr){ .v4 = a_peer });
 	ck_assert_ptr_nonnull(ne);
@@ -373,22 +308,22 @@ START_TEST(test_icmp_echo_resolves_then_replies)
 	ck_assert_int_eq(next_frame(r, sizeof(r)), -1);
 	ck_assert_uint_eq(st.ctr[CTR_NEIGH_QUEUED], 1);
 	/* the ARP reply releases it */
-	o = put_eth(arp, our_mac, ETHERTYPE_ARP);
+	o = put_eth(arp, dpt_our_mac, ETHERTYPE_ARP);
 	a = arp + o;
 	a[1] = 1; a[2] = 0x08; a[4] = 6; a[5] = 4; a[7] = 2;
-	memcpy(a + 8, peer_mac, 6);
+	memcpy(a + 8, dpt_peer_mac, 6);
 	memcpy(a + 14, &a_peer, 4);
-	memcpy(a + 18, our_mac, 6);
+	memcpy(a + 18, dpt_our_mac, 6);
 	memcpy(a + 24, &a_us, 4);
 	inject(arp, 60);
 	m = next_frame(r, sizeof(r));
 	ck_assert_int_eq(m, (ssize_t)n);
-	ck_assert_mem_eq(r, peer_mac, 6);
-	ck_assert_uint_eq(ref_sum(r + 14, 20, 0), 0);		/* IP header checksum */
+	ck_assert_mem_eq(r, dpt_peer_mac, 6);
+	ck_assert_uint_eq(dpt_ref_sum(r + 14, 20, 0), 0);		/* IP header checksum */
 	ck_assert_mem_eq(r + 26, &a_us, 4);
 	ck_assert_mem_eq(r + 30, &a_peer, 4);
 	ck_assert_uint_eq(r[34], ICMP_ECHOREPLY);
-	ck_assert_uint_eq(ref_sum(r + 34, n - 34, 0), 0);	/* ICMP checksum */
+	ck_assert_uint_eq(dpt_ref_sum(r + 34, n - 34, 0), 0);	/* ICMP checksum */
 	ck_assert_mem_eq(r + 38, f + 38, n - 38);		/* id, seq, data */
 }
 END_TEST
@@ -448,7 +383,7 @@ START_TEST(test_ipv4_options_skipped)
 	g[14] = 0x46;
 	g[17] += 4;
 	g[24] = g[25] = 0;
-	c = ref_sum(g + 14, 24, 0);
+	c = dpt_ref_sum(g + 14, 24, 0);
 	g[24] = c >> 8;
 	g[25] = c & 0xff;
 	inject(g, n + 4);
@@ -520,7 +455,7 @@ START_TEST(test_udp_deliver_and_send)
 	ck_assert_mem_eq(r + 26, &a_us, 4);
 	ck_assert_uint_eq(r[34] << 8 | r[35], 5000);
 	ck_assert_uint_eq(r[36] << 8 | r[37], 40000);
-	ck_assert_uint_eq(ref_sum(r + 34, 14, ref_pseudo(AF_INET, &a_us, &a_peer, 17, 14)), 0);
+	ck_assert_uint_eq(dpt_ref_sum(r + 34, 14, dpt_ref_pseudo(AF_INET, &a_us, &a_peer, 17, 14)), 0);
 	ck_assert_mem_eq(r + 42, "world!", 6);
 	udp_close(s);
 }
@@ -540,7 +475,7 @@ START_TEST(test_udp_port_unreachable)
 	ck_assert_uint_eq(r[23], IPPROTO_ICMP);
 	ck_assert_uint_eq(r[34], ICMP_DEST_UNREACH);
 	ck_assert_uint_eq(r[35], ICMP_PORT_UNREACH);
-	ck_assert_uint_eq(ref_sum(r + 34, m - 34, 0), 0);
+	ck_assert_uint_eq(dpt_ref_sum(r + 34, m - 34, 0), 0);
 	ck_assert_mem_eq(r + 42, f + 14, n - 14);		/* quotes the datagram */
 	ck_assert_uint_eq(st.ctr[CTR_UDP_NO_PORT], 1);
 	/* to broadcast: silently nothing */
@@ -554,7 +489,7 @@ END_TEST
 static size_t build_frag(uint8_t *f, const uint8_t *l4, size_t l4_len, size_t off, size_t len,
 			 uint16_t id)
 {
-	size_t o = put_eth(f, our_mac, ETHERTYPE_IPV4);
+	size_t o = put_eth(f, dpt_our_mac, ETHERTYPE_IPV4);
 	bool more = off + len < l4_len;
 
 	o += put_ip4(f + o, a_peer, a_us, IPPROTO_UDP, len, id, (uint16_t)(off / 8) | (more ? 0x2000 : 0));
@@ -616,7 +551,7 @@ START_TEST(test_reassembly_overlap_timeout_bounds)
 	ck_assert_uint_eq(st.drop[DROP_BAD_LENGTH], 1);
 	/* beyond 65535 */
 	{
-		size_t o = put_eth(f, our_mac, ETHERTYPE_IPV4);
+		size_t o = put_eth(f, dpt_our_mac, ETHERTYPE_IPV4);
 
 		o += put_ip4(f + o, a_peer, a_us, IPPROTO_UDP, 800, 3, (uint16_t)(65000 / 8) | 0x2000);
 		inject(f, o + 800);
@@ -660,7 +595,7 @@ START_TEST(test_fragmenting_our_datagram)
 		size_t off = (size_t)(fo & 0x1fff) * 8, tot = r[16] << 8 | r[17];
 
 		ck_assert_int_le(m, 1514);
-		ck_assert_uint_eq(ref_sum(r + 14, 20, 0), 0);
+		ck_assert_uint_eq(dpt_ref_sum(r + 14, 20, 0), 0);
 		ck_assert_uint_eq(off, have);			/* in order, contiguous */
 		memcpy(whole + off, r + 34, tot - 20);
 		have += tot - 20;
@@ -673,7 +608,7 @@ START_TEST(test_fragmenting_our_datagram)
 	ck_assert(last_seen);
 	ck_assert_uint_eq(have, 8 + sizeof(payload));
 	ck_assert_uint_eq(frames, (8 + sizeof(payload) + 1479) / 1480);
-	ck_assert_uint_eq(ref_sum(whole, have, ref_pseudo(AF_INET, &a_us, &a_peer, 17, have)), 0);
+	ck_assert_uint_eq(dpt_ref_sum(whole, have, dpt_ref_pseudo(AF_INET, &a_us, &a_peer, 17, have)), 0);
 	ck_assert_mem_eq(whole + 8, payload, sizeof(payload));
 	udp_close(s);
 }
@@ -698,15 +633,15 @@ START_TEST(test_icmpv6_echo)
 	ssize_t m;
 
 	learn_peer();
-	n = build_icmp6(f, our_mac, &a6_peer, &a6_us, 64, msg, 12);
+	n = build_icmp6(f, dpt_our_mac, &a6_peer, &a6_us, 64, msg, 12);
 	inject(f, n);
 	m = next_frame(r, sizeof(r));
 	ck_assert_int_eq(m, (ssize_t)n);
-	ck_assert_mem_eq(r, peer_mac, 6);
+	ck_assert_mem_eq(r, dpt_peer_mac, 6);
 	ck_assert_mem_eq(r + 22, &a6_us, 16);
 	ck_assert_mem_eq(r + 38, &a6_peer, 16);
 	ck_assert_uint_eq(r[54], ICMP6_ECHO_REPLY);
-	ck_assert_uint_eq(ref_sum(r + 54, 12, ref_pseudo(AF_INET6, &a6_us, &a6_peer, 58, 12)), 0);
+	ck_assert_uint_eq(dpt_ref_sum(r + 54, 12, dpt_ref_pseudo(AF_INET6, &a6_us, &a6_peer, 58, 12)), 0);
 	ck_assert_mem_eq(r + 58, msg + 4, 8);
 	/* bad checksum */
 	f[n - 1] ^= 1;
@@ -727,22 +662,22 @@ START_TEST(test_ndp_ns_gets_na)
 	memcpy(msg + 8, &a6_us, 16);
 	msg[24] = 1;						/* SLLA option */
 	msg[25] = 1;
-	memcpy(msg + 26, peer_mac, 6);
+	memcpy(msg + 26, dpt_peer_mac, 6);
 	ipv6_solicited_node(&a6_us, &sn);
 	inject(f, build_icmp6(f, smac, &a6_peer, &sn, 255, msg, 32));
 	m = next_frame(r, sizeof(r));
 	ck_assert_int_eq(m, 14 + 40 + 32);
-	ck_assert_mem_eq(r, peer_mac, 6);
+	ck_assert_mem_eq(r, dpt_peer_mac, 6);
 	ck_assert_uint_eq(r[54], ND_NEIGHBOR_ADVERT);
 	ck_assert_uint_eq(r[58] & 0x60, 0x60);			/* solicited, override */
 	ck_assert_mem_eq(r + 62, &a6_us, 16);
 	ck_assert_uint_eq(r[78], 2);				/* TLLA */
-	ck_assert_mem_eq(r + 80, our_mac, 6);
+	ck_assert_mem_eq(r + 80, dpt_our_mac, 6);
 	ck_assert_uint_eq(r[21], 255);
-	ck_assert_uint_eq(ref_sum(r + 54, 32, ref_pseudo(AF_INET6, r + 22, r + 38, 58, 32)), 0);
+	ck_assert_uint_eq(dpt_ref_sum(r + 54, 32, dpt_ref_pseudo(AF_INET6, r + 22, r + 38, 58, 32)), 0);
 	ne = neigh_lookup(&st, AF_INET6, &(union proto_inaddr){ .v6 = a6_peer });
 	ck_assert_ptr_nonnull(ne);
-	ck_assert_mem_eq(ne->mac, peer_mac, 6);
+	ck_assert_mem_eq(ne->mac, dpt_peer_mac, 6);
 	/* hop limit other than 255: invalid */
 	inject(f, build_icmp6(f, smac, &a6_peer, &sn, 64, msg, 32));
 	ck_assert_uint_eq(st.drop[DROP_NDP_BAD], 1);
@@ -783,7 +718,7 @@ START_TEST(test_dad_success_and_failure)
 	msg[4] = 0x20;
 	msg[24] = 2;
 	msg[25] = 1;
-	memcpy(msg + 26, peer_mac, 6);
+	memcpy(msg + 26, dpt_peer_mac, 6);
 	inject(f, build_icmp6(f, mmac, &a6_peer, &all, 255, msg, 32));
 	ck_assert_int_eq(a->state, ADDR6_DUPLICATE);
 	ck_assert_uint_eq(st.ctr[CTR_NDP_DAD_FAILED], 1);
@@ -815,7 +750,7 @@ START_TEST(test_ipv6_ext_headers)
 		}
 		memcpy(pl + n_ext * 8, echo, sizeof(echo));
 		set_l4_csum(pl + n_ext * 8, sizeof(echo), 2, AF_INET6, &a6_peer, &a6_us, 58);
-		o = put_eth(f, our_mac, ETHERTYPE_IPV6);
+		o = put_eth(f, dpt_our_mac, ETHERTYPE_IPV6);
 		o += put_ip6(f + o, &a6_peer, &a6_us, IPPROTO_DSTOPTS, len, 64);
 		memcpy(f + o, pl, len);
 		inject(f, o + len);
@@ -826,7 +761,7 @@ START_TEST(test_ipv6_ext_headers)
 	}
 	ck_assert_uint_eq(st.drop[DROP_IPV6_EXT_CHAIN], 1);
 	/* an extension header running past the packet */
-	o = put_eth(f, our_mac, ETHERTYPE_IPV6);
+	o = put_eth(f, dpt_our_mac, ETHERTYPE_IPV6);
 	o += put_ip6(f + o, &a6_peer, &a6_us, IPPROTO_DSTOPTS, 8, 64);
 	memset(f + o, 0, 8);
 	f[o] = IPPROTO_ICMPV6;
@@ -834,12 +769,12 @@ START_TEST(test_ipv6_ext_headers)
 	inject(f, o + 8);
 	ck_assert_uint_eq(st.drop[DROP_TRUNCATED], 1);
 	/* payload length longer than the frame */
-	o = put_eth(f, our_mac, ETHERTYPE_IPV6);
+	o = put_eth(f, dpt_our_mac, ETHERTYPE_IPV6);
 	o += put_ip6(f + o, &a6_peer, &a6_us, IPPROTO_ICMPV6, 100, 64);
 	inject(f, o + 12);
 	ck_assert_uint_eq(st.drop[DROP_BAD_LENGTH], 1);
 	/* a first fragment alone waits in reassembly */
-	o = put_eth(f, our_mac, ETHERTYPE_IPV6);
+	o = put_eth(f, dpt_our_mac, ETHERTYPE_IPV6);
 	o += put_ip6(f + o, &a6_peer, &a6_us, IPPROTO_FRAGMENT, 16, 64);
 	memset(f + o, 0, 16);
 	f[o] = IPPROTO_UDP;
@@ -848,7 +783,7 @@ START_TEST(test_ipv6_ext_headers)
 	ck_assert_uint_eq(st.ctr[CTR_IPV6_FRAG_IN], 1);
 	ck_assert_uint_eq(ip_reasm_queues(&st), 1);
 	/* unknown next header: parameter problem pointing at the field */
-	o = put_eth(f, our_mac, ETHERTYPE_IPV6);
+	o = put_eth(f, dpt_our_mac, ETHERTYPE_IPV6);
 	o += put_ip6(f + o, &a6_peer, &a6_us, 253, 8, 64);
 	memset(f + o, 0, 8);
 	inject(f, o + 8);
@@ -881,7 +816,7 @@ START_TEST(test_ipv6_fragments_both_ways)
 		size_t off = cuts[i][0], n = cuts[i][1];
 		uint16_t fo = (uint16_t)off | (off + n < len ? 1 : 0);
 
-		o = put_eth(f, our_mac, ETHERTYPE_IPV6);
+		o = put_eth(f, dpt_our_mac, ETHERTYPE_IPV6);
 		o += put_ip6(f + o, &a6_peer, &a6_us, IPPROTO_FRAGMENT, 8 + n, 64);
 		f[o] = IPPROTO_ICMPV6;
 		f[o + 1] = 0;
@@ -914,7 +849,7 @@ START_TEST(test_ipv6_fragments_both_ways)
 	ck_assert_uint_eq(frames, 3);
 	ck_assert_uint_eq(have, len);
 	ck_assert_uint_eq(back[0], ICMP6_ECHO_REPLY);
-	ck_assert_uint_eq(ref_sum(back, len, ref_pseudo(AF_INET6, &a6_us, &a6_peer, 58, len)), 0);
+	ck_assert_uint_eq(dpt_ref_sum(back, len, dpt_ref_pseudo(AF_INET6, &a6_us, &a6_peer, 58, len)), 0);
 	ck_assert_mem_eq(back + 4, msg + 4, len - 4);
 	ck_assert_uint_eq(st.ctr[CTR_IPV6_FRAG_OUT], 3);
 }

@@ -308,6 +308,19 @@ static void establish_passive(void)
 	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_ESTABLISHED);
 }
 
+/* Passive open whose handshake takes @rtt (so SRTT and the PTO are realistic). */
+static void establish_passive_rtt(uint64_t rtt)
+{
+	h_listen();
+	in(TCP_SYN, H.peer_iss, 0, NULL, 0);
+	expect_seg(TCP_SYN | TCP_ACK, H.cfg.isn_fixed, P0, 0);
+	H.now += rtt;
+	in(TCP_ACK, P0, O0, NULL, 0);
+	expect_none();
+	ck_assert_ptr_nonnull(H.conn);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_ESTABLISHED);
+}
+
 static void establish_active(const struct tcp_conn_opts *o)
 {
 	struct tcp_endpoint l = ep("10.0.0.1", 5555), r = ep("10.0.0.2", 40000);
@@ -1345,6 +1358,7 @@ static void send_ten(void)
 	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), sizeof(d));
 	for (i = 0; i < 10; i++)
 		expect_seg(TCP_ACK | (i == 9 ? TCP_PSH : 0), O0 + 1448 * i, P0, 1448);
+	H.now += 10 * MS;	/* the ACKs come an RTT later */
 }
 
 static int in_sack(uint32_t ack, uint32_t s0, uint32_t e0)
@@ -1937,7 +1951,12 @@ START_TEST(test_tlp_sacked_probe_starts_recovery)
 	in(TCP_ACK, P0, O0 + 1448, NULL, 0);	/* only the first one arrived */
 	run_until(tcp_next_deadline(H.s));
 	expect_seg(TCP_ACK | TCP_PSH, O0 + 3 * 1448, P0, 1448);	/* probe */
-	/* the probe is SACKed: both holes below it are lost (DupThresh would say no) */
+	/*
+	 * the probe is SACKed an RTT later: both holes below it were sent
+	 * more than RACK.rtt + reo_wnd before it, so they are lost (DupThresh
+	 * would say no)
+	 */
+	H.now += 5 * MS;
 	in_sack(O0 + 1448, O0 + 3 * 1448, O0 + 4 * 1448);
 	expect_seg(TCP_ACK, O0 + 1448, P0, 1448);
 	expect_seg(TCP_ACK, O0 + 2896, P0, 1448);
@@ -1966,21 +1985,418 @@ START_TEST(test_no_tlp_without_sack)
 }
 END_TEST
 
-START_TEST(test_early_retransmit)
+/*
+ * RFC 8985 replaces Early Retransmit: with fewer than DupThresh segments
+ * SACKed, the hole is lost only reo_wnd = min_RTT / 4 after RACK.rtt has
+ * passed since it was sent, and the RACK reordering timer says when.
+ */
+START_TEST(test_rack_timer_marks_lost)
 {
 	static uint8_t d[3 * 1448];
 	struct tcp_conn_info info;
+	uint64_t t0;
 
-	establish_passive();
+	establish_passive_rtt(5 * MS);
 	tcp_send(H.conn, d, sizeof(d), H.now);
 	h_drain();
+	t0 = H.now;
+	H.now += 5 * MS;
 	in_sack(O0, O0 + 1448, O0 + 2896);
-	expect_none();	/* 1 of 3 SACKed: not yet */
+	expect_none();	/* 1 of 3 SACKed: maybe reordered */
 	in_sack(O0, O0 + 1448, O0 + 4344);
-	expect_seg(TCP_ACK, O0, P0, 1448);	/* oseg - 1 = 2 SACKed: resend now */
+	expect_none();	/* 2 of 3: still below DupThresh, RACK waits */
+	/* timer: sent at t0 + RACK.rtt (5 ms) + reo_wnd (5 ms / 4) */
+	ck_assert_uint_eq(tcp_next_deadline(H.s), t0 + 6250);
+	run_until(t0 + 6249);
+	expect_none();
+	run_until(t0 + 6250);
+	expect_seg(TCP_ACK, O0, P0, 1448);
+	expect_none();
 	tcp_conn_info(H.conn, &info);
 	ck_assert_uint_eq(info.sack_recoveries, 1);
 	ck_assert_uint_eq(info.tlp_probes, 0);
+	ck_assert_uint_eq(info.rack_marked, 1);
+	ck_assert_uint_eq(info.rack_reo_wnd_us, 1250);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/*
+ * Reordering within reo_wnd costs nothing: the hole is filled before the
+ * RACK timer. Once reordering was seen, even 4 segments SACKed above a hole
+ * (DupThresh would retransmit at once) only arm the timer.
+ */
+START_TEST(test_rack_reordering_no_retransmit)
+{
+	static uint8_t d[10 * 1448];
+	struct tcp_conn_info info;
+	uint64_t t0;
+
+	establish_passive_rtt(10 * MS);
+	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), sizeof(d));
+	h_drain();
+	t0 = H.now;
+	H.now += 10 * MS;
+	in_sack(O0, O0 + 1448, O0 + 2896);	/* segment 2 overtook segment 1 */
+	expect_none();
+	ck_assert_uint_eq(tcp_next_deadline(H.s), t0 + 12500);
+	H.now += 1 * MS;
+	in(TCP_ACK, P0, O0 + 2896, NULL, 0);	/* segment 1 arrives: reordering seen */
+	expect_none();
+	/* 4 .. 7 SACKed above segment 3: reo_wnd stays min_RTT / 4 */
+	in_sack(O0 + 2896, O0 + 3 * 1448, O0 + 4 * 1448);
+	in_sack(O0 + 2896, O0 + 3 * 1448, O0 + 5 * 1448);
+	in_sack(O0 + 2896, O0 + 3 * 1448, O0 + 6 * 1448);
+	in_sack(O0 + 2896, O0 + 3 * 1448, O0 + 7 * 1448);
+	expect_none();
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.rack_reo_wnd_us, 2500);
+	/* segment 7 was SACKed 11 ms after it left: RACK.rtt 11 ms + 2.5 ms */
+	ck_assert_uint_eq(tcp_next_deadline(H.s), t0 + 13500);
+	H.now += 1 * MS;
+	in(TCP_ACK, P0, O0 + 10 * 1448, NULL, 0);	/* everything arrived */
+	expect_none();
+	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.retrans_segs, 0);
+	ck_assert_uint_eq(info.sack_recoveries, 0);
+	ck_assert_uint_ge(info.cwnd, 10);	/* no reduction */
+	/* beyond the window it is a loss: segment 11 of the next flight */
+	ck_assert_int_eq(tcp_send(H.conn, d, 3 * 1448, H.now), 3 * 1448);
+	h_drain();
+	t0 = H.now;
+	H.now += 10 * MS;
+	in_sack(O0 + 10 * 1448, O0 + 11 * 1448, O0 + 13 * 1448);
+	expect_none();
+	run_until(tcp_next_deadline(H.s));
+	ck_assert_uint_eq(H.now, t0 + 12500);
+	expect_seg(TCP_ACK, O0 + 10 * 1448, P0, 1448);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/*
+ * A retransmission lost again: RACK finds it by time, from the delivery of
+ * a retransmission sent after it, with no new data behind it.
+ */
+START_TEST(test_rack_lost_retransmission)
+{
+	static uint8_t d[10 * 1448];
+	struct tcp_conn_info info;
+	uint64_t t0;
+	int n;
+
+	establish_passive_rtt(10 * MS);
+	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), sizeof(d));
+	h_drain();
+	t0 = H.now;
+	H.now += 10 * MS;
+	/* reordering seen first, so that reo_wnd = 2.5 ms even in recovery */
+	in_sack(O0, O0 + 1448, O0 + 2896);
+	H.now += 1 * MS;
+	in(TCP_ACK, P0, O0 + 2896, NULL, 0);
+	/* segments 3 and 4 lost: 5 .. 10 SACKed 11 ms after they left */
+	in_sack(O0 + 2896, O0 + 4 * 1448, O0 + 10 * 1448);
+	expect_none();
+	ck_assert_uint_eq(tcp_next_deadline(H.s), t0 + 13500);
+	run_until(t0 + 13500);
+	expect_seg(TCP_ACK, O0 + 2896, P0, 1448);
+	expect_seg(TCP_ACK, O0 + 3 * 1448, P0, 1448);
+	expect_none();
+	/* the resent segment 4 is SACKed an RTT later, the resent 3 is not */
+	H.now += 10 * MS;
+	in_sack(O0 + 2896, O0 + 3 * 1448, O0 + 10 * 1448);
+	expect_none();
+	/* R3 left at t0 + 13.5 ms: lost at that + RACK.rtt (R4's 10 ms) + reo_wnd */
+	ck_assert_uint_eq(tcp_next_deadline(H.s), t0 + 13500 + 10 * MS + 2500);
+	run_until(tcp_next_deadline(H.s));
+	expect_seg(TCP_ACK, O0 + 2896, P0, 1448);	/* found by the timer */
+	expect_none();
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.retrans_segs, 3);
+	ck_assert_uint_eq(info.rack_marked, 3);
+	ck_assert_uint_eq(info.rto_count, 0);
+	n = in(TCP_ACK, P0, O0 + 10 * 1448, NULL, 0);
+	ck_assert_int_eq(n, 0);
+	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/*
+ * PAWS and reordered ACKs: a duplicate ACK that arrives after a newer one
+ * has an older TSval; dropping it would lose its SACK blocks (Linux's
+ * tcp_disordered_ack() accepts it, so do we). Data with an old TSval is
+ * still dropped.
+ */
+START_TEST(test_paws_disordered_dupack)
+{
+	struct tcp_stack_stats st;
+	struct tcp_seg_in s;
+
+	establish_passive_rtt(10 * MS);
+	send_ten();
+	s = pseg(TCP_ACK, P0, O0, NULL, 0);
+	s.opts.ts_val = 5000;
+	s.opts.nsack = 1;
+	s.opts.sack[0].start = O0 + 1448;
+	s.opts.sack[0].end = O0 + 2 * 1448;
+	tcp_input(H.s, &s, H.now);
+	expect_none();
+	s = pseg(TCP_ACK, P0, O0, NULL, 0);	/* sent before the one above */
+	s.opts.ts_val = 4990;
+	s.opts.nsack = 1;
+	s.opts.sack[0].start = O0 + 1448;
+	s.opts.sack[0].end = O0 + 4 * 1448;
+	tcp_input(H.s, &s, H.now);
+	expect_seg(TCP_ACK, O0, P0, 1448);	/* its SACK blocks count: segment 1 lost */
+	expect_none();
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.drop_paws, 0);
+	/* data with an old TSval is not a disordered ACK */
+	s = pseg(TCP_ACK, P0, O0, "x", 1);
+	s.opts.ts_val = 4990;
+	tcp_input(H.s, &s, H.now);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.drop_paws, 1);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/*
+ * RFC 5681 4.1: after more than an RTO without sending, the next flight
+ * starts from the initial window again; a shorter pause keeps cwnd.
+ */
+START_TEST(test_restart_after_idle)
+{
+	static uint8_t d[40 * 1448];
+	struct tcp_conn_info info;
+	unsigned int n;
+
+	establish_passive_rtt(10 * MS);
+	ck_assert_int_eq(tcp_send(H.conn, d, 10 * 1448, H.now), 10 * 1448);
+	h_drain();
+	H.now += 10 * MS;
+	in(TCP_ACK, P0, O0 + 10 * 1448, NULL, 0);	/* slow start: cwnd 20 */
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.cwnd, 20);
+	/* a pause shorter than the RTO (200 ms): the whole cwnd goes out */
+	H.now += 100 * MS;
+	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), sizeof(d));
+	for (n = 0; H.ncap; n++)
+		pop_seg();
+	ck_assert_uint_eq(n, 20);
+	H.now += 10 * MS;
+	in(TCP_ACK, P0, O0 + 30 * 1448, NULL, 0);
+	h_drain();
+	H.now += 10 * MS;
+	in(TCP_ACK, P0, O0 + 50 * 1448, NULL, 0);
+	h_drain();
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.unacked_bytes, 0);
+	ck_assert_uint_ge(info.cwnd, 40);
+	/* idle for a second: restart from 10 segments, ssthresh keeps 3/4 */
+	H.now += 1 * SEC;
+	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), sizeof(d));
+	for (n = 0; H.ncap; n++)
+		pop_seg();
+	ck_assert_uint_eq(n, 10);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.cwnd, 10);
+	ck_assert_uint_ge(info.ssthresh, 30);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/*
+ * One slow-start round for the HyStart++ tests: keep the send buffer full,
+ * take every segment out, and @rtt later ACK each one, echoing its own
+ * TSval (so every ACK is an RTT sample of @rtt).
+ */
+static unsigned int ss_round(uint64_t rtt)
+{
+	static uint8_t d[1 << 20];
+	static struct {
+		uint32_t end, ts;
+	} segs[1024];
+	unsigned int n = 0, k;
+
+	while (tcp_send(H.conn, d, sizeof(d), H.now) > 0)
+		;
+	while (H.ncap) {
+		struct cap *c = pop_seg();
+
+		ck_assert_uint_lt(n, 1024);
+		segs[n].end = c->h.seq + c->h.len;
+		segs[n].ts = c->h.opts.ts_val;
+		n++;
+	}
+	H.now += rtt;
+	for (k = 0; k < n; k++) {
+		struct tcp_seg_in s = pseg(TCP_ACK, P0, segs[k].end, NULL, 0);
+
+		s.opts.ts_ecr = segs[k].ts;
+		tcp_input(H.s, &s, H.now);
+	}
+	return n;
+}
+
+/*
+ * HyStart++ (RFC 9406): a round whose minimum RTT is 4 ms (at least) above
+ * the last one's ends slow start: Conservative Slow Start grows a quarter
+ * as fast for 5 rounds, then ssthresh = cwnd. With a steady RTT slow start
+ * goes on doubling.
+ */
+START_TEST(test_hystart_exits_slow_start)
+{
+	struct tcp_conn_info info;
+	unsigned int r, n, prev = 0;
+
+	establish_passive_rtt(10 * MS);
+	for (r = 0; r < 3; r++)
+		ss_round(10 * MS);	/* 10, 20, 40 segments */
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.cwnd, 80);
+	ck_assert_uint_eq(info.ssthresh, 0x7fffffff);
+	n = ss_round(20 * MS);	/* the queue builds: +10 ms */
+	ck_assert_uint_eq(n, 80);
+	tcp_conn_info(H.conn, &info);
+	/* the 8th sample of the round starts CSS: 7 ACKs at full speed, 73 at a quarter */
+	ck_assert_uint_eq(info.cwnd, 80 + 7 + 73 / 4);
+	ck_assert_uint_eq(info.ssthresh, 0x7fffffff);
+	for (r = 0; r < 5; r++) {
+		n = ss_round(20 * MS);
+		ck_assert_uint_lt(n, prev ? prev * 3 / 2 : 200);	/* ~1.25 per round, not 2 */
+		prev = n;
+	}
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.ssthresh, info.cwnd);	/* congestion avoidance now */
+	ck_assert_uint_eq(info.retrans_segs, 0);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+START_TEST(test_hystart_steady_rtt)
+{
+	struct tcp_conn_info info;
+	unsigned int r;
+
+	establish_passive_rtt(10 * MS);
+	for (r = 0; r < 5; r++)
+		ss_round(10 * MS + r * 2 * MS);	/* +2 ms per round: below RttThresh */
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.cwnd, 320);
+	ck_assert_uint_eq(info.ssthresh, 0x7fffffff);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/* RFC 3708: every retransmission of the episode D-SACKed: cwnd comes back. */
+START_TEST(test_dsack_undo)
+{
+	struct tcp_conn_info info;
+	struct tcp_seg_in s;
+	uint32_t ssthresh0;
+
+	establish_passive();
+	tcp_conn_info(H.conn, &info);
+	ssthresh0 = info.ssthresh;
+	send_ten();
+	in_sack(O0, O0 + 1448, O0 + 4 * 1448);	/* 3 SACKed: segment 1 "lost" */
+	expect_seg(TCP_ACK, O0, P0, 1448);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.cwnd, 7);
+	ck_assert_uint_eq(info.ssthresh, 7);
+	/* it was only late: everything is acknowledged, recovery ends */
+	H.now += 1 * MS;
+	in(TCP_ACK, P0, O0 + 10 * 1448, NULL, 0);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.undos, 0);
+	ck_assert_uint_le(info.cwnd, 7);
+	/* then the retransmission arrives too: the peer reports a D-SACK */
+	H.now += 9 * MS;
+	s = pseg(TCP_ACK, P0, O0 + 10 * 1448, NULL, 0);
+	s.opts.nsack = 1;
+	s.opts.sack[0].start = O0;
+	s.opts.sack[0].end = O0 + 1448;
+	tcp_input(H.s, &s, H.now);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.dsacks_rx, 1);
+	ck_assert_uint_eq(info.undos, 1);
+	ck_assert_uint_eq(info.cwnd, 10);
+	ck_assert_uint_eq(info.ssthresh, ssthresh0);
+	expect_none();
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/* A D-SACK of data that was never retransmitted (a network duplicate) undoes nothing. */
+START_TEST(test_dsack_of_original_no_undo)
+{
+	struct tcp_conn_info info;
+	struct tcp_seg_in s;
+
+	establish_passive();
+	send_ten();
+	in_sack(O0, O0 + 1448, O0 + 4 * 1448);
+	expect_seg(TCP_ACK, O0, P0, 1448);
+	H.now += 1 * MS;
+	in(TCP_ACK, P0, O0 + 10 * 1448, NULL, 0);
+	s = pseg(TCP_ACK, P0, O0 + 10 * 1448, NULL, 0);
+	s.opts.nsack = 1;
+	s.opts.sack[0].start = O0 + 5 * 1448;
+	s.opts.sack[0].end = O0 + 6 * 1448;
+	tcp_input(H.s, &s, H.now);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.dsacks_rx, 1);
+	ck_assert_uint_eq(info.undos, 0);
+	ck_assert_uint_le(info.cwnd, 7);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/*
+ * Eifel (RFC 3522 / 4015): the first ACK after an RTO retransmission echoes
+ * the original's timestamp, so the RTO was spurious: cwnd and ssthresh come
+ * back and no go-back-N follows.
+ */
+START_TEST(test_eifel_undo_rto)
+{
+	static uint8_t d[4 * 1448];
+	struct tcp_conn_info info;
+	struct tcp_seg_in s;
+	uint32_t ts_orig;
+
+	establish_passive();
+	tcp_send(H.conn, d, sizeof(d), H.now);
+	ts_orig = expect_seg(TCP_ACK, O0, P0, 1448)->h.opts.ts_val;
+	h_drain();
+	run_until(H.now + 10 * MS);	/* tail loss probe */
+	h_drain();
+	run_until(tcp_next_deadline(H.s));	/* RTO */
+	expect_seg(TCP_ACK, O0, P0, 1448);
+	expect_none();
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.rto_count, 1);
+	ck_assert_uint_eq(info.cwnd, 1);
+	H.now += 1 * MS;
+	s = pseg(TCP_ACK, P0, O0 + 2 * 1448, NULL, 0);
+	s.opts.ts_ecr = ts_orig;	/* for the original, sent before the RTO */
+	tcp_input(H.s, &s, H.now);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.undos, 1);
+	ck_assert_uint_ge(info.cwnd, 10);	/* 10 back, plus slow start for this ACK */
+	/* segments 3 and 4 are not resent: they are in flight, not lost */
+	expect_none();
 	tcp_abort(H.conn, H.now);
 	h_drain();
 }
@@ -1994,6 +2410,7 @@ START_TEST(test_prr_paces_recovery)
 	establish_passive();
 	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), sizeof(d));
 	h_drain();	/* 10 segments out (cwnd 10), 20 more waiting */
+	H.now += 10 * MS;
 	in_sack(O0, O0 + 1448, O0 + 2 * 1448);
 	expect_seg(TCP_ACK, O0 + 10 * 1448, P0, 1448);	/* pipe fell: one new segment (RFC 6675) */
 	in_sack(O0, O0 + 1448, O0 + 3 * 1448);
@@ -2170,7 +2587,16 @@ static Suite *tcp_suite(void)
 	ADD("tlp_repairs_tail", test_tlp_repairs_tail);
 	ADD("tlp_sacked_probe_starts_recovery", test_tlp_sacked_probe_starts_recovery);
 	ADD("no_tlp_without_sack", test_no_tlp_without_sack);
-	ADD("early_retransmit", test_early_retransmit);
+	ADD("rack_timer_marks_lost", test_rack_timer_marks_lost);
+	ADD("rack_reordering_no_retransmit", test_rack_reordering_no_retransmit);
+	ADD("rack_lost_retransmission", test_rack_lost_retransmission);
+	ADD("paws_disordered_dupack", test_paws_disordered_dupack);
+	ADD("restart_after_idle", test_restart_after_idle);
+	ADD("hystart_exits_slow_start", test_hystart_exits_slow_start);
+	ADD("hystart_steady_rtt", test_hystart_steady_rtt);
+	ADD("dsack_undo", test_dsack_undo);
+	ADD("dsack_of_original_no_undo", test_dsack_of_original_no_undo);
+	ADD("eifel_undo_rto", test_eifel_undo_rto);
 	ADD("prr_paces_recovery", test_prr_paces_recovery);
 	tc = tcase_create("random_segments");
 	tcase_add_checked_fixture(tc, setup, teardown);

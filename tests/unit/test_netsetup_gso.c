@@ -91,6 +91,52 @@ START_TEST(test_decision_table)
 }
 END_TEST
 
+/*
+ * IPv4 BIG TCP: the IPv4 frame limit goes over 64 KiB only in hw mode and only
+ * when both gso_max_size and gso_ipv4_max_size were raised; below
+ * gso_ipv4_max_size, at most 524280 and the user's limit.
+ */
+START_TEST(test_ipv4_big_tcp_limit)
+{
+	static const struct {
+		const char *what;
+		uint32_t gso_max_size, gso_ipv4_max_size, user_max;
+		enum ns_gso_request req;
+		uint32_t frame_max, frame_max_ipv4;
+	} cases[] = {
+		{ "both raised, hw", 185000, 185000, 0, NS_GSO_HW, 65535, 184999 },
+		{ "both raised, auto", 185000, 185000, 0, NS_GSO_AUTO, 65535, 184999 },
+		{ "only gso_max_size raised", 185000, 65536, 0, NS_GSO_HW, 65535, 65535 },
+		{ "only gso_ipv4_max_size raised", 65536, 185000, 0, NS_GSO_HW, 65535, 65535 },
+		{ "beyond the kernel's GSO_MAX_SIZE", 524288, 524288, 0, NS_GSO_HW, 65535, 524280 },
+		{ "user limit under 64 KiB", 185000, 185000, 16000, NS_GSO_HW, 16000, 16000 },
+		{ "user limit over 64 KiB", 185000, 185000, 100000, NS_GSO_HW, 65535, 100000 },
+		{ "sw mode", 185000, 185000, 0, NS_GSO_SW, 65535, 65535 },
+		{ "off mode", 185000, 185000, 0, NS_GSO_OFF, 1514, 1514 },
+		{ "defaults", 65536, 65536, 0, NS_GSO_HW, 65535, 65535 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ns_link l;
+
+		memset(&l, 0, sizeof(l));
+		snprintf(l.ifname, sizeof(l.ifname), "eth0");
+		l.feat.known = l.feat.tcp_tso = true;
+		l.feat.on[NS_FEAT_TSO] = l.feat.on[NS_FEAT_GSO] = true;
+		l.mtu = 1500;
+		l.gso_max_size = cases[i].gso_max_size;
+		l.gso_ipv4_max_size = cases[i].gso_ipv4_max_size;
+		ck_assert_int_eq(ns_gso_decide(&l, cases[i].req, cases[i].user_max), 0);
+		ck_assert_msg(l.frame_max_bytes == cases[i].frame_max, "%s: frame limit %u, expected %u",
+			      cases[i].what, l.frame_max_bytes, cases[i].frame_max);
+		ck_assert_msg(l.frame_max_ipv4_bytes == cases[i].frame_max_ipv4,
+			      "%s: IPv4 frame limit %u, expected %u", cases[i].what, l.frame_max_ipv4_bytes,
+			      cases[i].frame_max_ipv4);
+	}
+}
+END_TEST
+
 START_TEST(test_request_names)
 {
 	ck_assert_int_eq(ns_gso_request_parse("auto"), NS_GSO_AUTO);
@@ -145,6 +191,7 @@ int main(void)
 	int failed;
 
 	tcase_add_loop_test(tc, test_decision_table, 0, sizeof(rows) / sizeof(rows[0]));
+	tcase_add_test(tc, test_ipv4_big_tcp_limit);
 	tcase_add_test(tc, test_request_names);
 	tcase_add_test(tc, test_feature_names);
 	suite_add_tcase(s, tc);
