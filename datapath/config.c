@@ -17,7 +17,8 @@
  * listener and removes its path.
  *
  * The resource caps (--max-conns, --max-half-open, --max-timewait,
- * --tcp-mem, --reasm-mem, --max-neigh; docs/security.md) are parsed by
+ * --tcp-mem, --reasm-mem, --max-neigh, --max-udp-flows,
+ * --max-udp-flows-per-source; docs/security.md) are parsed by
  * config_limit_parse() and given to the stack by config_limits_apply()
  * before the configuration arrives, so permanent neighbours count too.
  */
@@ -186,17 +187,20 @@ struct config_limit {
 	bool wide;		/* uint64_t, else uint32_t */
 	uint64_t min, max;
 	bool bytes;
+	bool zero_off;		/* 0 means no cap: stored as SVC_UDP_NO_CAP */
 };
 
 #define CL32(f) offsetof(struct stack_limits, f), false
 #define CL64(f) offsetof(struct stack_limits, f), true
 static const struct config_limit config_limits[] = {
-	{ "max-conns", CL32(max_conns), 16, 1u << 22, false },
-	{ "max-half-open", CL32(max_half_open), 1, 1u << 20, false },
-	{ "max-timewait", CL32(max_timewait), 1, 1u << 22, false },
-	{ "tcp-mem", CL64(tcp_mem), 1u << 20, 1ull << 40, true },
-	{ "reasm-mem", CL64(reasm_mem), 128u << 10, 1ull << 32, true },
-	{ "max-neigh", CL32(neigh_max), 4, NEIGH_MAX, false },
+	{ "max-conns", CL32(max_conns), 16, 1u << 22, false, false },
+	{ "max-half-open", CL32(max_half_open), 1, 1u << 20, false, false },
+	{ "max-timewait", CL32(max_timewait), 1, 1u << 22, false, false },
+	{ "tcp-mem", CL64(tcp_mem), 1u << 20, 1ull << 40, true, false },
+	{ "reasm-mem", CL64(reasm_mem), 128u << 10, 1ull << 32, true, false },
+	{ "max-neigh", CL32(neigh_max), 4, NEIGH_MAX, false, false },
+	{ "max-udp-flows", CL32(udp_flows), 1, 1u << 20, false, false },
+	{ "max-udp-flows-per-source", CL32(udp_flows_per_source), 0, 1u << 20, false, true },
 };
 
 /**
@@ -250,6 +254,8 @@ int config_limit_parse(struct stack_limits *lim, const char *opt, const char *va
 			 cl->max);
 		return -EINVAL;
 	}
+	if (cl->zero_off && !v)
+		v = SVC_UDP_NO_CAP;
 	if (cl->wide)
 		*(uint64_t *)((char *)lim + cl->off) = v;
 	else
@@ -278,6 +284,10 @@ int config_limits_apply(struct stack *st, const struct stack_limits *lim)
 		e.max_timewait = TCP_MAX_TIMEWAIT_DEFAULT;
 	if (!e.tcp_mem)
 		e.tcp_mem = TCP_MAX_BUF_MEM_DEFAULT;
+	if (!e.udp_flows)
+		e.udp_flows = SVC_UDP_MAX_FLOWS_DEFAULT;
+	if (!e.udp_flows_per_source)
+		e.udp_flows_per_source = SVC_UDP_FLOWS_PER_SOURCE_DEFAULT;
 	st->limits = e;
 	/* frag.c and neigh.c read these two through their own defaults */
 	e.reasm_mem = ip_reasm_limit(st);

@@ -147,10 +147,12 @@ static void control_limit(struct out *o, const char *name, uint64_t max, uint64_
 	out_obj_end(o);
 }
 
-static void control_limits(struct out *o, struct stack *st)
+static void control_limits(struct out *o, struct dp *dp)
 {
+	struct stack *st = &dp->st;
 	const struct stack_limits *lim = &st->limits;
 	struct tcp_stack_stats t;
+	struct svc_udp_usage u;
 
 	memset(&t, 0, sizeof(t));
 	if (st->tcp)
@@ -162,6 +164,9 @@ static void control_limits(struct out *o, struct stack *st)
 	control_limit(o, "tcp_mem", lim->tcp_mem, t.buf_mem, t.buf_pressure);
 	control_limit(o, "reasm_mem", ip_reasm_limit(st), ip_reasm_bytes(st), st->drop[DROP_FRAG_NO_MEMORY]);
 	control_limit(o, "neigh", neigh_limit(st), neigh_count(st), st->ctr[CTR_NEIGH_TABLE_FULL]);
+	svc_udp_usage(st, dp->svcs, dp->n_svcs, &u);
+	control_limit(o, "udp_flows", u.flows_max, u.flows_used, u.flows_hits);
+	control_limit(o, "udp_flows_per_source", u.per_source_max, u.per_source_used, u.per_source_hits);
 	out_obj_end(o);
 }
 
@@ -207,7 +212,7 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 	out_u64(&o, "queues", ip_reasm_queues(st));
 	out_u64(&o, "bytes", ip_reasm_bytes(st));
 	out_obj_end(&o);
-	control_limits(&o, st);
+	control_limits(&o, dp);
 	out_arr_begin(&o, "neighbours");
 	for (i = 0; i < NEIGH_MAX; i++) {
 		const struct neigh *n = &st->neigh[i];

@@ -53,6 +53,10 @@ static const char usage[] =
 	"  --tcp-mem BYTES     TCP send+receive buffers in all; then no growth (default 256M)\n"
 	"  --reasm-mem BYTES   IP fragments held for reassembly (default 4M)\n"
 	"  --max-neigh N       neighbour (ARP/NDP) entries, at most 512 (default 512)\n"
+	"  --max-udp-flows N   UDP service flows in all; then the least recently used\n"
+	"                      goes (default 4096)\n"
+	"  --max-udp-flows-per-source N  --publish udp flows per source address; then\n"
+	"                      that source's least recently used goes (default 256, 0 = off)\n"
 	"See datapath(8).\n";
 
 struct dp_opts {
@@ -122,6 +126,8 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "tcp-mem", required_argument, NULL, 'L' },
 		{ "reasm-mem", required_argument, NULL, 'L' },
 		{ "max-neigh", required_argument, NULL, 'L' },
+		{ "max-udp-flows", required_argument, NULL, 'L' },
+		{ "max-udp-flows-per-source", required_argument, NULL, 'L' },
 		{ 0 }
 	};
 	char err[1024];

@@ -92,6 +92,9 @@ struct tcp_glue;
  * @tcp_mem:		bytes of TCP send and receive rings in all (0 = 256 MiB)
  * @reasm_mem:		bytes of fragments held for reassembly (0 = 4 MiB)
  * @neigh_max:		neighbour entries, at most NEIGH_MAX (0 = NEIGH_MAX)
+ * @udp_flows:		UDP service flows in all (0 = 4096; svc_udp.c)
+ * @udp_flows_per_source: UDP publish flows per source address per service
+ *			(0 = 256, UINT32_MAX = no per-source cap)
  * All zero (a stack_init()ed stack) means the defaults; config_limits_apply()
  * stores the effective values.
  */
@@ -102,6 +105,8 @@ struct stack_limits {
 	uint64_t tcp_mem;
 	uint64_t reasm_mem;
 	uint32_t neigh_max;
+	uint32_t udp_flows;
+	uint32_t udp_flows_per_source;
 };
 
 /**

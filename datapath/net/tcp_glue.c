@@ -878,6 +878,8 @@ static int tcp_glue_conn_row(struct tcp_conn *c, void *arg)
 	out_double(o, "reo_wnd_ms", i.rack_reo_wnd_us / 1000.0);
 	out_u64(o, "dsacks_rx", i.dsacks_rx);
 	out_u64(o, "undos", i.undos);
+	out_u64(o, "tlp_probes", i.tlp_probes);
+	out_u64(o, "tlp_recoveries", i.tlp_recoveries);
 	out_u64(o, "unacked", i.unacked_bytes);
 	out_u64(o, "sndbuf_used", i.sndbuf_used);
 	out_u64(o, "sndbuf", i.sndbuf_cap);

@@ -60,6 +60,25 @@ struct svc_spec {
 	char text[256];
 };
 
+/* UDP flow caps (svc_udp.c, docs/security.md); stack_limits holds the options */
+#define SVC_UDP_MAX_FLOWS_DEFAULT		4096
+#define SVC_UDP_FLOWS_PER_SOURCE_DEFAULT	256
+#define SVC_UDP_NO_CAP				UINT32_MAX	/* --max-udp-flows-per-source 0 */
+
+/**
+ * struct svc_udp_usage - the UDP flow caps, as `datapath stats` shows them
+ * @flows_max:		total flows allowed (all UDP services)
+ * @flows_used:		flows open
+ * @flows_hits:		new flows that found the total cap reached
+ * @per_source_max:	flows per source address per publish service, 0 = no cap
+ * @per_source_used:	the most one source holds in one service now
+ * @per_source_hits:	new flows that recycled their source's oldest one
+ */
+struct svc_udp_usage {
+	uint64_t flows_max, flows_used, flows_hits;
+	uint64_t per_source_max, per_source_used, per_source_hits;
+};
+
 struct svc;
 struct out;
 
@@ -73,5 +92,7 @@ int svc_udp_start(struct svc *s);
 void svc_udp_free(struct svc *s);
 void svc_udp_stats(const struct svc *s, struct out *o);
 void svc_udp_flush(void);
+void svc_udp_usage(const struct stack *st, struct svc *const *svcs, unsigned int n,
+		   struct svc_udp_usage *u);
 
 #endif /* SANDNET_DATAPATH_SVC_H */

@@ -39,8 +39,32 @@
  * as one GSO frame and in sw mode as one sendmmsg() of frames that share the
  * payload. A run of one is an ordinary udp_sendto().
  *
- * A flow idle for SVC_UDP_IDLE_MS is closed by a per-service sweep timer;
- * at SVC_UDP_MAX_FLOWS the least recently used flow is closed to make room.
+ * A flow idle for SVC_UDP_IDLE_MS is closed by a per-service sweep timer.
+ *
+ * Caps (docs/security.md): every flow holds a host socket, so the process
+ * keeps at most --max-udp-flows of them (stack_limits.udp_flows, default
+ * SVC_UDP_MAX_FLOWS_DEFAULT), all UDP services together. All flows are on one
+ * list, most recently used first; a new flow at the cap closes the least
+ * recently used one of any service (counted in the global hits and in that
+ * service's flows_evicted). A publish flow is also capped per remote source
+ * address per service (--max-udp-flows-per-source, stack_limits
+ * .udp_flows_per_source, default SVC_UDP_FLOWS_PER_SOURCE_DEFAULT): a new
+ * flow from a source that holds that many already closes that source's own
+ * least recently used flow of the service and takes its place (counted in
+ * source_cap_hits). So a client that opens many short exchanges keeps
+ * working (only its oldest, likely finished exchanges are recycled), and a
+ * sender cycling through source ports only churns its own slots, never
+ * another source's. The datagram is never dropped for a cap. Forward flows
+ * count toward the total only: their "sources" are local clients, most
+ * often all 127.0.0.1. The per-source count comes free with the flow lookup,
+ * which already walks the service's flows.
+ *
+ * A flow closed by a cap (or the sweep) may still have an event in the
+ * loop's current epoll batch, so its memory is only released at the end of
+ * the loop turn (svc_udp_reap(), a turn-end hook): closing takes it off
+ * every list and closes its sockets at once, and svc_pub_backend() ignores a
+ * closed flow (fd -1). Freeing it at once was a use after free under
+ * integration/hardening_udp_flows in the ASan build.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -56,12 +80,12 @@
 
 #define SVC_UDP_IDLE_MS		180000
 #define SVC_UDP_SWEEP_MS	1000
-#define SVC_UDP_MAX_FLOWS	4096
 #define SVC_UDP_BATCH		64
 #define SVC_UDP_BUF		65536
 
 struct svc_flow {
 	struct svc_flow *next;
+	struct svc_flow *lru_prev, *lru_next;	/* svc_lru, most recent first */
 	struct svc *svc;
 	uint64_t last_ms;
 	/* publish */
@@ -83,13 +107,24 @@ struct svc {
 	int listen_fd;			/* forward */
 	struct loop_fd lfd;
 	bool started;
+	bool reaps;			/* counted in svc_reap_users */
 	struct svc_flow *flows;
 	unsigned int n_flows;
 	struct loop_timer sweep;
 	uint64_t to_target, from_target, errors, flows_created;
 	uint64_t host_syscalls_in, host_syscalls_out;
 	uint64_t gso_sends, gso_datagrams;	/* runs handed to udp_sendto_gso() */
+	uint64_t source_cap_hits;	/* new flows that recycled their source's oldest */
+	uint64_t flows_evicted;		/* flows closed at the total cap */
 };
+
+/* Every flow of every UDP service, most recently used at the head. */
+static struct svc_flow *svc_lru_head, *svc_lru_tail;
+static unsigned int svc_flows_total;
+static uint64_t svc_flows_cap_hits;
+/* Closed flows, freed at the end of the loop turn; services that reap them. */
+static struct svc_flow *svc_dead;
+static unsigned int svc_reap_users;
 
 /* Receive buffers for recvmmsg(); only the pages datagrams touch are used. */
 static uint8_t svc_rxbuf[SVC_UDP_BATCH][SVC_UDP_BUF];
@@ -223,6 +258,52 @@ static unsigned int svc_to_stack(struct svc *s, struct udp_sock *us, const struc
 	return (unsigned int)(end - i);
 }
 
+static void svc_lru_unlink(struct svc_flow *f)
+{
+	if (f->lru_prev)
+		f->lru_prev->lru_next = f->lru_next;
+	else
+		svc_lru_head = f->lru_next;
+	if (f->lru_next)
+		f->lru_next->lru_prev = f->lru_prev;
+	else
+		svc_lru_tail = f->lru_prev;
+	f->lru_prev = f->lru_next = NULL;
+}
+
+static void svc_lru_push(struct svc_flow *f)
+{
+	f->lru_prev = NULL;
+	f->lru_next = svc_lru_head;
+	if (svc_lru_head)
+		svc_lru_head->lru_prev = f;
+	else
+		svc_lru_tail = f;
+	svc_lru_head = f;
+}
+
+/* @f carried a datagram now: the most recently used flow */
+static void svc_flow_touch(struct svc_flow *f)
+{
+	f->last_ms = stack_now_ms(f->svc->st);
+	if (svc_lru_head != f) {
+		svc_lru_unlink(f);
+		svc_lru_push(f);
+	}
+}
+
+/* A new flow of @s is on its lists and counted. */
+static void svc_flow_link(struct svc *s, struct svc_flow *f)
+{
+	f->last_ms = stack_now_ms(s->st);
+	f->next = s->flows;
+	s->flows = f;
+	s->n_flows++;
+	s->flows_created++;
+	svc_lru_push(f);
+	svc_flows_total++;
+}
+
 static void svc_flow_free(struct svc_flow *f)
 {
 	struct svc *s = f->svc;
@@ -238,25 +319,58 @@ static void svc_flow_free(struct svc_flow *f)
 			break;
 		}
 	}
+	svc_lru_unlink(f);
+	svc_flows_total--;
 	if (f->fd >= 0) {
 		loop_fd_del(s->st->loop, &f->lfd);
 		close(f->fd);
+		f->fd = -1;
 	}
 	udp_close(f->us);
-	free(f);
+	f->us = NULL;
+	f->next = svc_dead;	/* its event may be in this turn's batch */
+	svc_dead = f;
 }
 
+/* turn-end hook: free the flows closed during the turn */
+static void svc_udp_reap(void *ctx)
+{
+	struct svc_flow *f;
+
+	(void)ctx;
+	while ((f = svc_dead)) {
+		svc_dead = f->next;
+		free(f);
+	}
+}
+
+static unsigned int svc_max_flows(const struct stack *st)
+{
+	return st->limits.udp_flows ? st->limits.udp_flows : SVC_UDP_MAX_FLOWS_DEFAULT;
+}
+
+/* 0 when there is no per-source cap */
+static unsigned int svc_max_per_source(const struct stack *st)
+{
+	uint32_t v = st->limits.udp_flows_per_source;
+
+	if (v == SVC_UDP_NO_CAP)
+		return 0;
+	return v ? v : SVC_UDP_FLOWS_PER_SOURCE_DEFAULT;
+}
+
+/* Before a new flow of @s: at the total cap, the least recently used flow goes. */
 static void svc_make_room(struct svc *s)
 {
-	struct svc_flow *f, *old = NULL;
+	struct svc_flow *old;
 
-	if (s->n_flows < SVC_UDP_MAX_FLOWS)
+	if (svc_flows_total < svc_max_flows(s->st))
 		return;
-	for (f = s->flows; f; f = f->next)
-		if (!old || f->last_ms < old->last_ms)
-			old = f;
-	if (old)
+	svc_flows_cap_hits++;
+	while (svc_flows_total >= svc_max_flows(s->st) && (old = svc_lru_tail)) {
+		old->svc->flows_evicted++;
 		svc_flow_free(old);
+	}
 }
 
 /* publish: the backend answered on a flow's host socket */
@@ -269,6 +383,8 @@ static void svc_pub_backend(struct loop_fd *h, uint32_t events)
 	int n, i, end;
 
 	(void)events;
+	if (f->fd < 0)
+		return;	/* closed earlier in this loop turn */
 	svc_rx_prepare(m, iov, NULL);
 	n = recvmmsg(f->fd, m, SVC_UDP_BATCH, MSG_DONTWAIT, NULL);
 	s->host_syscalls_in++;
@@ -277,7 +393,7 @@ static void svc_pub_backend(struct loop_fd *h, uint32_t events)
 			s->errors++;	/* ECONNREFUSED: nobody at TARGET */
 		return;
 	}
-	f->last_ms = stack_now_ms(s->st);
+	svc_flow_touch(f);
 	for (i = 0; i < n; i = end) {
 		end = svc_gso_run(m, i, n, NULL);
 		if (m[i].msg_hdr.msg_flags & MSG_TRUNC) {
@@ -292,12 +408,24 @@ static struct svc_flow *svc_pub_flow(struct svc *s, const struct net_addr *src, 
 				     const struct net_addr *dst)
 {
 	const struct svc_endpoint *t = &s->spec.target;
-	struct svc_flow *f;
+	unsigned int per_source = svc_max_per_source(s->st), same = 0;
+	struct svc_flow *f, *oldest = NULL;
 	int ret;
 
-	for (f = s->flows; f; f = f->next)
-		if (f->peer_port == sport && net_addr_eq(&f->peer, src) && net_addr_eq(&f->local, dst))
+	for (f = s->flows; f; f = f->next) {
+		if (!net_addr_eq(&f->peer, src))
+			continue;
+		if (f->peer_port == sport && net_addr_eq(&f->local, dst))
 			return f;
+		same++;
+		if (!oldest || f->last_ms < oldest->last_ms)
+			oldest = f;
+	}
+	if (per_source && same >= per_source && oldest) {
+		/* the source's own oldest flow makes room: it never takes another's */
+		s->source_cap_hits++;
+		svc_flow_free(oldest);
+	}
 	svc_make_room(s);
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -321,10 +449,7 @@ static struct svc_flow *svc_pub_flow(struct svc *s, const struct net_addr *src, 
 	ret = loop_fd_add(s->st->loop, &f->lfd, f->fd, EPOLLIN, svc_pub_backend, f);
 	if (ret < 0)
 		goto err;
-	f->next = s->flows;
-	s->flows = f;
-	s->n_flows++;
-	s->flows_created++;
+	svc_flow_link(s, f);
 	return f;
 err:
 	if (f->fd >= 0)
@@ -346,7 +471,7 @@ static void svc_pub_recv(struct udp_sock *us, const struct net_addr *src, uint16
 		stack_drop(s->st, DROP_SERVICE);
 		return;
 	}
-	f->last_ms = stack_now_ms(s->st);
+	svc_flow_touch(f);
 	p = pkt_alloc(len);
 	if (!p) {
 		s->errors++;
@@ -372,7 +497,7 @@ static void svc_fwd_remote(struct udp_sock *us, const struct net_addr *src, uint
 		stack_drop(s->st, DROP_SERVICE);
 		return;
 	}
-	f->last_ms = stack_now_ms(s->st);
+	svc_flow_touch(f);
 	if (sendto(s->listen_fd, data, len, MSG_DONTWAIT, (struct sockaddr *)&f->client,
 		   f->client_len) < 0) {
 		s->errors++;
@@ -430,12 +555,9 @@ static void svc_fwd_listen(struct loop_fd *h, uint32_t events)
 			}
 			snprintf(f->us->owner, sizeof(f->us->owner), "forward udp:%s",
 				 s->spec.text + 4);
-			f->next = s->flows;
-			s->flows = f;
-			s->n_flows++;
-			s->flows_created++;
+			svc_flow_link(s, f);
 		}
-		f->last_ms = stack_now_ms(s->st);
+		svc_flow_touch(f);
 		end = svc_gso_run(m, i, n, from);
 		s->to_target += svc_to_stack(s, f->us, NULL, &s->spec.remote, s->spec.remote_port,
 					     m, i, end);
@@ -519,6 +641,13 @@ int svc_udp_start(struct svc *s)
 		if (ret < 0)
 			return ret;
 	}
+	if (!svc_reap_users) {
+		ret = loop_on_turn_end(s->st->loop, svc_udp_reap, NULL);
+		if (ret < 0)
+			return ret;
+	}
+	svc_reap_users++;
+	s->reaps = true;
 	s->started = true;
 	loop_timer_arm(s->st->loop, &s->sweep, SVC_UDP_SWEEP_MS);
 	return 0;
@@ -535,6 +664,9 @@ void svc_udp_free(struct svc *s)
 	loop_timer_cancel(s->st->loop, &s->sweep);
 	while (s->flows)
 		svc_flow_free(s->flows);
+	if (s->reaps && !--svc_reap_users)
+		loop_off_turn_end(s->st->loop, svc_udp_reap, NULL);
+	svc_udp_reap(NULL);	/* not called from a loop callback */
 	udp_close(s->us);
 	svc_listen_close(s->started ? s->st->loop : NULL, &s->lfd, s->listen_fd, &s->spec);
 	free(s);
@@ -557,5 +689,91 @@ void svc_udp_stats(const struct svc *s, struct out *o)
 	out_u64(o, "host_syscalls_out", s->host_syscalls_out);
 	out_u64(o, "gso_sends", s->gso_sends);
 	out_u64(o, "gso_datagrams", s->gso_datagrams);
+	out_u64(o, "source_cap_hits", s->source_cap_hits);
+	out_u64(o, "flows_evicted", s->flows_evicted);
 	out_obj_end(o);
+}
+
+static int svc_addr_cmp(const void *a, const void *b)
+{
+	const struct net_addr *x = a, *y = b;
+
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	return memcmp(&x->a, &y->a, x->family == AF_INET ? 4 : 16);
+}
+
+/*
+ * Heapsort of @n addresses. Not qsort(): glibc's asks sysconf(_SC_PHYS_PAGES)
+ * for large arrays, and sysinfo() is not in the seccomp allow-list (it killed
+ * the datapath in integration/hardening_udp_flows).
+ */
+static void svc_addr_sort(struct net_addr *v, unsigned int n)
+{
+	unsigned int start = n / 2, end = n, root, child;
+	struct net_addr t;
+
+	while (end > 1) {
+		if (start > 0) {
+			start--;
+		} else {
+			end--;
+			t = v[end];
+			v[end] = v[0];
+			v[0] = t;
+		}
+		for (root = start; (child = 2 * root + 1) < end; root = child) {
+			if (child + 1 < end && svc_addr_cmp(&v[child], &v[child + 1]) < 0)
+				child++;
+			if (svc_addr_cmp(&v[root], &v[child]) >= 0)
+				break;
+			t = v[root];
+			v[root] = v[child];
+			v[child] = t;
+		}
+	}
+}
+
+/**
+ * svc_udp_usage() - the UDP flow caps: in effect, in use, reached
+ * @st:		the stack (its limits)
+ * @svcs:	every UDP service
+ * @n:		how many
+ * @u:		filled in; @u->per_source_max is 0 when there is no per-source cap
+ *
+ * per_source_used is the most flows one source holds in one publish service,
+ * found by sorting each service's peers (only when stats are asked for).
+ */
+void svc_udp_usage(const struct stack *st, struct svc *const *svcs, unsigned int n,
+		   struct svc_udp_usage *u)
+{
+	struct net_addr *peers;
+	unsigned int i, k, run, cnt;
+	struct svc_flow *f;
+
+	memset(u, 0, sizeof(*u));
+	u->flows_max = svc_max_flows(st);
+	u->flows_used = svc_flows_total;
+	u->flows_hits = svc_flows_cap_hits;
+	u->per_source_max = svc_max_per_source(st);
+	for (i = 0; i < n; i++) {
+		const struct svc *s = svcs[i];
+
+		u->per_source_hits += s->source_cap_hits;
+		if (s->spec.kind != SVC_PUBLISH || !s->n_flows)
+			continue;
+		peers = malloc(sizeof(*peers) * s->n_flows);
+		if (!peers)
+			continue;
+		cnt = 0;
+		for (f = s->flows; f && cnt < s->n_flows; f = f->next)
+			peers[cnt++] = f->peer;
+		svc_addr_sort(peers, cnt);
+		for (k = 0, run = 0; k < cnt; k++) {
+			run = k && !svc_addr_cmp(&peers[k], &peers[k - 1]) ? run + 1 : 1;
+			if (run > u->per_source_used)
+				u->per_source_used = run;
+		}
+		free(peers);
+	}
 }

@@ -319,6 +319,7 @@ struct tcp_conn_info {
 	uint64_t rack_marked;		/* segments RACK marked lost */
 	uint64_t dsacks_rx;		/* D-SACKs received */
 	uint64_t undos;			/* spurious recoveries undone */
+	uint64_t tlp_recoveries;	/* losses repaired by a tail loss probe alone (RFC 8985 7.4) */
 };
 
 /**

@@ -964,6 +964,7 @@ void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out)
 	out->rack_marked = c->rack_marked;
 	out->dsacks_rx = c->dsacks_rx;
 	out->undos = c->undos;
+	out->tlp_recoveries = c->tlp_recoveries;
 	out->unacked_bytes = c->snd_max - c->snd_una;
 	out->sndbuf_used = c->snd.len;
 	out->sndbuf_cap = c->snd.cap;

@@ -16,7 +16,8 @@
  *                  ACK), SYN -> challenge ACK (RFC 5961 4), ACK processing
  *                  with the RFC 5961 5 range check, the send window update,
  *                  RTT sampling, SACK (D-SACKs noted), RACK (tcp_rack.c),
- *                  undo and recovery (tcp_sack.c), then text
+ *                  undo, recovery and the tail loss probe's answer
+ *                  (tcp_sack.c), then text
  *                  (in order into the receive ring, out of order via
  *                  tcp_ooo.c), then FIN.
  *
@@ -431,8 +432,7 @@ static bool tcp_in_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_
 	tcp_rack_on_ack(c, &seg->opts, dsack, now_us);
 	tcp_undo_on_ack(c, seg, acked > 0, dsack);
 	tcp_recovery_on_ack(c, acked, dupack, delivered, now_us);
-	if (c->tlp_active && seq_geq(c->snd_una, c->tlp_high_seq))
-		c->tlp_active = false;
+	tcp_recovery_tlp_on_ack(c, seg, acked, delivered, dsack, now_us);
 	if (c->snd_una == c->snd_max) {
 		c->t_rtx_us = TCP_NO_DEADLINE;
 		c->t_tlp_us = TCP_NO_DEADLINE;

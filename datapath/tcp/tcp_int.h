@@ -234,7 +234,13 @@ struct tcp_conn {
 	uint64_t t_close_us;	/* TIME_WAIT, FIN_WAIT_2 orphan */
 	uint64_t t_tlp_us;	/* tail loss probe (RFC 8985 7) */
 	bool tlp_active;	/* a probe is out, not yet acknowledged */
-	uint32_t tlp_high_seq;
+	uint32_t tlp_high_seq;	/* snd_max when it left (TLP.end_seq) */
+	bool tlp_in_recovery;	/* it left during a recovery: any delivery answers it */
+	bool tlp_is_retrans;	/* TLP.is_retrans, sent outside recovery */
+	bool tlp_check;		/* RFC 8985 7.4: D-SACK of the probe or an ACK past it? */
+	uint32_t tlp_seq;	/* the probe's first sequence number */
+	uint64_t tlp_episodes;	/* fast_recoveries + rto_count when it left */
+	uint64_t tlp_recoveries;	/* losses repaired by a probe alone (cwnd cut once) */
 	uint32_t persist_backoff;
 	uint32_t keep_probes;
 	uint64_t last_rcv_us;
@@ -376,6 +382,8 @@ void tcp_recovery_on_ack(struct tcp_conn *c, uint32_t acked, bool dupack, uint32
 void tcp_recovery_sent(struct tcp_conn *c, uint32_t bytes);
 bool tcp_sack_dsack(struct tcp_conn *c, const struct tcp_opts *o, uint32_t ack);
 void tcp_recovery_rack_timer(struct tcp_conn *c, uint64_t now_us);
+void tcp_recovery_tlp_on_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32_t acked, uint32_t delivered,
+			     bool dsack, uint64_t now_us);
 void tcp_undo_start(struct tcp_conn *c);
 void tcp_undo_retransmitted(struct tcp_conn *c, uint32_t seq, uint32_t end, uint64_t now_us);
 void tcp_undo_on_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, bool advanced, bool dsack);

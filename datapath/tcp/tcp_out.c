@@ -272,8 +272,8 @@ static int tcp_out_send(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_
 	if (end != seq && !(flags & TCP_RST)) {
 		if (c->t_rtx_us == TCP_NO_DEADLINE)
 			tcp_timer_rtx_arm(c, now_us);
-		else if (new_data)
-			tcp_timer_tlp_arm(c, now_us);	/* RFC 8985 7.2: re-arm on new data */
+		else if (new_data || c->in_recovery || c->after_rto)
+			tcp_timer_tlp_arm(c, now_us);	/* RFC 8985 7.2: re-arm on new data (any data in recovery) */
 	}
 	return tcp_out_call(s, &o);
 }

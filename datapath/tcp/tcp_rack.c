@@ -21,9 +21,11 @@
  * On every ACK (tcp_rack_on_ack()), for each segment newly delivered
  * (cumulatively acknowledged or newly covered by the scoreboard):
  *   - RACK_update (6.2 step 1): unless it is a retransmission the ACK may
- *     be for (TSecr older than the retransmission, or an RTT below the
- *     minimum), it becomes RACK's segment when sent after the current one:
- *     RACK.xmit_ts, RACK.end_seq and RACK.rtt follow it;
+ *     be for (an RTT below the minimum, or, when the cumulative ACK covers
+ *     it, a TSecr older than the retransmission: a SACK block's ACK echoes
+ *     the TSval of the last in-order segment, RFC 7323 4.3, so there the
+ *     TSecr tells nothing), it becomes RACK's segment when sent after the
+ *     current one: RACK.xmit_ts, RACK.end_seq and RACK.rtt follow it;
  *   - RACK_detect_reordering (step 2): a segment that was never resent and
  *     ends below RACK.fack (the highest delivered end) was reordered;
  *   - the reordering window (step 4): a D-SACK once per round trip raises
@@ -42,7 +44,8 @@
  * recovery (anything LOST); an RTO or a PMTU drop marks every unSACKed
  * segment lost (go-back-N without resending SACKed data). A retransmission
  * that is lost again is found the same way as any loss, by time, as soon
- * as something sent after it is delivered. min_RTT is the smallest RTT
+ * as something sent after it is delivered (with nothing sent after it, the
+ * probe timer of tcp_timer.c resends it). min_RTT is the smallest RTT
  * seen over the connection's life (RFC 8985 suggests a windowed minimum).
  */
 #include "datapath/tcp/tcp_int.h"
@@ -284,16 +287,27 @@ static bool tcp_rack_sent_after(uint64_t t1, uint16_t o1, uint64_t t2, uint16_t 
 	return t1 > t2 || (t1 == t2 && o1 > o2);
 }
 
-/* Steps 1 and 2 for one newly delivered segment. */
+/*
+ * Steps 1 and 2 for one newly delivered segment (@sacked: by a SACK block,
+ * not the cumulative ACK).
+ */
 static void tcp_rack_delivered(struct tcp_conn *c, const struct tcp_rack_seg *r, const struct tcp_opts *o,
-			       uint64_t now_us)
+			       bool sacked, uint64_t now_us)
 {
 	uint64_t rtt = now_us > r->xmit_us ? now_us - r->xmit_us : 0;
 
 	if (r->flags & TCP_RACK_RETRANS) {
-		/* the ACK may be for the original: no RTT, no RACK update */
-		if (c->ts_ok && o->has_ts && o->ts_ecr &&
-		    (int32_t)(o->ts_ecr - tcp_out_ts_now(c, r->xmit_us)) < 0)
+		bool ts_older = c->ts_ok && o->has_ts && o->ts_ecr &&
+				(int32_t)(o->ts_ecr - tcp_out_ts_now(c, r->xmit_us)) < 0;
+
+		/*
+		 * The ACK may be for the original: no RTT, no RACK update. A
+		 * SACK for out-of-order data echoes the TSval of the last
+		 * in-order segment (RFC 7323 4.3), older than the
+		 * retransmission even when it is the retransmission that
+		 * arrived: there only the RTT tells (as Linux does).
+		 */
+		if (ts_older && !sacked)
 			return;
 		if (rtt < c->rack_min_rtt_us)
 			return;
@@ -433,7 +447,7 @@ static void tcp_rack_sacked(struct tcp_conn *c, const struct tcp_range *g, uint3
 		if ((r->flags & TCP_RACK_SACKED) || seq_lt(r->start, g->start) || seq_gt(r->end, g->end))
 			continue;
 		tcp_rack_set_flags(c, r, (r->flags & ~TCP_RACK_LOST) | TCP_RACK_SACKED);
-		tcp_rack_delivered(c, r, o, now_us);
+		tcp_rack_delivered(c, r, o, true, now_us);
 	}
 }
 
@@ -463,7 +477,7 @@ void tcp_rack_on_ack(struct tcp_conn *c, const struct tcp_opts *o, bool dsack, u
 			break;
 		}
 		if (!(r->flags & TCP_RACK_SACKED))
-			tcp_rack_delivered(c, r, o, now_us);
+			tcp_rack_delivered(c, r, o, false, now_us);
 		tcp_rack_set_flags(c, r, 0);
 		c->rack_head++;
 		c->rack_n--;

@@ -51,6 +51,11 @@
  * recovery: with reordering it undid too eagerly (the simulated link's
  * reordering runs resent 5-10 times more). An undo also widens RACK's
  * reordering window.
+ *
+ * The tail loss probe's answer (tcp_recovery_tlp_on_ack(), the probe itself
+ * is in tcp_timer.c): RFC 8985 7.4, a probe that resent the last segment
+ * and is followed by an ACK beyond it without a D-SACK for it repaired a
+ * real loss, which costs one cwnd reduction like a recovery would have.
  */
 #include "datapath/tcp/tcp_int.h"
 
@@ -485,6 +490,60 @@ void tcp_recovery_rack_timer(struct tcp_conn *c, uint64_t now_us)
 			c->prr_budget = c->snd_mss;
 	}
 	tcp_out_push(c, now_us);
+}
+
+/**
+ * tcp_recovery_tlp_on_ack() - what an ACK says about the tail loss probe
+ * @c: the connection (the ACK processed: snd_una, scoreboard, recovery)
+ * @seg: the ACK
+ * @acked: bytes it newly acknowledged
+ * @delivered: bytes it newly acknowledged or SACKed
+ * @dsack: its first SACK block is a D-SACK
+ * @now_us: the time
+ *
+ * A probe is answered once snd_una reaches what was sent before it (a
+ * probe sent during a recovery: by any ACK that delivers something). RFC
+ * 8985 7.4 for a probe that resent the last segment outside recovery: if
+ * the original arrived as well, a D-SACK for the probe follows (or, from a
+ * peer without D-SACK, a pure duplicate ACK); if instead an ACK beyond the
+ * probe comes first, only the probe arrived: the loss it repaired costs
+ * one cwnd reduction (unless a recovery since then made it). During a
+ * recovery, every ACK that delivers something restarts the probe timer: it
+ * fires only after 2 SRTT without any ACK.
+ */
+void tcp_recovery_tlp_on_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32_t acked, uint32_t delivered,
+			     bool dsack, uint64_t now_us)
+{
+	const struct tcp_opts *o = &seg->opts;
+
+	if (c->tlp_active) {
+		if (seq_geq(c->snd_una, c->tlp_high_seq)) {
+			c->tlp_active = false;
+			c->tlp_check = c->tlp_is_retrans && !c->tlp_in_recovery;
+		} else if (c->tlp_in_recovery && (delivered || dsack)) {
+			c->tlp_active = false;
+		}
+	}
+	if (c->tlp_check) {
+		if (dsack && seq_lt(o->sack[0].start, c->tlp_high_seq) && seq_gt(o->sack[0].end, c->tlp_seq)) {
+			c->tlp_check = false;	/* both copies arrived: no loss */
+		} else if (seq_gt(seg->ack, c->tlp_high_seq)) {
+			c->tlp_check = false;
+			if (!c->in_recovery && !c->after_rto && c->fast_recoveries + c->rto_count == c->tlp_episodes) {
+				c->cc->on_loss(c, now_us);
+				if (c->cwnd > c->ssthresh)
+					c->cwnd = c->ssthresh;
+				c->cwnd_acc = 0;
+				c->tlp_recoveries++;
+			}
+		} else if (!acked && !dsack && !seg->len && !(seg->flags & (TCP_SYN | TCP_FIN)) &&
+			   seg->ack == c->snd_una) {
+			c->tlp_check = false;	/* a duplicate ACK without D-SACK: the same */
+		}
+	}
+	if (!acked && (delivered || dsack) && (c->in_recovery || c->after_rto) && c->snd_una != c->snd_max &&
+	    c->t_rtx_us != TCP_NO_DEADLINE)
+		tcp_timer_tlp_arm(c, now_us);
 }
 
 /**

@@ -28,6 +28,15 @@
  * shows up as a SACK (or a cumulative ACK) instead of waiting for the RTO;
  * RACK (tcp_rack.c) then marks what was sent before the probe lost once
  * its time is up (without RACK: every hole below a SACKed probe is lost).
+ * A probe that resent the last segment and is answered by an ACK beyond it
+ * without a D-SACK repaired a real loss: one cwnd reduction (7.4,
+ * tcp_recovery_tlp_on_ack()). Beyond RFC 8985, which arms no probe in
+ * recovery: with RACK the probe timer also runs during a fast recovery, and
+ * after an RTO once an ACK has advanced, restarted by every send and every
+ * ACK that delivers something. When it fires there, nothing in flight was
+ * delivered for 2 SRTT: the first unSACKed segment is resent, which repairs
+ * a retransmission lost again with nothing sent after it (no delivery
+ * could tell RACK) 200 ms or more before the RTO would, with no cwnd cut.
  *
  * RACK's reordering timer (t_rack_us, 0 = off) runs RACK's detection again
  * when a segment sent before the last delivered one reaches its deadline.
@@ -184,16 +193,20 @@ void tcp_timer_rtx_arm(struct tcp_conn *c, uint64_t now_us)
  *
  * RFC 8985 7.2: PTO = 2 * SRTT (+ 200 ms for a delayed ACK when a single
  * segment is out), at least 10 ms, and only when it fires before the RTO;
- * with SACK, outside recovery, one probe at a time.
+ * with SACK, one probe at a time. Outside RFC 8985 also during a recovery
+ * or after an RTO when RACK runs (see the top comment): there the receiver
+ * ACKs at once (it holds a hole or just filled one), so no delayed-ACK
+ * allowance.
  */
 void tcp_timer_tlp_arm(struct tcp_conn *c, uint64_t now_us)
 {
 	uint64_t pto = 2 * (uint64_t)c->srtt_us;
+	bool recovering = c->in_recovery || c->after_rto;
 
 	c->t_tlp_us = TCP_NO_DEADLINE;
-	if (c->sack_ok && !c->in_recovery && !c->after_rto && !c->tlp_active && c->srtt_us &&
+	if (c->sack_ok && (!recovering || (tcp_rack_on(c) && !c->retries)) && !c->tlp_active && c->srtt_us &&
 	    c->snd_una != c->snd_max && c->state >= TCPS_ESTABLISHED && c->state != TCPS_TIME_WAIT) {
-		if (c->snd_max - c->snd_una <= c->snd_mss)
+		if (!recovering && c->snd_max - c->snd_una <= c->snd_mss)
 			pto += 200000;
 		if (pto < 10000)
 			pto = 10000;
@@ -205,29 +218,49 @@ void tcp_timer_tlp_arm(struct tcp_conn *c, uint64_t now_us)
 
 /*
  * RFC 8985 7.3: send one new segment if the window allows, else resend the
- * last one; the ACK or SACK it brings reveals the tail losses.
+ * last one; the ACK or SACK it brings reveals the tail losses. During a
+ * recovery (or after an RTO) no ACK for 2 SRTT means that everything in
+ * flight was lost, the first unSACKed segment included: that one is resent,
+ * and its ACK both repairs it and lets RACK mark the rest (a retransmission
+ * sent later was delivered).
  */
 static void tcp_timer_tlp_fire(struct tcp_conn *c, uint64_t now_us)
 {
 	uint32_t data_end = c->snd_buf_seq + c->snd.len, wnd_end = c->snd_una + c->snd_wnd, start, last;
+	bool recovering = c->in_recovery || c->after_rto;
+	int n;
 
 	c->t_tlp_us = TCP_NO_DEADLINE;
-	if (c->snd_una == c->snd_max || c->in_recovery || c->after_rto)
+	if (c->snd_una == c->snd_max || (recovering && !tcp_rack_on(c)))
 		return;
-	if (seq_lt(c->snd_nxt, data_end) && seq_gt(wnd_end, c->snd_nxt)) {
+	c->tlp_is_retrans = false;
+	if (recovering) {
+		start = c->sacked.n && c->sacked.r[0].start == c->snd_una ? c->sacked.r[0].end : c->snd_una;
+		if (!seq_lt(start, c->snd_max))
+			return;
+		n = tcp_out_retransmit(c, start, c->snd_mss, now_us);
+		if (n <= 0)
+			return;
+		tcp_recovery_sent(c, (uint32_t)n);
+	} else if (seq_lt(c->snd_nxt, data_end) && seq_gt(wnd_end, c->snd_nxt)) {
 		uint32_t len = seq_min(data_end, wnd_end) - c->snd_nxt;
 
 		if (len > c->snd_mss)
 			len = c->snd_mss;
+		start = c->snd_nxt;
 		tcp_out_emit(c, c->snd_nxt, c->snd_nxt + len == data_end ? TCP_PSH : 0, len, now_us);
 		c->snd_nxt += len;
 	} else {
 		last = seq_min(c->snd_max, data_end);
 		start = last - (last - c->snd_una < c->snd_mss ? last - c->snd_una : c->snd_mss);
-		tcp_out_retransmit(c, start, c->snd_mss, now_us);
+		c->tlp_is_retrans = tcp_out_retransmit(c, start, c->snd_mss, now_us) > 0;
 	}
 	c->tlp_active = true;
+	c->tlp_in_recovery = recovering;
+	c->tlp_check = false;
+	c->tlp_seq = start;
 	c->tlp_high_seq = c->snd_max;
+	c->tlp_episodes = c->fast_recoveries + c->rto_count;
 	c->tlp_probes++;
 	tcp_timer_rtx_arm(c, now_us);
 }
@@ -303,6 +336,7 @@ static void tcp_timer_rtx_fire(struct tcp_conn *c, uint64_t now_us)
 	c->t_rtx_us = TCP_NO_DEADLINE;
 	c->t_tlp_us = TCP_NO_DEADLINE;
 	c->tlp_active = false;
+	c->tlp_check = false;
 	if (c->snd_una == c->snd_max && c->state != TCPS_SYN_SENT && c->state != TCPS_SYN_RECEIVED)
 		return;
 	limit = c->state == TCPS_SYN_SENT ? TCP_SYN_RETRIES

@@ -1986,6 +1986,103 @@ START_TEST(test_no_tlp_without_sack)
 END_TEST
 
 /*
+ * A retransmission lost again with nothing sent after it: no delivery can
+ * tell RACK, so without a probe only the RTO (200 ms) would find it. The
+ * probe timer also runs during recovery: 2 SRTT without an ACK and the
+ * first unSACKed segment goes again.
+ */
+START_TEST(test_tlp_repairs_lost_retransmission)
+{
+	static uint8_t d[4 * 1448];
+	struct tcp_conn_info info;
+	uint64_t t0;
+
+	establish_passive_rtt(10 * MS);
+	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), sizeof(d));
+	h_drain();
+	t0 = H.now;
+	H.now += 10 * MS;
+	in_sack(O0, O0 + 1448, O0 + 4 * 1448);	/* segment 1 lost */
+	expect_seg(TCP_ACK, O0, P0, 1448);	/* RACK: lost, resent */
+	expect_none();
+	/* the resend is lost too: the probe comes 2 SRTT (20 ms) later, long before the RTO */
+	ck_assert_uint_eq(tcp_next_deadline(H.s), H.now + 20 * MS);
+	ck_assert_uint_lt(H.now + 20 * MS, t0 + 200 * MS);
+	run_until(H.now + 20 * MS);
+	expect_seg(TCP_ACK, O0, P0, 1448);
+	expect_none();
+	H.now += 10 * MS;
+	in(TCP_ACK, P0, O0 + sizeof(d), NULL, 0);
+	expect_none();
+	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.rto_count, 0);
+	ck_assert_uint_eq(info.tlp_probes, 1);
+	ck_assert_uint_eq(info.retrans_segs, 2);
+	ck_assert_uint_eq(info.sack_recoveries, 1);
+	ck_assert_uint_eq(info.tlp_recoveries, 0);	/* the recovery already reduced cwnd: once */
+	ck_assert_uint_eq(info.ssthresh, 7);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/*
+ * RFC 8985 7.4: the probe resent the last segment. An ACK beyond the probe
+ * without a D-SACK for it means only the probe arrived: the original was
+ * lost, and that loss costs one cwnd reduction (CUBIC: 10 -> 7), once. A
+ * D-SACK for the probe means both arrived: no reduction.
+ */
+static void tlp_probe_then_more(bool dsack)
+{
+	static uint8_t d[4 * 1448];
+	struct tcp_conn_info info;
+	int i;
+
+	establish_passive();
+	ck_assert_int_eq(tcp_send(H.conn, d, 3 * 1448, H.now), 3 * 1448);
+	h_drain();
+	run_until(tcp_next_deadline(H.s));
+	expect_seg(TCP_ACK | TCP_PSH, O0 + 2896, P0, 1448);	/* the probe */
+	expect_none();
+	H.now += 1 * MS;
+	if (dsack)
+		in_sack(O0 + 3 * 1448, O0 + 2896, O0 + 3 * 1448);	/* the ACK with the probe's duplicate */
+	else
+		in(TCP_ACK, P0, O0 + 3 * 1448, NULL, 0);		/* from the probe, or the original? */
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.cwnd, 10);	/* not known yet */
+	/* the next data's ACK goes beyond the probe */
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(tcp_send(H.conn, d, 1448, H.now), 1448);
+		expect_seg(TCP_ACK | TCP_PSH, O0 + (3 + i) * 1448, P0, 1448);
+		H.now += 1 * MS;
+		in(TCP_ACK, P0, O0 + (4 + i) * 1448, NULL, 0);
+		tcp_conn_info(H.conn, &info);
+		ck_assert_uint_eq(info.cwnd, dsack ? 10 : 7);
+		ck_assert_uint_eq(info.tlp_recoveries, dsack ? 0 : 1);
+	}
+	expect_none();
+	ck_assert_uint_eq(info.tlp_probes, 1);
+	ck_assert_uint_eq(info.rto_count, 0);
+	ck_assert_uint_eq(info.sack_recoveries, 0);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+
+START_TEST(test_tlp_repaired_loss_cuts_cwnd_once)
+{
+	tlp_probe_then_more(false);
+}
+END_TEST
+
+START_TEST(test_tlp_dsacked_probe_no_cut)
+{
+	tlp_probe_then_more(true);
+}
+END_TEST
+
+/*
  * RFC 8985 replaces Early Retransmit: with fewer than DupThresh segments
  * SACKed, the hole is lost only reo_wnd = min_RTT / 4 after RACK.rtt has
  * passed since it was sent, and the RACK reordering timer says when.
@@ -2587,6 +2684,9 @@ static Suite *tcp_suite(void)
 	ADD("tlp_repairs_tail", test_tlp_repairs_tail);
 	ADD("tlp_sacked_probe_starts_recovery", test_tlp_sacked_probe_starts_recovery);
 	ADD("no_tlp_without_sack", test_no_tlp_without_sack);
+	ADD("tlp_repairs_lost_retransmission", test_tlp_repairs_lost_retransmission);
+	ADD("tlp_repaired_loss_cuts_cwnd_once", test_tlp_repaired_loss_cuts_cwnd_once);
+	ADD("tlp_dsacked_probe_no_cut", test_tlp_dsacked_probe_no_cut);
 	ADD("rack_timer_marks_lost", test_rack_timer_marks_lost);
 	ADD("rack_reordering_no_retransmit", test_rack_reordering_no_retransmit);
 	ADD("rack_lost_retransmission", test_rack_lost_retransmission);

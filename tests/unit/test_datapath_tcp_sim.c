@@ -462,14 +462,16 @@ static void sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		fprintf(stderr,
 			"seed %3llu loss %2u%% jitter %2llums gso %5u/%5u %s%s%s%s: %7.3f s, pkts %llu lost %llu "
 			"dup %llu, retrans %llu, sack rec %llu, rto %llu, cwnd %u/%u, rack lost %llu, dsack %llu, "
-			"undo %llu\n",
+			"undo %llu, tlp %llu (repaired %llu)\n",
 			(unsigned long long)cfg->seed, cfg->loss_ppm / 10000, (unsigned long long)cfg->jitter_us / 1000,
 			cfg->gso_a, cfg->gso_b, tcp_cc_name(cfg->cc), cfg->no_sack ? " nosack" : "",
 			cfg->no_ts ? " nots" : "", cfg->slow_reader ? " slowrd" : "", (double)res->elapsed_us / 1e6,
 			(unsigned long long)S.pkts, (unsigned long long)S.lost, (unsigned long long)S.dups,
 			(unsigned long long)res->retrans, (unsigned long long)res->sack_recoveries,
 			(unsigned long long)res->rto_count, ia.cwnd, ib.cwnd, (unsigned long long)res->rack_marked,
-			(unsigned long long)res->dsacks_rx, (unsigned long long)res->undos);
+			(unsigned long long)res->dsacks_rx, (unsigned long long)res->undos,
+			(unsigned long long)(ia.tlp_probes + ib.tlp_probes),
+			(unsigned long long)(ia.tlp_recoveries + ib.tlp_recoveries));
 	ck_assert_uint_eq(ia.bytes_acked, cfg->bytes + 1);	/* + FIN */
 	ck_assert_uint_eq(ib.bytes_acked, cfg->bytes + 1);
 
