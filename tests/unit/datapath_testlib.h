@@ -142,9 +142,14 @@ static inline void dpt_neigh_add(struct stack *st, struct link *lk, const char *
 	ck_assert_int_eq(neigh_add_permanent(st, lk, &n), 0);
 }
 
-/* The one's-complement sum of @b added to @sum, folded and inverted. */
-static inline uint16_t dpt_ref_sum(const uint8_t *b, size_t len, uint32_t sum)
+/*
+ * RFC 1071 as written: the one's-complement sum of @b's 16-bit big-endian
+ * words added to @sum32, folded and inverted (a 64-bit accumulator, so that
+ * megabytes of 0xff cannot overflow it).
+ */
+static inline uint16_t dpt_ref_sum(const uint8_t *b, size_t len, uint32_t sum32)
 {
+	uint64_t sum = sum32;
 	size_t i;
 
 	for (i = 0; i + 1 < len; i += 2)

@@ -9,22 +9,7 @@
 #include <string.h>
 
 #include "datapath/net/net.h"
-
-/* RFC 1071 as written: 16-bit big-endian words, end-around carry (a 64-bit
- * accumulator so that megabytes of 0xff cannot overflow it). */
-static uint16_t ref_csum(const uint8_t *b, size_t len, uint32_t sum32)
-{
-	uint64_t sum = sum32;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)(b[i] << 8 | b[i + 1]);
-	if (len & 1)
-		sum += (uint32_t)b[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
+#include "tests/unit/datapath_testlib.h"
 
 /* csum_partial() against the reference over @len bytes at @b, alone and
  * after a chained 20-byte even piece (a header); 0 when they agree. */
@@ -32,7 +17,7 @@ static int check_both(const uint8_t *b, size_t len)
 {
 	static const uint8_t hdr[20] = { 0x45, 0, 0x05, 0xdc, 0x12, 0x34, 0x40, 0, 0x40, 6,
 					 0, 0, 10, 66, 0, 2, 10, 66, 0, 1 };
-	uint16_t ref = ref_csum(b, len, 0);
+	uint16_t ref = dpt_ref_sum(b, len, 0);
 	uint32_t h;
 	uint8_t *cat;
 	int bad = 0;
@@ -44,7 +29,7 @@ static int check_both(const uint8_t *b, size_t len)
 	memcpy(cat, hdr, sizeof(hdr));
 	if (len)
 		memcpy(cat + sizeof(hdr), b, len);
-	ref = ref_csum(cat, sizeof(hdr) + len, 0);
+	ref = dpt_ref_sum(cat, sizeof(hdr) + len, 0);
 	h = csum_partial(hdr, sizeof(hdr), 0);
 	if (csum_fold(csum_partial(b, len, h)) != ref)
 		bad = 1;
@@ -140,7 +125,7 @@ START_TEST(test_known_udp_datagram)
 		ph[10] = 0;
 		ph[11] = sizeof(u);
 		memcpy(ph + 12, u, sizeof(u));
-		ref = ref_csum(ph, sizeof(ph), 0);
+		ref = dpt_ref_sum(ph, sizeof(ph), 0);
 	}
 	ck_assert_uint_eq(csum_fold(csum_partial(u, sizeof(u), sum)), ref);
 	ck_assert_uint_eq(ref, 0xf82a);
@@ -159,11 +144,11 @@ START_TEST(test_against_reference)
 	for (align = 0; align < 8; align++)
 		for (len = 0; len < 300; len++)
 			ck_assert_uint_eq(csum_fold(csum_partial(buf + align, len, 0)),
-					  ref_csum(buf + align, len, 0));
-	ck_assert_uint_eq(csum_fold(csum_partial(buf + 3, 4096, 0)), ref_csum(buf + 3, 4096, 0));
+					  dpt_ref_sum(buf + align, len, 0));
+	ck_assert_uint_eq(csum_fold(csum_partial(buf + 3, 4096, 0)), dpt_ref_sum(buf + 3, 4096, 0));
 	/* all ones: the carries must wrap correctly */
 	memset(buf, 0xff, sizeof(buf));
-	ck_assert_uint_eq(csum_fold(csum_partial(buf, 4096, 0)), ref_csum(buf, 4096, 0));
+	ck_assert_uint_eq(csum_fold(csum_partial(buf, 4096, 0)), dpt_ref_sum(buf, 4096, 0));
 }
 END_TEST
 
@@ -177,7 +162,7 @@ START_TEST(test_chaining_even_pieces)
 		b[i] = (uint8_t)(i * 7 + 3);
 	sum = csum_partial(b, 20, 0);
 	sum = csum_partial(b + 20, 44, sum);
-	ck_assert_uint_eq(csum_fold(sum), ref_csum(b, sizeof(b), 0));
+	ck_assert_uint_eq(csum_fold(sum), dpt_ref_sum(b, sizeof(b), 0));
 }
 END_TEST
 
@@ -196,7 +181,7 @@ START_TEST(test_pseudo6)
 	ph[35] = 0xff;
 	ph[39] = IPPROTO_ICMPV6;
 	sum = csum_pseudo6(&s, &d, IPPROTO_ICMPV6, 0x1ff);
-	ck_assert_uint_eq(csum_fold(sum), ref_csum(ph, sizeof(ph), 0));
+	ck_assert_uint_eq(csum_fold(sum), dpt_ref_sum(ph, sizeof(ph), 0));
 }
 END_TEST
 
