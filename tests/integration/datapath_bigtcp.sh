@@ -19,7 +19,8 @@
 command -v curl >/dev/null || sn_skip "curl not installed (scripts/install-deps.sh)"
 
 BIG=185000
-SIZE_MB=${SIZE_MB:-1024}
+# 1 GiB; 256 MiB in the sanitizer build (SANDNET_SANITIZED, as datapath_tcp_1g.sh)
+SIZE_MB=${SIZE_MB:-$([ -n "${SANDNET_SANITIZED:-}" ] && echo 256 || echo 1024)}
 DP_GSO=hw DP_CT_GSO_MAX=$BIG \
 	dp_env_up --publish tcp:80=127.0.0.1:8080 --forward tcp:127.0.0.1:8081=10.77.0.1:80
 got=$(dp_stat "d['links']['eth0']['gso_ipv4_max_size']")
