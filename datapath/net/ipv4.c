@@ -260,7 +260,7 @@ int ipv4_output(struct stack *st, struct pkt *p, struct in_addr src, struct in_a
 	const struct route *r = route_lookup(st, AF_INET, &d);
 	struct ipv4_hdr *ih;
 	struct in_addr hop;
-	size_t total;
+	size_t total, gso_frame_max;
 	bool gso;
 
 	if (!r) {
@@ -274,8 +274,12 @@ int ipv4_output(struct stack *st, struct pkt *p, struct in_addr src, struct in_a
 		return -ENETUNREACH;
 	}
 	total = pkt_total_len(p) + sizeof(*ih);
-	gso = r->link->vnet && p->vnet.gso_type != VIRTIO_NET_HDR_GSO_NONE;
-	if (total > IPV4_MAX_LEN && !(gso && total + ETH_HLEN_ <= r->link->gso_ipv4_max_size)) {
+	/* a GSO frame (tcp_glue.c, udp.c) is segmented by the kernel: not held to
+	 * the MTU, but to 65535 bytes on the wire, or to the BIG TCP limit */
+	gso_frame_max = r->link->gso_ipv4_max_size > IPV4_MAX_LEN ? r->link->gso_ipv4_max_size : IPV4_MAX_LEN;
+	gso = r->link->vnet && p->vnet.gso_type != VIRTIO_NET_HDR_GSO_NONE &&
+	      total + ETH_HLEN_ <= gso_frame_max;
+	if (total > IPV4_MAX_LEN && !gso) {
 		stack_drop(st, DROP_TOO_BIG);
 		pkt_free(p);
 		return -EMSGSIZE;
@@ -299,7 +303,6 @@ int ipv4_output(struct stack *st, struct pkt *p, struct in_addr src, struct in_a
 	ih->daddr = dst.s_addr;
 	ih->csum = htons(csum_fold(csum_partial(ih, sizeof(*ih), 0)));
 	hop = r->has_gateway ? r->gateway.v4 : dst;
-	/* a GSO frame (tcp_glue.c) is segmented by the kernel: no MTU here */
 	if (total > r->link->mtu && !gso) {
 		if (df) {
 			stack_drop(st, DROP_TOO_BIG);
