@@ -4,7 +4,8 @@
  *
  * Theory of operation: we are the responder. proto_handshake() answers
  * netsetup's HELLO with the version we choose. Each LINK becomes a struct
- * link in the stack with its addresses, routes and permanent neighbours, and
+ * link in the stack with its addresses, routes and permanent neighbours (and,
+ * with a FACE, the container face's TUN link, face.c), and
  * is answered with ACK, or ERROR with the reason when we cannot serve it (its
  * fds are then closed by proto_msg_free()). DONE ends the intake; its ACK is
  * sent by main() once the stack is started and privileges are dropped, so
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "datapath/datapath.h"
+#include "datapath/face/face.h"
 #include "datapath/net/tcp_glue.h"
 #include "datapath/tcp/tcp.h"
 
@@ -89,7 +91,7 @@ static int config_link(struct stack *st, struct proto_link *pl, char *err, size_
 		snprintf(err, err_len, "link %s: ifindex %u sent twice", pl->ifname, pl->ifindex);
 		return -EEXIST;
 	}
-	l = link_new(st, pl, err, err_len);
+	l = link_packet_new(st, pl, err, err_len);
 	if (!l)
 		return -EINVAL;
 	ret = stack_add_link(st, l);
@@ -97,6 +99,12 @@ static int config_link(struct stack *st, struct proto_link *pl, char *err, size_
 		snprintf(err, err_len, "link %s: too many links", pl->ifname);
 		link_free(l);
 		return ret;
+	}
+	if (pl->has_face) {
+		/* the container face (face.c): the TUN fd moves to its link */
+		ret = face_add(st, l, &pl->face, err, err_len);
+		if (ret < 0)
+			return ret;
 	}
 	for (i = 0; i < pl->n_routes; i++) {
 		ret = route_add(st, l, &pl->routes[i]);

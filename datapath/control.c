@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "datapath/datapath.h"
+#include "datapath/face/face.h"
 #include "datapath/net/tcp_glue.h"
 #include "datapath/out.h"
 
@@ -67,6 +68,9 @@ static void control_link(struct out *o, struct link *l)
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", l->mac[0], l->mac[1],
 		 l->mac[2], l->mac[3], l->mac[4], l->mac[5]);
 	out_obj_begin(o, l->name);
+	out_str(o, "kind", link_kind_name(l->kind));
+	if (l->outer)
+		out_str(o, "outer", l->outer->name);
 	out_u64(o, "ifindex", l->ifindex);
 	out_str(o, "mac", mac);
 	out_u64(o, "mtu", l->mtu);
@@ -104,6 +108,7 @@ static void control_link(struct out *o, struct link *l)
 	out_u64(o, "rx_gso_frames", s->rx_gso_frames);
 	out_u64(o, "rx_gso_segments", s->rx_gso_segments);
 	out_u64(o, "rx_truncated", s->rx_truncated);
+	out_u64(o, "rx_bad_vnet", s->rx_bad_vnet);
 	out_u64(o, "rx_buffers_grown", s->rx_buffers_grown);
 	out_u64(o, "rx_kernel_drops", s->rx_kernel_drops);
 	out_u64(o, "tx_frames", s->tx_frames);
@@ -200,6 +205,13 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 	for (i = 0; i < st->n_links; i++)
 		control_link(&o, st->links[i]);
 	out_obj_end(&o);
+	if (st->n_inner) {
+		/* the container face's TUNs: the inner links */
+		out_obj_begin(&o, "inner_links");
+		for (i = 0; i < st->n_inner; i++)
+			control_link(&o, st->inner[i]);
+		out_obj_end(&o);
+	}
 	out_obj_begin(&o, "drops");
 	for (i = 0; i < DROP_MAX; i++)
 		out_u64(&o, dp_drop_name(i), st->drop[i]);
@@ -243,6 +255,7 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 		svc_tcp_stats(dp->tcp_svcs[i], &o);
 	out_arr_end(&o);
 	tcp_glue_print_stats(st, &o);
+	face_print_stats(st->face, &o);
 	out_finish(&o);
 }
 

@@ -79,6 +79,7 @@
 	X(TX_QUEUE_FULL)	\
 	X(TX_ERROR)		\
 	X(RX_TRUNCATED)		\
+	X(BAD_VNET)		\
 	X(NO_MEMORY)		\
 	X(TOO_BIG)		\
 	X(TCP_NOT_YET)		\

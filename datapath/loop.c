@@ -6,15 +6,23 @@
  *
  * One turn of the loop: wait in epoll_wait() until an fd is ready or the
  * earliest timer is due, call the handler of each ready fd, run every expired
- * timer, then call the turn-end hooks. The links register a turn-end hook
- * that flushes their transmit queues, so everything a turn produced (replies
- * to a whole receive batch) leaves in one sendmmsg per link.
+ * timer, then call the turn-end hooks and the deferred frees. The stack
+ * registers the hook that flushes every link (stack_turn_end()), so
+ * everything a turn produced (replies to a whole receive batch) leaves in
+ * one sendmmsg per link.
  *
  * Timers sit in a wheel of LOOP_WHEEL_SLOTS slots of LOOP_TICK_MS each, slot
  * chosen by expiry tick modulo the wheel size. A timer further away than one
  * revolution stays in its slot and is skipped until its expiry has come:
  * every timer is checked against the clock, never assumed due by position.
  * Arming and cancelling are O(1). Timers are one-shot; owners re-arm.
+ *
+ * Deferred frees: an object that an fd event or a callback still on the
+ * stack may name (a service pair closed by a callback, a UDP flow recycled
+ * while its socket has an event in the same batch) is unlinked at once
+ * and handed to loop_defer(); the loop frees it after the turn-end hooks,
+ * when nothing of the turn can reach it any more. One facility for every
+ * owner.
  *
  * Time is CLOCK_MONOTONIC in milliseconds, read once per turn. A loop made
  * with a fake clock never reads it: tests move time with loop_advance_ms(),
@@ -51,6 +59,7 @@ struct loop {
 	struct loop_timer *wheel[LOOP_WHEEL_SLOTS];
 	unsigned int n_hooks;
 	struct loop_hook hooks[LOOP_MAX_HOOKS];
+	struct loop_defer *deferred;
 };
 
 static uint64_t loop_clock_ms(void)
@@ -84,14 +93,39 @@ struct loop *loop_new(bool fake_clock)
 	return l;
 }
 
+static void loop_run_deferred(struct loop *l)
+{
+	while (l->deferred) {
+		struct loop_defer *d = l->deferred;
+
+		l->deferred = d->next;
+		d->fn(d);
+	}
+}
+
 /**
- * loop_free() - close the epoll fd; owners removed their fds and timers
+ * loop_defer() - free an object once the current turn is over
+ * @l:		loop
+ * @d:		embedded in the object, which is already unlinked from its owner
+ * @fn:		frees it
+ */
+void loop_defer(struct loop *l, struct loop_defer *d, void (*fn)(struct loop_defer *d))
+{
+	d->fn = fn;
+	d->next = l->deferred;
+	l->deferred = d;
+}
+
+/**
+ * loop_free() - free what is deferred, close the epoll fd; owners removed
+ * their fds and timers
  * @l:	loop or NULL
  */
 void loop_free(struct loop *l)
 {
 	if (!l)
 		return;
+	loop_run_deferred(l);
 	close(l->epfd);
 	free(l);
 }
@@ -307,6 +341,7 @@ static void loop_turn_end(struct loop *l)
 
 	for (i = 0; i < l->n_hooks; i++)
 		l->hooks[i].fn(l->hooks[i].ctx);
+	loop_run_deferred(l);
 }
 
 /**

@@ -47,6 +47,17 @@ struct loop_timer {
 	void *ctx;
 };
 
+/**
+ * struct loop_defer - an object to free once the current turn is over;
+ * embedded in its owner
+ * @next:	the loop's list
+ * @fn:		frees the owner
+ */
+struct loop_defer {
+	struct loop_defer *next;
+	void (*fn)(struct loop_defer *d);
+};
+
 struct loop *loop_new(bool fake_clock);
 void loop_free(struct loop *l);
 int loop_fd_add(struct loop *l, struct loop_fd *h, int fd, uint32_t events,
@@ -62,6 +73,7 @@ static inline bool loop_timer_armed(const struct loop_timer *t)
 }
 int loop_on_turn_end(struct loop *l, loop_turn_fn fn, void *ctx);
 void loop_off_turn_end(struct loop *l, loop_turn_fn fn, void *ctx);
+void loop_defer(struct loop *l, struct loop_defer *d, void (*fn)(struct loop_defer *d));
 uint64_t loop_now_ms(const struct loop *l);
 void loop_advance_ms(struct loop *l, uint64_t ms);
 int loop_run_once(struct loop *l, int max_wait_ms);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "datapath/datapath.h"
+#include "datapath/face/face.h"
 #include "datapath/seccomp.h"
 
 static const char usage[] =
@@ -216,14 +217,11 @@ static void dp_proto_event(struct loop_fd *h, uint32_t events)
 	dp->proto_fd = -1;
 }
 
-static void dp_flush_links(void *ctx)
+/* The end of a turn, before the stack flushes its links (stack_turn_end()). */
+static void dp_turn_end(void *ctx)
 {
-	struct dp *dp = ctx;
-	unsigned int i;
-
+	(void)ctx;
 	svc_udp_flush();
-	for (i = 0; i < dp->st.n_links; i++)
-		link_tx_flush(dp->st.links[i]);
 }
 
 int main(int argc, char **argv)
@@ -256,7 +254,11 @@ int main(int argc, char **argv)
 		snprintf(err, sizeof(err), "stack: %s", strerror(-ret));
 		goto out;
 	}
-	loop_on_turn_end(dp.loop, dp_flush_links, &dp);
+	ret = stack_on_turn_end(&dp.st, dp_turn_end, &dp);
+	if (ret < 0) {
+		snprintf(err, sizeof(err), "stack: %s", strerror(-ret));
+		goto out;
+	}
 	ret = config_limits_apply(&dp.st, &opts.limits);
 	if (ret < 0) {
 		snprintf(err, sizeof(err), "resource caps: %s", strerror(-ret));
@@ -307,13 +309,15 @@ int main(int argc, char **argv)
 	ret = privdrop(opts.user, err, sizeof(err));
 	if (ret < 0)
 		goto out;
-	/* 4b. the system call allow-list (seccomp.c), before the first packet */
+	/* the system call allow-list (seccomp.c), before the first packet */
 	ret = dp_seccomp_install(err, sizeof(err));
 	if (ret < 0)
 		goto out;
 
 	dp.start_ms = loop_now_ms(dp.loop);
 	ret = stack_start(&dp.st);
+	if (ret >= 0)
+		ret = face_start(dp.st.face);
 	for (i = 0; ret >= 0 && i < dp.n_svcs; i++)
 		ret = svc_udp_start(dp.svcs[i]);
 	for (i = 0; ret >= 0 && i < dp.n_tcp_svcs; i++)
@@ -335,7 +339,7 @@ int main(int argc, char **argv)
 	loop_fd_add(dp.loop, &dp.proto_lfd, dp.proto_fd, EPOLLIN | EPOLLRDHUP, dp_proto_event, &dp);
 	fprintf(stderr, "datapath: serving %u link(s), %u service(s) as uid %u\n", dp.st.n_links,
 		dp.n_svcs + dp.n_tcp_svcs, (unsigned int)geteuid());
-	dp_flush_links(&dp);
+	stack_links_flush(&dp.st, false);
 	ret = loop_run(dp.loop);
 	if (ret < 0) {
 		snprintf(err, sizeof(err), "event loop: %s", strerror(-ret));

@@ -14,11 +14,13 @@
  *   1. capabilities, open the namespace (host refused), not yet attached;
  *      run: start the datapath (in our own namespace);
  *   2. enter the namespace; probe, select links, decide GSO modes, check the
- *      protocol limits, open the channel sockets;
+ *      protocol limits, open the channel sockets and make the container
+ *      face's TUNs (face.c; down, no address: nothing changed yet);
  *   3. reach the datapath and agree on a version (HELLO);
  *   4. capture what will be taken and write the state file (this also
  *      claims the namespace: a concurrent attach fails here);
- *   5. take the addresses;
+ *   5. take the addresses; with the face, keep the kernel off the link
+ *      (nftables, disable_ipv6) and give the TUN the addresses and routes;
  *   6. send LINK..., DONE; on any failure give everything back and remove
  *      the state file, so that nothing is ever left half-applied;
  *   7. attach (and a detached run): return to our own namespace; run
@@ -68,6 +70,7 @@ struct attach {
 	struct nl_sock *sk;
 	struct ns_net net;
 	int **fds;			/* per link of net; NULL when not selected */
+	struct ns_face *faces;		/* per link of net; fd -1 when none */
 	struct ns_state st;
 	char state_path[PATH_MAX];
 	bool state_written;
@@ -196,6 +199,17 @@ static void child_stop(struct attach *a)
 	a->child = 0;
 }
 
+/* The container face of the link with @ifindex, or NULL. */
+static const struct ns_face *attach_face_of(const struct attach *a, int ifindex)
+{
+	unsigned int i;
+
+	for (i = 0; i < a->net.n_links; i++)
+		if (a->net.links[i].ifindex == ifindex && a->faces[i].fd >= 0)
+			return &a->faces[i];
+	return NULL;
+}
+
 /* Steps 3 to 6, inside the namespace. */
 static int attach_inside(struct attach *a, struct ns_err *e)
 {
@@ -217,11 +231,14 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 
 	pl = malloc(sizeof(*pl));
 	a->fds = calloc(a->net.n_links, sizeof(*a->fds));
-	if (!pl || !a->fds) {
+	a->faces = calloc(a->net.n_links + 1, sizeof(*a->faces));
+	if (!pl || !a->fds || !a->faces) {
 		free(pl);
 		ns_err_set(e, "attach: out of memory");
 		return -ENOMEM;
 	}
+	for (i = 0; i < a->net.n_links; i++)
+		a->faces[i].fd = -1;
 	for (i = 0; i < a->net.n_links && !err; i++) {
 		struct ns_link *l = &a->net.links[i];
 
@@ -240,7 +257,12 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 		if (err) {
 			free(a->fds[i]);
 			a->fds[i] = NULL;
+			break;
 		}
+		/* the container face's TUN: made now, down and empty, so that a
+		 * missing /dev/net/tun or a taken name fails before any change */
+		if (!o->no_face)
+			err = ns_face_open(l, &a->faces[i], e);
 	}
 	free(pl);
 	if (err)
@@ -267,6 +289,12 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 	err = ns_takeover_prepare(&a->net, &a->ns, &a->st, e);
 	if (err)
 		return err;
+	for (i = 0; i < a->st.n_links; i++) {
+		const struct ns_face *fc = attach_face_of(a, a->st.links[i].ifindex);
+
+		if (fc)
+			ns_face_prepare(&a->st.links[i], fc);
+	}
 	if (o->datapath_pid > 0 && !o->detach_child) {
 		a->st.datapath_pid = o->datapath_pid;
 		if (ns_proc_start_time(o->datapath_pid, &a->st.datapath_start) < 0) {
@@ -294,14 +322,28 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 	/* From here on, any failure gives back (ns_restore() copes with a partial takeover). */
 	a->taken = true;
 	err = ns_takeover(a->sk, &a->st, e);
+	for (i = 0; !err && i < a->st.n_links; i++) {
+		const struct ns_face *fc = attach_face_of(a, a->st.links[i].ifindex);
+
+		if (fc)
+			err = ns_face_setup(a->sk, &a->st, &a->st.links[i], fc, e);
+	}
 	if (err)
 		return err;
-	return ns_handoff_links(a->sock, &a->net, (int *const *)a->fds, o->channels, e);
+	return ns_handoff_links(a->sock, &a->net, (int *const *)a->fds, o->channels, a->faces, e);
 }
 
 static void attach_release(struct attach *a)
 {
 	unsigned int i;
+
+	if (a->faces) {
+		/* the datapath holds its own fd: the TUN lives as long as it does */
+		for (i = 0; i < a->net.n_links; i++)
+			ns_face_close(&a->faces[i]);
+		free(a->faces);
+		a->faces = NULL;
+	}
 
 	if (a->fds) {
 		for (i = 0; i < a->net.n_links; i++) {
@@ -323,9 +365,11 @@ static void report(const struct attach *a)
 		const struct ns_link *l = &a->net.links[i];
 
 		if (l->selected)
-			fprintf(stderr, "netsetup: netns %s: link %s handed to the datapath: GSO %s (%s), %u channel%s\n",
+			fprintf(stderr, "netsetup: netns %s: link %s handed to the datapath: GSO %s (%s), %u channel%s, %s%s\n",
 				a->ns.name, l->ifname, proto_gso_mode_name(l->mode), l->reason,
-				a->o->channels, a->o->channels == 1 ? "" : "s");
+				a->o->channels, a->o->channels == 1 ? "" : "s",
+				a->faces && a->faces[i].fd >= 0 ? "container face " : "no container face",
+				a->faces && a->faces[i].fd >= 0 ? a->faces[i].name : "");
 	}
 }
 
@@ -436,8 +480,8 @@ int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e)
 		child_status_note(&a, e);
 		goto out;
 	}
-	attach_release(&a);
 	report(&a);
+	attach_release(&a);
 	if (o->cmd == NS_CMD_ATTACH || o->detach_child) {
 		if (ns_netns_leave(a.orig_netns) < 0) {
 			/* Nothing sensible is possible in the wrong namespace. */

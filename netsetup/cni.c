@@ -26,7 +26,8 @@
  *
  * The plugin's own configuration keys (all optional) are documented in
  * docs/runtime.md: "datapath", "datapathArgs", "publish", "forward", "gso",
- * "channels", "user". Every malformed document, wrong type or missing field
+ * "channels", "user", "face" (false: no container face, the container stays
+ * dark). Every malformed document, wrong type or missing field
  * is a CNI error naming the field, with the spec's well-known codes (1
  * version, 4 environment, 6 decoding, 7 configuration) and 100 and up for
  * our own failures.
@@ -220,7 +221,7 @@ static int cni_add(struct cni *c)
 {
 	char *argv[CNI_MAX_ARGS + 1] = { NULL };
 	const char *datapath = "datapath", *gso = NULL, *user = NULL;
-	json_t *prev = json_object_get(c->conf, "prevResult"), *chan, *res;
+	json_t *prev = json_object_get(c->conf, "prevResult"), *chan, *res, *face;
 	struct ns_err e = { "" };
 	struct ns_opts o;
 	unsigned int n = 0;
@@ -250,6 +251,13 @@ static int cni_add(struct cni *c)
 			return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration",
 					 "\"gso\": expected auto, hw, sw or off");
 		o.gso = g;
+	}
+	face = json_object_get(c->conf, "face");
+	if (face) {
+		if (!json_is_boolean(face))
+			return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration",
+					 "\"face\": expected true or false");
+		o.no_face = !json_is_true(face);
 	}
 	chan = json_object_get(c->conf, "channels");
 	if (chan) {

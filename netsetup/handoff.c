@@ -169,12 +169,13 @@ too_many:
  * @net:	scraped namespace; links with ->selected are sent, in order
  * @fds:	per link of @net (same index), @n_channels channel fds
  * @n_channels:	channels per link
+ * @faces:	per link of @net, its container face (fd -1: none), or NULL
  * @e:		error message
  *
  * Return: 0 once the datapath acknowledged DONE, or -errno.
  */
 int ns_handoff_links(int sock, const struct ns_net *net, int *const *fds,
-		     unsigned int n_channels, struct ns_err *e)
+		     unsigned int n_channels, const struct ns_face *faces, struct ns_err *e)
 {
 	struct proto_why why = { 0 };
 	struct proto_link *pl;
@@ -198,6 +199,14 @@ int ns_handoff_links(int sock, const struct ns_net *net, int *const *fds,
 			goto out;
 		pl->n_channels = n_channels;
 		memcpy(pl->channel_fds, fds[i], n_channels * sizeof(int));
+		if (faces && faces[i].fd >= 0) {
+			pl->has_face = true;
+			pl->face.ifindex = (uint32_t)faces[i].ifindex;
+			snprintf(pl->face.ifname, sizeof(pl->face.ifname), "%s", faces[i].name);
+			pl->face.mtu = faces[i].mtu;
+			pl->face.offloads = faces[i].offloads;
+			pl->face.fd = faces[i].fd;
+		}
 		snprintf(step, sizeof(step), "LINK %s", l->ifname);
 		err = proto_send_link(sock, seq, pl);
 		if (err) {

@@ -260,6 +260,9 @@ void ns_channel_close(int *fds, unsigned int n);
  * @addr_gen_mode: /proc/sys/net/ipv6/conf/IF/addr_gen_mode before, -1 absent
  * @accept_ra:	likewise
  * @autoconf:	likewise
+ * @face:	the link has a container face (face.c): its TUN @face_tun, the
+ *		nftables table netdev sandnet_IFINDEX, and disable_ipv6 set
+ * @disable_ipv6: its value before, -1 absent
  */
 struct ns_state_link {
 	int ifindex;
@@ -267,6 +270,9 @@ struct ns_state_link {
 	int addr_gen_mode;
 	int accept_ra;
 	int autoconf;
+	bool face;
+	char face_tun[IFNAMSIZ];
+	int disable_ipv6;
 };
 
 #define NS_OWNER_MAX		192	/* "cni:CONTAINERID:IFNAME", "oci:ID", "serve:..." */
@@ -311,12 +317,45 @@ int ns_takeover_prepare(const struct ns_net *net, const struct ns_netns *ns,
 int ns_takeover(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e);
 int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e);
 
+int ns_addrs_copy(struct nl_sock *sk, const struct ns_state *st, int from, int to, const char *to_name,
+		  struct ns_err *e);
+int ns_routes_copy(struct nl_sock *sk, const struct ns_state *st, int from, int to, const char *to_name,
+		   struct ns_err *e);
+
+/* --- face.c: the container face ---------------------------------------- */
+
+#define NS_FACE_PREFIX		"sn-"
+
+/**
+ * struct ns_face - one link's container face while attach runs
+ * @fd:		the TUN (IFF_TUN | IFF_NO_PI | IFF_VNET_HDR), -1 when none
+ * @name:	"sn-" + the link's name
+ * @ifindex:	its index in the namespace
+ * @mtu:	the link's MTU, which it gets
+ * @offloads:	the TUN_F_* flags TUNSETOFFLOAD accepted
+ */
+struct ns_face {
+	int fd;
+	char name[IFNAMSIZ];
+	int ifindex;
+	uint32_t mtu;
+	uint32_t offloads;
+};
+
+void ns_face_name(const char *ifname, char *out);
+int ns_face_open(const struct ns_link *l, struct ns_face *fc, struct ns_err *e);
+void ns_face_close(struct ns_face *fc);
+void ns_face_prepare(struct ns_state_link *sl, const struct ns_face *fc);
+int ns_face_setup(struct nl_sock *sk, const struct ns_state *st, const struct ns_state_link *sl,
+		  const struct ns_face *fc, struct ns_err *e);
+int ns_face_remove(struct nl_sock *sk, const struct ns_state_link *sl, struct ns_err *e);
+
 /* --- handoff.c -------------------------------------------------------- */
 
 int ns_handoff_connect(const char *path, int *sockp, struct ns_err *e);
 int ns_handoff_hello(int sock, struct ns_err *e);
 int ns_handoff_links(int sock, const struct ns_net *net, int *const *fds,
-		     unsigned int n_channels, struct ns_err *e);
+		     unsigned int n_channels, const struct ns_face *faces, struct ns_err *e);
 int ns_link_to_proto(const struct ns_net *net, const struct ns_link *link,
 		     struct proto_link *pl, struct ns_err *e);
 
@@ -375,6 +414,7 @@ struct ns_opts {
 	unsigned int n_ifaces;
 	const char *ifaces[NS_MAX_IFACES];
 	const char *user;
+	bool no_face;			/* --face off: the container stays dark (docs/netsetup.md) */
 	char **child_argv;
 	/* Set by the CNI plugin, the OCI hook and serve, never by the command line: */
 	bool detach_child;		/* run: the datapath outlives us (own session, stdio to a log) */
@@ -386,6 +426,7 @@ struct ns_opts {
 };
 
 int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e);
+int ns_face_parse(const char *s, bool *no_face);
 extern const char ns_usage[];
 
 /* --- probe.c --------------------------------------------------------- */

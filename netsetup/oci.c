@@ -21,7 +21,8 @@
  *
  * Publish and forward rules come from --publish/--forward, then from the
  * annotations "sandnet.publish" and "sandnet.forward" (comma-separated
- * datapath SPECs), of the state or else of config.json. A hook that fails
+ * datapath SPECs), of the state or else of config.json; the container face
+ * is on unless --face off or the annotation "sandnet.face" says "off". A hook that fails
  * exits non-zero with one message on stderr; the runtime then fails the
  * container's creation.
  */
@@ -40,7 +41,7 @@
 
 static const char oci_usage[] =
 	"usage: netsetup oci-hook [create|poststop] [--datapath PATH] [--gso auto|hw|sw|off]\n"
-	"                         [--channels N] [--iface NAME]... [--user USER]\n"
+	"                         [--channels N] [--iface NAME]... [--user USER] [--face on|off]\n"
 	"                         [--publish SPEC]... [--forward SPEC]... [-- DATAPATH_ARGS...]\n"
 	"  reads the OCI state JSON on stdin\n";
 
@@ -75,6 +76,7 @@ static int oci_args(struct oci *h, int argc, char **argv, struct ns_err *e)
 		{ "channels", required_argument, NULL, 'c' },
 		{ "iface", required_argument, NULL, 'i' },
 		{ "user", required_argument, NULL, 'u' },
+		{ "face", required_argument, NULL, 'F' },
 		{ "publish", required_argument, NULL, 'p' },
 		{ "forward", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -124,6 +126,12 @@ static int oci_args(struct oci *h, int argc, char **argv, struct ns_err *e)
 			break;
 		case 'u':
 			h->o.user = optarg;
+			break;
+		case 'F':
+			if (ns_face_parse(optarg, &h->o.no_face) < 0) {
+				ns_err_set(e, "--face '%s': expected on or off", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'p':
 		case 'f':
@@ -234,6 +242,12 @@ static int oci_annotations(struct oci *h, struct ns_err *e)
 	char *tok, *save;
 	int k, err;
 
+	const char *face = annotation(h, "sandnet.face");
+
+	if (face && ns_face_parse(face, &h->o.no_face) < 0) {
+		ns_err_set(e, "annotation sandnet.face '%s': expected on or off", face);
+		return -EINVAL;
+	}
 	for (k = 0; k < 2; k++) {
 		const char *v = annotation(h, keys[k]);
 

@@ -24,14 +24,15 @@
 const char ns_usage[] =
 	"usage: netsetup gso show [--netns PATH | --pid PID] [--json] [IFACE]\n"
 	"       netsetup attach (--netns PATH | --pid PID) --datapath SOCKET [--gso auto|hw|sw|off]\n"
-	"                       [--gso-max-size N] [--channels N] [--iface NAME]...\n"
+	"                       [--gso-max-size N] [--channels N] [--iface NAME]... [--face on|off]\n"
 	"       netsetup run (--netns PATH | --pid PID) [--gso auto|hw|sw|off] [--gso-max-size N]\n"
-	"                    [--channels N] [--iface NAME]... [--user USER] -- DATAPATH [ARGS...]\n"
+	"                    [--channels N] [--iface NAME]... [--face on|off] [--user USER]\n"
+	"                    -- DATAPATH [ARGS...]\n"
 	"       netsetup detach (--netns PATH | --pid PID)\n"
 	"       netsetup oci-hook [create|poststop] [--datapath PATH] [options] [-- DATAPATH_ARGS...]\n"
 	"       netsetup serve [--socket PATH] [--config FILE]\n"
 	"       netsetup connect [--socket PATH] (--netns PATH | --pid PID) [--iface NAME]\n"
-	"                        [--gso hw|sw|off] [--channels N] -- DATAPATH [ARGS...]\n"
+	"                        [--gso hw|sw|off] [--channels N] [--face on|off] -- DATAPATH [ARGS...]\n"
 	"       netsetup help\n"
 	"  As a CNI plugin: call it 'sandnet' (or set CNI_COMMAND, no arguments).\n";
 
@@ -45,6 +46,7 @@ enum {
 	OPT_CHANNELS,
 	OPT_IFACE,
 	OPT_USER,
+	OPT_FACE,
 };
 
 static const struct option long_opts[] = {
@@ -57,6 +59,7 @@ static const struct option long_opts[] = {
 	{ "channels", required_argument, NULL, OPT_CHANNELS },
 	{ "iface", required_argument, NULL, OPT_IFACE },
 	{ "user", required_argument, NULL, OPT_USER },
+	{ "face", required_argument, NULL, OPT_FACE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -65,9 +68,9 @@ static const struct option long_opts[] = {
 static const unsigned int allowed[NS_CMD_MAX] = {
 	[NS_CMD_GSO_SHOW] = B(OPT_NETNS) | B(OPT_PID) | B(OPT_JSON),
 	[NS_CMD_ATTACH] = B(OPT_NETNS) | B(OPT_PID) | B(OPT_DATAPATH) | B(OPT_GSO) |
-			  B(OPT_GSO_MAX_SIZE) | B(OPT_CHANNELS) | B(OPT_IFACE),
+			  B(OPT_GSO_MAX_SIZE) | B(OPT_CHANNELS) | B(OPT_IFACE) | B(OPT_FACE),
 	[NS_CMD_RUN] = B(OPT_NETNS) | B(OPT_PID) | B(OPT_GSO) | B(OPT_GSO_MAX_SIZE) |
-		       B(OPT_CHANNELS) | B(OPT_IFACE) | B(OPT_USER),
+		       B(OPT_CHANNELS) | B(OPT_IFACE) | B(OPT_USER) | B(OPT_FACE),
 	[NS_CMD_DETACH] = B(OPT_NETNS) | B(OPT_PID),
 };
 
@@ -80,6 +83,24 @@ static const char *const cmd_names[NS_CMD_MAX] = {
 	[NS_CMD_HELP] = "help",
 };
 _Static_assert(sizeof(cmd_names) / sizeof(cmd_names[0]) == NS_CMD_MAX, "a name per command");
+
+/**
+ * ns_face_parse() - "on" or "off", the container face's switch
+ * @s:		the word
+ * @no_face:	set when "off"
+ *
+ * Return: 0, or -EINVAL for anything else.
+ */
+int ns_face_parse(const char *s, bool *no_face)
+{
+	if (!strcmp(s, "on"))
+		*no_face = false;
+	else if (!strcmp(s, "off"))
+		*no_face = true;
+	else
+		return -EINVAL;
+	return 0;
+}
 
 /* Strict unsigned decimal: no sign, no junk, no overflow. */
 static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *v)
@@ -230,6 +251,12 @@ int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e)
 				return -EINVAL;
 			}
 			o->ifaces[o->n_ifaces++] = optarg;
+			break;
+		case OPT_FACE:
+			if (ns_face_parse(optarg, &o->no_face) < 0) {
+				ns_err_set(e, "--face '%s': expected on or off", optarg);
+				return -EINVAL;
+			}
 			break;
 		case OPT_USER:
 			if (!optarg[0]) {

@@ -69,7 +69,7 @@
 static const char serve_usage[] =
 	"usage: netsetup serve [--socket PATH] [--config FILE]\n"
 	"       netsetup connect [--socket PATH] (--netns PATH | --pid PID) [--iface NAME]\n"
-	"                        [--gso hw|sw|off] [--channels N] -- DATAPATH [ARGS...]\n";
+	"                        [--gso hw|sw|off] [--channels N] [--face on|off] -- DATAPATH [ARGS...]\n";
 
 struct serve {
 	struct ns_serve_conf conf;
@@ -253,6 +253,7 @@ static int worker(struct serve *s, int conn)
 	o.netns_path = kept ? keep : fdpath;
 	o.gso = gso_request_of(&msg->attach);
 	o.channels = msg->attach.channels ? msg->attach.channels : 1;
+	o.no_face = msg->attach.no_face;
 	if (msg->attach.ifname[0]) {
 		o.ifaces[0] = msg->attach.ifname;
 		o.n_ifaces = 1;
@@ -644,6 +645,7 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 		{ "iface", required_argument, NULL, 'i' },
 		{ "gso", required_argument, NULL, 'g' },
 		{ "channels", required_argument, NULL, 'c' },
+		{ "face", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct proto_attach req = { .netns_fd = -1 };
@@ -698,6 +700,12 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 				return -EINVAL;
 			}
 			req.channels = v;
+			break;
+		case 'F':
+			if (ns_face_parse(optarg, &req.no_face) < 0) {
+				ns_err_set(e, "--face '%s': expected on or off", optarg);
+				return -EINVAL;
+			}
 			break;
 		default:
 			ns_err_set(e, "%s option '%s'\n%s", opt == ':' ? "missing the value of" : "unknown",

@@ -17,6 +17,7 @@
  *   sandnet-netsetup-state 1
  *   netns DEV INO
  *   link IFINDEX IFNAME ADDR_GEN_MODE ACCEPT_RA AUTOCONF        (-1: absent)
+ *   face IFINDEX TUNNAME DISABLE_IPV6   (the link's container face, face.c; -1: absent)
  *   addr IFINDEX 4|6 ADDRESS PREFIXLEN SCOPE FLAGS VALID PREFERRED PEER|- BROADCAST|- LABEL|-
  *   route IFINDEX 4|6 DST|- DSTLEN GATEWAY|- METRIC TABLE PROTOCOL SCOPE TYPE PREFSRC|-
  *   datapath PID STARTTIME          (optional: a datapath that outlives its starter)
@@ -102,6 +103,8 @@ int ns_state_format(FILE *f, const struct ns_state *st)
 
 		fprintf(f, "link %d %s %d %d %d\n", l->ifindex, l->ifname, l->addr_gen_mode,
 			l->accept_ra, l->autoconf);
+		if (l->face)
+			fprintf(f, "face %d %s %d\n", l->ifindex, l->face_tun, l->disable_ipv6);
 	}
 	for (i = 0; i < st->n_addrs; i++) {
 		const struct ns_addr *ad = &st->addrs[i];
@@ -154,6 +157,27 @@ static int parse_link(const char *line, struct ns_state *st)
 	st->links = grown;
 	st->links[st->n_links++] = l;
 	return 0;
+}
+
+/* A face line belongs to the link line with its index, which comes first. */
+static int parse_face(const char *line, struct ns_state *st)
+{
+	char name[64];
+	int ifindex, dis;
+	unsigned int i;
+
+	if (sscanf(line, "face %d %63s %d", &ifindex, name, &dis) != 3 || strlen(name) >= IFNAMSIZ ||
+	    strncmp(name, NS_FACE_PREFIX, strlen(NS_FACE_PREFIX)) || dis < -1 || dis > 1)
+		return -EINVAL;
+	for (i = 0; i < st->n_links; i++) {
+		if (st->links[i].ifindex == ifindex && !st->links[i].face) {
+			st->links[i].face = true;
+			snprintf(st->links[i].face_tun, sizeof(st->links[i].face_tun), "%s", name);
+			st->links[i].disable_ipv6 = dis;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 static int parse_addr(const char *line, struct ns_state *st)
@@ -294,6 +318,8 @@ int ns_state_parse(FILE *f, struct ns_state *st, struct ns_err *e)
 		}
 		if (!strncmp(line, "link ", 5))
 			err = parse_link(line, st);
+		else if (!strncmp(line, "face ", 5))
+			err = parse_face(line, st);
 		else if (!strncmp(line, "addr ", 5))
 			err = parse_addr(line, st);
 		else if (!strncmp(line, "route ", 6))

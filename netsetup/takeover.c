@@ -18,6 +18,8 @@
  *
  * ns_restore() is idempotent and is the one undo path for detach, for the end
  * of `run`, and for any failure after the first change:
+ *   0. remove the container face (face.c): the TUN, the nftables table,
+ *      disable_ipv6 back;
  *   1. re-add the addresses with their flags, lifetimes, peer, broadcast
  *      and label (an address still there is fine);
  *   2. make each link's main-table routes equal the saved set: routes the
@@ -481,6 +483,96 @@ out:
 }
 
 /**
+ * ns_addrs_copy() - put a link's saved addresses on another link (the face's TUN)
+ * @sk:		rtnetlink socket in the namespace
+ * @st:		the state
+ * @from:	the link whose addresses @st saved
+ * @to:		the link that gets them
+ * @to_name:	its name, for messages
+ * @e:		error message
+ *
+ * IPv6 addresses go without DAD (IFA_F_NODAD): nobody else is on @to.
+ * Labels stay behind (they name @from).
+ *
+ * Return: 0 or -errno.
+ */
+int ns_addrs_copy(struct nl_sock *sk, const struct ns_state *st, int from, int to, const char *to_name,
+		  struct ns_err *e)
+{
+	unsigned int i;
+	int err;
+
+	/* IPv4 primaries first, as dumped; IPv6 backwards, as ns_restore() does */
+	for (int pass = 0; pass < 2; pass++) {
+		for (i = 0; i < st->n_addrs; i++) {
+			struct ns_addr ad = st->addrs[pass ? st->n_addrs - 1 - i : i];
+			char name[64];
+
+			if (ad.ifindex != from || ad.a.family != (pass ? AF_INET6 : AF_INET))
+				continue;
+			ad.ifindex = to;
+			ad.label[0] = '\0';
+			if (ad.a.family == AF_INET6)
+				ad.a.flags |= IFA_F_NODAD;
+			err = addr_restore(sk, st, &ad, NULL);
+			if (err) {
+				addr_name(&ad, name, sizeof(name));
+				ns_err_set(e, "face %s: adding address %s failed", to_name, name);
+				return err;
+			}
+		}
+	}
+	return 0;
+}
+
+/**
+ * ns_routes_copy() - put a link's saved main-table routes on another link
+ * @sk:		rtnetlink socket in the namespace
+ * @st:		the state
+ * @from:	the link whose routes @st saved
+ * @to:		the link that gets them
+ * @to_name:	its name, for messages
+ * @e:		error message
+ *
+ * The kernel's own routes (proto kernel: prefix routes of the addresses)
+ * came back with the addresses; the rest are added on-link first, then
+ * gateway routes (a default route's gateway needs its prefix route).
+ *
+ * Return: 0 or -errno.
+ */
+int ns_routes_copy(struct nl_sock *sk, const struct ns_state *st, int from, int to, const char *to_name,
+		   struct ns_err *e)
+{
+	unsigned int i;
+	int err;
+
+	for (int gwpass = 0; gwpass < 2; gwpass++) {
+		for (i = 0; i < st->n_routes; i++) {
+			struct ns_route r = st->routes[i];
+			struct rtnl_route *rr;
+			char name[128];
+
+			if (r.ifindex != from || r.protocol == RTPROT_KERNEL || r.r.has_gateway != (gwpass == 1))
+				continue;
+			r.ifindex = to;
+			rr = route_build(&r);
+			if (!rr) {
+				ns_err_set(e, "face %s: out of memory", to_name);
+				return -ENOMEM;
+			}
+			err = rtnl_route_add(sk, rr, NLM_F_EXCL);
+			rtnl_route_put(rr);
+			if (err < 0 && err != -NLE_EXIST) {
+				route_name(&r, name, sizeof(name));
+				ns_err_set(e, "face %s: adding route %s: %s", to_name, name, nl_geterror(err));
+				return -EIO;
+			}
+		}
+	}
+	return 0;
+}
+
+/**
  * ns_restore() - give back to the kernel everything recorded in @st
  * @sk:		rtnetlink socket in the namespace
  * @st:		what was taken
@@ -495,6 +587,15 @@ int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e)
 	unsigned int i;
 	int err, first = 0;
 
+	/*
+	 * The container face first: its TUN holds the addresses and routes
+	 * that go back to the link, and IPv6 must be enabled on the link again.
+	 */
+	for (i = 0; i < st->n_links; i++) {
+		err = ns_face_remove(sk, &st->links[i], first ? NULL : e);
+		if (err && !first)
+			first = err;
+	}
 	/*
 	 * IPv4 in dump order (primary before its secondaries); IPv6 backwards:
 	 * the kernel lists a link's IPv6 addresses newest first.

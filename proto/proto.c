@@ -39,6 +39,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <linux/nsfs.h>
+#include <linux/if_tun.h>
 
 #include <netlink/attr.h>
 #include <netlink/msg.h>
@@ -47,6 +48,8 @@
 
 /* Linux's limit on descriptors in one SCM_RIGHTS message. */
 #define PROTO_SCM_MAX_FD 253
+/* A LINK's fds: its channels and the face's TUN. */
+#define PROTO_MAX_LINK_FDS (PROTO_MAX_CHANNELS + 1)
 
 _Static_assert(sizeof(struct proto_hdr) == 16, "header layout is part of the wire format");
 
@@ -147,6 +150,7 @@ static const struct nla_policy link_policy[PROTO_LINK_ATTR_MAX + 1] = {
 	[PROTO_LINK_ADDRS] = POLICY_NESTED,
 	[PROTO_LINK_ROUTES] = POLICY_NESTED,
 	[PROTO_LINK_NEIGHS] = POLICY_NESTED,
+	[PROTO_LINK_FACE] = POLICY_NESTED,
 };
 static const char *const link_names[PROTO_LINK_ATTR_MAX + 1] = {
 	[PROTO_LINK_IFINDEX] = "IFINDEX",
@@ -163,6 +167,20 @@ static const char *const link_names[PROTO_LINK_ATTR_MAX + 1] = {
 	[PROTO_LINK_ADDRS] = "ADDRS",
 	[PROTO_LINK_ROUTES] = "ROUTES",
 	[PROTO_LINK_NEIGHS] = "NEIGHS",
+	[PROTO_LINK_FACE] = "FACE",
+};
+
+static const struct nla_policy face_policy[PROTO_FACE_ATTR_MAX + 1] = {
+	[PROTO_FACE_IFINDEX] = POLICY_U32,
+	[PROTO_FACE_IFNAME] = POLICY_STRING(IFNAMSIZ),
+	[PROTO_FACE_MTU] = POLICY_U32,
+	[PROTO_FACE_OFFLOADS] = POLICY_U32,
+};
+static const char *const face_names[PROTO_FACE_ATTR_MAX + 1] = {
+	[PROTO_FACE_IFINDEX] = "IFINDEX",
+	[PROTO_FACE_IFNAME] = "IFNAME",
+	[PROTO_FACE_MTU] = "MTU",
+	[PROTO_FACE_OFFLOADS] = "OFFLOADS",
 };
 
 static const struct nla_policy addr_policy[PROTO_ADDR_ATTR_MAX + 1] = {
@@ -544,6 +562,60 @@ static int channel_check(int fd, unsigned int i, struct proto_why *why)
 	return 0;
 }
 
+/*
+ * The face's fd must be the TUN the FACE names: TUNGETIFF (no privilege
+ * needed on an attached fd) gives its name and flags.
+ */
+static int face_fd_check(int fd, const struct proto_face *f, const char *link, struct proto_why *why)
+{
+	const unsigned int want = IFF_TUN | IFF_NO_PI | IFF_VNET_HDR;
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	if (ioctl(fd, TUNGETIFF, &ifr) < 0)
+		return why_set(why, EBADF, "LINK %s: FACE: the face fd is not a TUN device (%s)", link,
+			       strerror(errno));
+	ifr.ifr_name[IFNAMSIZ - 1] = '\0';
+	if (((unsigned int)ifr.ifr_flags & (IFF_TUN | IFF_TAP | IFF_NO_PI | IFF_VNET_HDR)) != want)
+		return why_set(why, EBADF,
+			       "LINK %s: FACE: TUN %s has flags 0x%x, need IFF_TUN|IFF_NO_PI|IFF_VNET_HDR",
+			       link, ifr.ifr_name, (unsigned int)ifr.ifr_flags & 0xffff);
+	if (strcmp(ifr.ifr_name, f->ifname))
+		return why_set(why, EBADF, "LINK %s: FACE: the face fd is TUN %s, not %s", link,
+			       ifr.ifr_name, f->ifname);
+	return 0;
+}
+
+static int face_decode(struct nlattr *nest, const char *link, struct proto_face *f,
+		       struct proto_why *why)
+{
+	static const int mandatory[] = { PROTO_FACE_IFINDEX, PROTO_FACE_IFNAME, PROTO_FACE_MTU };
+	struct attr_space sp = { "FACE", PROTO_FACE_ATTR_MAX, face_policy, face_names };
+	struct nlattr *tb[PROTO_FACE_ATTR_MAX + 1] = { 0 };
+	int err;
+
+	err = attrs_parse(&sp, tb, nla_data(nest), nla_len(nest), why);
+	if (err)
+		return err;
+	err = attr_require(&sp, tb, mandatory, sizeof(mandatory) / sizeof(mandatory[0]), why);
+	if (err)
+		return err;
+	f->ifindex = nla_get_u32(tb[PROTO_FACE_IFINDEX]);
+	if (!f->ifindex || f->ifindex > INT32_MAX)
+		return why_set(why, EINVAL, "LINK %s: FACE: attribute IFINDEX: %u is not a valid index",
+			       link, f->ifindex);
+	nla_strlcpy(f->ifname, tb[PROTO_FACE_IFNAME], sizeof(f->ifname));
+	if (!f->ifname[0])
+		return why_set(why, EINVAL, "LINK %s: FACE: attribute IFNAME: empty name", link);
+	f->mtu = nla_get_u32(tb[PROTO_FACE_MTU]);
+	if (f->mtu < PROTO_MTU_MIN || f->mtu > PROTO_MTU_MAX)
+		return why_set(why, ERANGE, "LINK %s: FACE: attribute MTU: %u is out of range %u..%u",
+			       link, f->mtu, PROTO_MTU_MIN, PROTO_MTU_MAX);
+	f->offloads = tb[PROTO_FACE_OFFLOADS] ? nla_get_u32(tb[PROTO_FACE_OFFLOADS]) : 0;
+	f->fd = -1;
+	return 0;
+}
+
 static int link_decode(struct nlattr *head, int len, const int *fds, unsigned int n_fds,
 		       struct proto_link *l, struct proto_why *why)
 {
@@ -597,11 +669,22 @@ static int link_decode(struct nlattr *head, int len, const int *fds, unsigned in
 	if (channels < 1 || channels > PROTO_MAX_CHANNELS)
 		return why_set(why, E2BIG, "LINK %s: attribute CHANNELS: %u is out of range 1..%u",
 			       l->ifname, channels, PROTO_MAX_CHANNELS);
-	if (n_fds != channels)
-		return why_set(why, EBADMSG, "LINK %s: declares %u channel fds but %u arrived",
-			       l->ifname, channels, n_fds);
-	for (unsigned int i = 0; i < n_fds; i++) {
+	if (tb[PROTO_LINK_FACE]) {
+		err = face_decode(tb[PROTO_LINK_FACE], l->ifname, &l->face, why);
+		if (err)
+			return err;
+		l->has_face = true;
+	}
+	if (n_fds != channels + l->has_face)
+		return why_set(why, EBADMSG, "LINK %s: declares %u channel fds%s but %u arrived",
+			       l->ifname, channels, l->has_face ? " and a face fd" : "", n_fds);
+	for (unsigned int i = 0; i < channels; i++) {
 		err = channel_check(fds[i], i, why);
+		if (err)
+			return err;
+	}
+	if (l->has_face) {
+		err = face_fd_check(fds[channels], &l->face, l->ifname, why);
 		if (err)
 			return err;
 	}
@@ -629,8 +712,10 @@ static int link_decode(struct nlattr *head, int len, const int *fds, unsigned in
 	}
 
 	/* Only now, with nothing left to fail, does the message own the fds. */
-	l->n_channels = n_fds;
-	memcpy(l->channel_fds, fds, n_fds * sizeof(fds[0]));
+	l->n_channels = channels;
+	memcpy(l->channel_fds, fds, channels * sizeof(fds[0]));
+	if (l->has_face)
+		l->face.fd = fds[channels];
 	return 0;
 }
 
@@ -682,12 +767,14 @@ static const struct nla_policy attach_policy[PROTO_ATTACH_ATTR_MAX + 1] = {
 	[PROTO_ATTACH_IFNAME] = POLICY_STRING(IFNAMSIZ),
 	[PROTO_ATTACH_GSO_MODE] = POLICY_U8,
 	[PROTO_ATTACH_CHANNELS] = POLICY_U32,
+	[PROTO_ATTACH_FACE] = POLICY_U8,
 };
 static const char *const attach_names[PROTO_ATTACH_ATTR_MAX + 1] = {
 	[PROTO_ATTACH_NETNS] = "NETNS",
 	[PROTO_ATTACH_IFNAME] = "IFNAME",
 	[PROTO_ATTACH_GSO_MODE] = "GSO_MODE",
 	[PROTO_ATTACH_CHANNELS] = "CHANNELS",
+	[PROTO_ATTACH_FACE] = "FACE",
 };
 
 static int attach_decode(struct nlattr *head, int len, const int *fds, unsigned int n_fds,
@@ -729,6 +816,13 @@ static int attach_decode(struct nlattr *head, int len, const int *fds, unsigned 
 			return why_set(why, E2BIG, "ATTACH: attribute CHANNELS: %u is out of range 1..%u",
 				       a->channels, PROTO_MAX_CHANNELS);
 	}
+	if (tb[PROTO_ATTACH_FACE]) {
+		uint8_t v = nla_get_u8(tb[PROTO_ATTACH_FACE]);
+
+		if (v > 1)
+			return why_set(why, EINVAL, "ATTACH: attribute FACE: %u is not 0 (off) or 1 (on)", v);
+		a->no_face = !v;
+	}
 	a->netns_fd = fds[0];
 	return 0;
 }
@@ -738,7 +832,8 @@ static int attach_encode(struct nl_msg *nl, const struct proto_attach *a)
 	if (nla_put_u32(nl, PROTO_ATTACH_NETNS, 1) ||
 	    (a->ifname[0] && nla_put_string(nl, PROTO_ATTACH_IFNAME, a->ifname)) ||
 	    (a->has_gso_mode && nla_put_u8(nl, PROTO_ATTACH_GSO_MODE, a->gso_mode)) ||
-	    (a->channels && nla_put_u32(nl, PROTO_ATTACH_CHANNELS, a->channels)))
+	    (a->channels && nla_put_u32(nl, PROTO_ATTACH_CHANNELS, a->channels)) ||
+	    (a->no_face && nla_put_u8(nl, PROTO_ATTACH_FACE, 0)))
 		return -E2BIG;
 	return 0;
 }
@@ -862,8 +957,11 @@ void proto_msg_free(struct proto_msg *msg)
 {
 	if (!msg)
 		return;
-	if (msg->type == PROTO_MSG_LINK)
+	if (msg->type == PROTO_MSG_LINK) {
 		fds_close(msg->link.channel_fds, msg->link.n_channels);
+		if (msg->link.has_face && msg->link.face.fd >= 0)
+			fds_close(&msg->link.face.fd, 1);
+	}
 	if (msg->type == PROTO_MSG_ATTACH)
 		fds_close(&msg->attach.netns_fd, 1);
 	free(msg);
@@ -942,6 +1040,16 @@ static int link_encode(struct nl_msg *nl, const struct proto_link *l)
 		nla_nest_end(nl, entry);
 	}
 	nla_nest_end(nl, list);
+
+	if (l->has_face) {
+		if (!(list = nla_nest_start(nl, PROTO_LINK_FACE)) ||
+		    nla_put_u32(nl, PROTO_FACE_IFINDEX, l->face.ifindex) ||
+		    nla_put_string(nl, PROTO_FACE_IFNAME, l->face.ifname) ||
+		    nla_put_u32(nl, PROTO_FACE_MTU, l->face.mtu) ||
+		    nla_put_u32(nl, PROTO_FACE_OFFLOADS, l->face.offloads))
+			return -E2BIG;
+		nla_nest_end(nl, list);
+	}
 	return 0;
 }
 
@@ -1040,14 +1148,14 @@ out:
 static int send_buf(int sock, const void *buf, size_t len, const int *fds, unsigned int n_fds)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * PROTO_MAX_CHANNELS)];
+		char buf[CMSG_SPACE(sizeof(int) * PROTO_MAX_LINK_FDS)];
 		struct cmsghdr align;
 	} control;
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 
-	if (n_fds > PROTO_MAX_CHANNELS)
+	if (n_fds > PROTO_MAX_LINK_FDS)
 		return -E2BIG;
 	if (n_fds) {
 		struct cmsghdr *cm;
@@ -1080,6 +1188,7 @@ static int send_buf(int sock, const void *buf, size_t len, const int *fds, unsig
  */
 int proto_send(int sock, const struct proto_msg *msg)
 {
+	int link_fds[PROTO_MAX_LINK_FDS];
 	const int *fds = NULL;
 	unsigned int n_fds = 0;
 	void *buf;
@@ -1094,8 +1203,15 @@ int proto_send(int sock, const struct proto_msg *msg)
 		goto out;
 	}
 	if (msg->type == PROTO_MSG_LINK) {
-		fds = msg->link.channel_fds;
+		if (msg->link.n_channels > PROTO_MAX_CHANNELS) {
+			err = -E2BIG;
+			goto out;
+		}
+		memcpy(link_fds, msg->link.channel_fds, msg->link.n_channels * sizeof(int));
 		n_fds = msg->link.n_channels;
+		if (msg->link.has_face)
+			link_fds[n_fds++] = msg->link.face.fd;
+		fds = link_fds;
 	}
 	if (msg->type == PROTO_MSG_ATTACH) {
 		fds = &msg->attach.netns_fd;

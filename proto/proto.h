@@ -28,7 +28,7 @@
 /* Major versions this build speaks, lowest to highest, and its minor. */
 #define PROTO_VERSION_MIN	1
 #define PROTO_VERSION_MAX	1
-#define PROTO_VERSION_MINOR	1	/* 1: ATTACH */
+#define PROTO_VERSION_MINOR	2	/* 1: ATTACH; 2: FACE */
 
 /* Limits; a message over any of them is refused with ERROR (E2BIG). */
 #define PROTO_MSG_MAX_BYTES	65536	/* one message, header included */
@@ -106,6 +106,7 @@ enum {
 	PROTO_LINK_ADDRS,		/* nested: PROTO_LINK_ADDR entries */
 	PROTO_LINK_ROUTES,		/* nested: PROTO_LINK_ROUTE entries */
 	PROTO_LINK_NEIGHS,		/* nested: PROTO_LINK_NEIGH entries */
+	PROTO_LINK_FACE,		/* nested PROTO_FACE_*: the container face; one more fd (minor 2) */
 	__PROTO_LINK_MAX
 };
 #define PROTO_LINK_ATTR_MAX (__PROTO_LINK_MAX - 1)
@@ -147,6 +148,21 @@ enum {
 };
 #define PROTO_NEIGH_ATTR_MAX (__PROTO_NEIGH_MAX - 1)
 
+/*
+ * Attributes of a link's FACE (minor 2): the TUN device netsetup made in the
+ * container's netns, which carries the container's own traffic. Its fd
+ * travels after the link's channel fds.
+ */
+enum {
+	PROTO_FACE_UNSPEC,
+	PROTO_FACE_IFINDEX,	/* u32, mandatory, > 0: the TUN's index in the container's netns */
+	PROTO_FACE_IFNAME,	/* string < IFNAMSIZ, mandatory: its name (TUNGETIFF must agree) */
+	PROTO_FACE_MTU,		/* u32, mandatory, PROTO_MTU_MIN..PROTO_MTU_MAX */
+	PROTO_FACE_OFFLOADS,	/* u32: the TUN_F_* flags TUNSETOFFLOAD accepted */
+	__PROTO_FACE_MAX
+};
+#define PROTO_FACE_ATTR_MAX (__PROTO_FACE_MAX - 1)
+
 /* Attributes of ERROR. */
 enum {
 	PROTO_ERROR_UNSPEC,
@@ -163,6 +179,7 @@ enum {
 	PROTO_ATTACH_IFNAME,	/* string < IFNAMSIZ: only this link; absent: every usable one */
 	PROTO_ATTACH_GSO_MODE,	/* u8 enum proto_gso_mode; absent: netsetup decides (auto) */
 	PROTO_ATTACH_CHANNELS,	/* u32, 1..PROTO_MAX_CHANNELS; absent: 1 */
+	PROTO_ATTACH_FACE,	/* u8 0 or 1: the container face (minor 2); absent: 1 */
 	__PROTO_ATTACH_MAX
 };
 #define PROTO_ATTACH_ATTR_MAX (__PROTO_ATTACH_MAX - 1)
@@ -197,10 +214,29 @@ struct proto_neigh {
 };
 
 /**
+ * struct proto_face - the container face of a link: a TUN device in the
+ * container's netns (IFF_TUN | IFF_NO_PI | IFF_VNET_HDR)
+ * @ifindex:	its index in the container's netns
+ * @ifname:	its name
+ * @mtu:	its MTU (the link's)
+ * @offloads:	TUN_F_* flags TUNSETOFFLOAD accepted
+ * @fd:		the TUN's fd, -1 when none
+ */
+struct proto_face {
+	uint32_t ifindex;
+	char ifname[IFNAMSIZ];
+	uint32_t mtu;
+	uint32_t offloads;
+	int fd;
+};
+
+/**
  * struct proto_link - one link and the channel sockets that serve it
+ * @has_face:	@face is set (minor 2)
  *
- * Owned fds: @channel_fds[0 .. @n_channels - 1], closed by proto_msg_free()
- * on the receiving side. A sender keeps ownership of what it passes.
+ * Owned fds: @channel_fds[0 .. @n_channels - 1] and, with @has_face,
+ * @face.fd, closed by proto_msg_free() on the receiving side. A sender keeps
+ * ownership of what it passes.
  */
 struct proto_link {
 	uint32_t ifindex;
@@ -221,6 +257,8 @@ struct proto_link {
 	struct proto_route routes[PROTO_MAX_ROUTES];
 	unsigned int n_neighs;
 	struct proto_neigh neighs[PROTO_MAX_NEIGHS];
+	bool has_face;
+	struct proto_face face;
 };
 
 struct proto_hello {
@@ -241,6 +279,7 @@ struct proto_error {
  * @ifname:	"" for every usable link
  * @has_gso_mode: @gso_mode was given
  * @channels:	0 when not given (1)
+ * @no_face:	FACE 0 was given: no container face
  */
 struct proto_attach {
 	int netns_fd;
@@ -248,6 +287,7 @@ struct proto_attach {
 	bool has_gso_mode;
 	enum proto_gso_mode gso_mode;
 	unsigned int channels;
+	bool no_face;
 };
 
 /**

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * link.h - one link of the container and the channel sockets that serve it
- * (theory of operation in link.c)
+ * link.h - a link of the datapath: one interface of two kinds (theory of
+ * operation in link.c; the kinds in packet.c and tun.c)
  */
 #ifndef SANDNET_DATAPATH_LINK_H
 #define SANDNET_DATAPATH_LINK_H
@@ -10,12 +10,13 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "datapath/loop.h"
 #include "datapath/pkt.h"
 #include "proto/proto.h"
 
-#define LINK_RX_BATCH	64		/* frames per recvmmsg */
+#define LINK_RX_BATCH	64		/* frames per recvmmsg (and TUN reads per turn) */
 #define LINK_TX_BATCH	64		/* frames per sendmmsg */
 #define LINK_TXQ_MAX	1024		/* frames waiting to be sent */
 /* Largest frame a kernel peer hands us in one read: 64 KiB GSO plus the
@@ -31,13 +32,26 @@ struct stack;
 struct link;
 
 /**
+ * enum link_kind - how a link reaches its wire
+ * @LINK_KIND_PACKET:	AF_PACKET channels on the container's Ethernet link,
+ *			the outer link (packet.c)
+ * @LINK_KIND_TUN:	the container face's TUN device: IP packets to and from
+ *			the container's own kernel, the inner link (tun.c)
+ */
+enum link_kind {
+	LINK_KIND_PACKET,
+	LINK_KIND_TUN,
+	LINK_KIND_MAX
+};
+
+/**
  * struct link_stats - what `datapath stats` shows per link
  */
 struct link_stats {
 	uint64_t rx_frames, rx_bytes, rx_syscalls, rx_gso_frames, rx_truncated, rx_kernel_drops,
-		 rx_gso_segments;
+		 rx_gso_segments, rx_bad_vnet;
 	uint64_t tx_frames, tx_bytes, tx_syscalls, tx_gso_frames, tx_sw_segments;
-	uint64_t tx_max_frame, tx_over_mtu;	/* largest frame sent; frames over MTU + 14 */
+	uint64_t tx_max_frame, tx_over_mtu;	/* largest frame sent; frames over MTU + L2 */
 	uint64_t tx_eagain, tx_errors, tx_queue_full, tx_queue_max;
 	uint64_t rx_buffers_grown;	/* channels whose buffers grew to LINK_RX_BYTES_BIG */
 };
@@ -70,26 +84,43 @@ struct link_channel {
 	bool rx_big;			/* buffers are LINK_RX_BYTES_BIG */
 };
 
+/*
+ * A received frame for the layer above: the stack's Ethernet input for a
+ * packet link, the container face for a TUN. @p is borrowed.
+ */
+typedef void (*link_rx_fn)(void *ctx, struct link *l, struct pkt *p);
+
 /**
- * struct link - the configuration netsetup sent, the channels, the tx queue
- * @st:		the stack the link belongs to
- * @vnet:	every frame carries a struct virtio_net_hdr (hw mode)
+ * struct link - a link: configuration, channels, the tx queue
+ * @st:		the stack the link belongs to (drops are counted there)
+ * @kind:	packet (outer) or TUN (inner)
+ * @l2_len:	bytes of link header in front of the IP header (14 or 0)
+ * @vnet:	every frame carries a struct virtio_net_hdr (hw mode, the TUN)
+ * @tx_csum_partial: frames that are not GSO frames may leave with a partial
+ *		checksum too (NEEDS_CSUM): the TUN, whose kernel trusts them
  * @tx_batch:	frames per sendmmsg (1 in off mode: the baseline)
+ * @rx_fn, @rx_ctx: where received frames go
  * @txq:	ring of frames to send, @txq_head first, @txq_len of them
  * @tx_blocked:	EAGAIN seen; waiting for EPOLLOUT on channel 0
+ * @outer:	a TUN: the packet link whose addresses it carries
  */
 struct link {
 	struct stack *st;
+	enum link_kind kind;
 	uint32_t ifindex;
 	char name[IFNAMSIZ];
 	uint8_t mac[6];
 	uint32_t mtu;
 	uint32_t flags;
+	unsigned int l2_len;
 	enum proto_gso_mode gso_mode;
 	char gso_reason[PROTO_TEXT_MAX];
 	uint32_t gso_max_size, gso_max_segs, gso_ipv4_max_size;
 	bool vnet;
+	bool tx_csum_partial;
 	unsigned int tx_batch;
+	link_rx_fn rx_fn;
+	void *rx_ctx;
 	unsigned int n_addr4, n_addr6;
 	struct link_addr4 addr4[LINK_MAX_ADDR4];
 	struct link_addr6 addr6[LINK_MAX_ADDR6];
@@ -99,17 +130,33 @@ struct link {
 	unsigned int txq_head, txq_len;
 	bool tx_blocked;
 	unsigned int tx_borrowed;
+	struct link *outer;
 	struct link_stats stats;
 };
 
-struct link *link_new(struct stack *st, struct proto_link *cfg, char *err, size_t err_len);
+const char *link_kind_name(enum link_kind k);
+
+/* link.c: what both kinds share */
+struct link *link_alloc(struct stack *st, enum link_kind kind);
 void link_free(struct link *l);
 int link_start(struct link *l);
 void link_output(struct link *l, struct pkt *p);
 void link_tx_flush(struct link *l);
-void link_rx_channel(struct link_channel *ch);
-void link_input_frame(struct link *l, struct pkt *p);
+void link_input(struct link *l, struct pkt *p);
+int link_channel_add(struct link *l, int fd, size_t rx_bytes, unsigned int n_bufs);
+
+/* packet.c: AF_PACKET channels on an Ethernet link */
+struct link *link_packet_new(struct stack *st, struct proto_link *cfg, char *err, size_t err_len);
+void link_packet_rx(struct link_channel *ch);
 void link_poll_kernel_stats(struct link *l);
+int link_packet_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt,
+		     unsigned int n);
+
+/* tun.c: the container face's TUN device */
+struct link *link_tun_new(struct stack *st, struct proto_face *cfg, struct link *outer, char *err,
+			  size_t err_len);
+void link_tun_rx(struct link_channel *ch);
+int link_tun_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt, unsigned int n);
 
 /* Queued frames whose tail is borrowed memory (pkt.h); 0 means it may be reused. */
 static inline unsigned int link_tx_borrowed(const struct link *l)

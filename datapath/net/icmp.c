@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "datapath/face/face.h"
 #include "datapath/net/net.h"
 #include "datapath/net/proto_hdr.h"
 #include "datapath/net/tcp_glue.h"
@@ -59,9 +60,16 @@ void icmp_input(struct stack *st, struct link *l, struct pkt *p, struct in_addr 
 		stack_drop(st, DROP_BAD_CHECKSUM);
 		return;
 	}
-	if (icmp_is_error(ic->type)) {
-		stack_count(st, CTR_ICMP_ERROR_IN);
-		tcp_glue_icmp_error(st, AF_INET, p);
+	if (icmp_is_error(ic->type) || (ic->type == ICMP_ECHOREPLY && st->face)) {
+		struct net_addr s = { .family = AF_INET, .a.v4 = src }, d = { .family = AF_INET, .a.v4 = dst };
+
+		if (ic->type != ICMP_ECHOREPLY) {
+			stack_count(st, CTR_ICMP_ERROR_IN);
+			tcp_glue_icmp_error(st, AF_INET, p);
+		}
+		/* the container's echo replies and errors (face_icmp.c) */
+		if (!to_bcast)
+			face_icmp_from_outer(st->face, AF_INET, p, &s, &d);
 		return;
 	}
 	if (ic->type != ICMP_ECHO || ic->code != 0 || to_bcast) {

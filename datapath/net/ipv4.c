@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "datapath/link/vnet.h"
 #include "datapath/net/net.h"
 #include "datapath/net/proto_hdr.h"
 #include "datapath/net/tcp_glue.h"
@@ -245,10 +246,11 @@ void ipv4_send_l2(struct stack *st, struct link *l, struct in_addr nexthop, stru
  * @ttl:	time to live
  * @df:		set Don't Fragment (then an oversize datagram is refused)
  *
- * A TCP GSO frame (@p->vnet.gso_type set, tcp_glue.c) on a hw link is not
- * held to the MTU (the kernel segments it) but to 65535 bytes with the
- * Ethernet header, or, BIG TCP, to the link's IPv4 frame limit
- * (gso_ipv4_max_size from netsetup) with total length 0.
+ * A GSO frame (@p->vnet asks for it, tcp_glue.c, udp.c) on a hw link is not
+ * held to the MTU (the kernel segments it) but to the link's frame limit
+ * (vnet_frame_limit(): 65535 bytes with the L2 header, or, BIG TCP, the
+ * IPv4 frame limit from netsetup with total length 0). The IP id advances
+ * by its number of segments, which the kernel numbers id, id + 1, ...
  *
  * Return: 0 when sent or queued, -ENETUNREACH, -EMSGSIZE or -ENOBUFS when
  * dropped (counted, and @p freed in every case).
@@ -260,7 +262,7 @@ int ipv4_output(struct stack *st, struct pkt *p, struct in_addr src, struct in_a
 	const struct route *r = route_lookup(st, AF_INET, &d);
 	struct ipv4_hdr *ih;
 	struct in_addr hop;
-	size_t total, gso_frame_max;
+	size_t total;
 	bool gso;
 
 	if (!r) {
@@ -275,10 +277,9 @@ int ipv4_output(struct stack *st, struct pkt *p, struct in_addr src, struct in_a
 	}
 	total = pkt_total_len(p) + sizeof(*ih);
 	/* a GSO frame (tcp_glue.c, udp.c) is segmented by the kernel: not held to
-	 * the MTU, but to 65535 bytes on the wire, or to the BIG TCP limit */
-	gso_frame_max = r->link->gso_ipv4_max_size > IPV4_MAX_LEN ? r->link->gso_ipv4_max_size : IPV4_MAX_LEN;
-	gso = r->link->vnet && p->vnet.gso_type != VIRTIO_NET_HDR_GSO_NONE &&
-	      total + ETH_HLEN_ <= gso_frame_max;
+	 * the MTU, but to the link's frame limit (vnet.c), BIG TCP included */
+	gso = r->link->vnet && vnet_is_gso(&p->vnet) &&
+	      total + r->link->l2_len <= vnet_frame_limit(r->link, AF_INET, proto == IPPROTO_TCP);
 	if (total > IPV4_MAX_LEN && !gso) {
 		stack_drop(st, DROP_TOO_BIG);
 		pkt_free(p);
@@ -294,7 +295,9 @@ int ipv4_output(struct stack *st, struct pkt *p, struct in_addr src, struct in_a
 	ih->tos = 0;
 	/* BIG TCP: a GSO frame over 64 KiB says 0, the kernel takes the frame's length */
 	ih->tot_len = htons(total > IPV4_MAX_LEN ? 0 : (uint16_t)total);
-	ih->id = htons(st->ipv4_id++);
+	ih->id = htons(st->ipv4_id);
+	/* the kernel numbers the segments of a GSO frame id, id + 1, ... */
+	st->ipv4_id = (uint16_t)(st->ipv4_id + (gso ? vnet_gso_segs(&p->vnet, total - p->vnet.hdr_len) : 1));
 	ih->frag_off = htons(df ? IPV4_DF : 0);
 	ih->ttl = ttl;
 	ih->proto = proto;

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "datapath/link/vnet.h"
 #include "datapath/net/net.h"
 #include "datapath/net/proto_hdr.h"
 #include "datapath/net/tcp_glue.h"
@@ -388,8 +389,9 @@ int ipv6_output(struct stack *st, struct link *hint, struct pkt *p, const struct
 	if (!p)
 		return -EMSGSIZE;
 	/* a GSO frame (tcp_glue.c) is segmented by the kernel: no MTU here */
-	if (pkt_total_len(p) > l->mtu && !(l->vnet && p->vnet.gso_type != VIRTIO_NET_HDR_GSO_NONE &&
-					   pkt_total_len(p) + ETH_HLEN_ <= 65535))
+	if (pkt_total_len(p) > l->mtu &&
+	    !(l->vnet && vnet_is_gso(&p->vnet) &&
+	      pkt_total_len(p) + l->l2_len <= vnet_frame_limit(l, AF_INET6, nh == IPPROTO_TCP)))
 		return ipv6_fragment_output(st, l, &hop, NULL, p, l->mtu);
 	stack_count(st, CTR_IPV6_OUT);
 	neigh_output(st, l, AF_INET6, &hop, p);

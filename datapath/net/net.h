@@ -15,6 +15,7 @@
 #ifndef SANDNET_DATAPATH_NET_H
 #define SANDNET_DATAPATH_NET_H
 
+#include <linux/if_ether.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,7 +26,6 @@
 #include "datapath/pkt.h"
 #include "proto/proto.h"
 
-#define ETH_HLEN_	14
 #define ETHERTYPE_IPV4	0x0800
 #define ETHERTYPE_ARP	0x0806
 #define ETHERTYPE_IPV6	0x86dd
@@ -33,6 +33,8 @@
 #define IPV4_HLEN	20
 #define IPV6_HLEN	40
 #define UDP_HLEN	8
+#define TCP_HLEN	20
+#define TCP_MAX_HLEN	60
 #define IPV4_MAX_LEN	65535
 #define UDP_MAX_PAYLOAD_V4 (IPV4_MAX_LEN - IPV4_HLEN - UDP_HLEN)	/* 65507 */
 
@@ -83,6 +85,11 @@ struct neigh {
 struct udp_sock;
 struct ip_reasm;
 struct tcp_glue;
+struct face;
+
+/* Work a layer above the stack hands down at the end of a turn (stack_turn_end()). */
+typedef void (*stack_turn_fn)(void *ctx);
+#define STACK_MAX_TURN_FNS	4
 
 /**
  * struct stack_limits - the resource caps (datapath options, docs/security.md)
@@ -112,7 +119,8 @@ struct stack_limits {
 /**
  * struct stack - everything the network layer knows
  * @loop:	the loop (time, timers)
- * @links:	the links netsetup gave us
+ * @links:	the links netsetup gave us (the outer links: routes, addresses)
+ * @inner:	the container face's TUN links (face.c), flushed with the others
  * @routes:	IPv4 and IPv6 routes, scraped plus connected ones
  * @neigh:	ARP and NDP cache in one table
  * @udp:	UDP sockets, hashed by local port
@@ -124,6 +132,14 @@ struct stack {
 	struct loop *loop;
 	unsigned int n_links;
 	struct link *links[PROTO_MAX_LINKS];
+	unsigned int n_inner;
+	struct link *inner[PROTO_MAX_LINKS];
+	struct face *face;		/* the container face, or NULL (face.c) */
+	unsigned int n_turn_fns;
+	struct {
+		stack_turn_fn fn;
+		void *ctx;
+	} turn_fns[STACK_MAX_TURN_FNS];
 	unsigned int n_routes;
 	struct route routes[ROUTE_MAX];
 	struct neigh neigh[NEIGH_MAX];
@@ -163,7 +179,10 @@ static inline uint64_t stack_now_ms(const struct stack *st)
 int stack_init(struct stack *st, struct loop *loop);
 void stack_fini(struct stack *st);
 int stack_add_link(struct stack *st, struct link *l);
+int stack_add_inner_link(struct stack *st, struct link *l);
 int stack_start(struct stack *st);
+int stack_on_turn_end(struct stack *st, stack_turn_fn fn, void *ctx);
+unsigned int stack_links_flush(struct stack *st, bool only_borrowed);
 struct link *stack_link_by_ifindex(struct stack *st, uint32_t ifindex);
 bool net_addr_eq(const struct net_addr *a, const struct net_addr *b);
 int net_addr_parse(const char *s, struct net_addr *out);
@@ -292,6 +311,14 @@ void udp_close(struct udp_sock *s);
 int udp_sendto(struct udp_sock *s, const struct net_addr *src, const struct net_addr *dst,
 	       uint16_t dport, const void *data, size_t len);
 struct iovec;
+/* What a burst sent, also when it stopped early. */
+struct udp_sent {
+	uint64_t datagrams;
+	uint64_t bytes;
+};
+int udp_output_burst(struct stack *st, const struct net_addr *from, uint16_t sport,
+		     const struct net_addr *dst, uint16_t dport, const struct iovec *iov,
+		     unsigned int iovcnt, size_t gso_size, struct udp_sent *sent);
 int udp_sendto_gso(struct udp_sock *s, const struct net_addr *src, const struct net_addr *dst,
 		   uint16_t dport, const struct iovec *iov, unsigned int iovcnt, size_t gso_size);
 unsigned int udp_gso_max_segs(const struct link *l, uint8_t family, size_t gso_size);

@@ -13,12 +13,27 @@
  * ICMP errors of both families share a token bucket (stack_icmp_allow(),
  * like the kernel's icmp_ratelimit) so that a flood of bad packets cannot be
  * turned into a flood of answers.
+ *
+ * The end of a loop turn has one owner, stack_turn_end(), the only turn-end
+ * hook the stack registers. In this order:
+ *   1. the layers above hand down what they batched during the turn
+ *      (stack_on_turn_end(): the UDP services' datagram runs);
+ *   2. with a container face, every link is flushed and the face moves the
+ *      bytes its connection pairs received this turn to their other
+ *      connection (face_pump(): tcp_send() needs links that hold no
+ *      borrowed frame, tcp_glue.c);
+ *   3. every link, outer and inner, is flushed: what the turn produced
+ *      leaves in one sendmmsg() per link;
+ *   4. each TCP engine frees retired send memory if no link holds a
+ *      borrowed frame any more, and arms its timer.
+ * The loop then frees what was deferred during the turn (loop_defer()).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "datapath/face/face.h"
 #include "datapath/net/net.h"
 #include "datapath/net/tcp_glue.h"
 
@@ -37,8 +52,66 @@ static void stack_housekeeping(struct loop_timer *t)
 }
 
 /**
+ * stack_links_flush() - flush every link, outer and inner
+ * @st:			stack
+ * @only_borrowed:	only the links that hold a borrowed frame
+ *
+ * Return: frames with a borrowed tail still queued (a link blocked by EAGAIN).
+ */
+unsigned int stack_links_flush(struct stack *st, bool only_borrowed)
+{
+	unsigned int i, borrowed = 0;
+
+	for (i = 0; i < st->n_links + st->n_inner; i++) {
+		struct link *l = i < st->n_links ? st->links[i] : st->inner[i - st->n_links];
+
+		if (!only_borrowed || link_tx_borrowed(l))
+			link_tx_flush(l);
+		borrowed += link_tx_borrowed(l);
+	}
+	return borrowed;
+}
+
+/* The one turn-end hook (see the theory of operation). */
+static void stack_turn_end(void *ctx)
+{
+	struct stack *st = ctx;
+	unsigned int i, borrowed;
+
+	for (i = 0; i < st->n_turn_fns; i++)
+		st->turn_fns[i].fn(st->turn_fns[i].ctx);
+	if (st->face) {
+		stack_links_flush(st, false);
+		face_pump(st->face);
+	}
+	borrowed = stack_links_flush(st, false);
+	if (st->tcp)
+		tcp_glue_turn_end(st->tcp, !borrowed);
+	if (st->face)
+		face_turn_end(st->face, !borrowed);
+}
+
+/**
+ * stack_on_turn_end() - have @fn hand down a layer's batch at the end of each turn
+ * @st:		stack
+ * @fn:		called first in stack_turn_end(), before the links are flushed
+ * @ctx:	for @fn
+ *
+ * Return: 0, or -ENOSPC beyond STACK_MAX_TURN_FNS.
+ */
+int stack_on_turn_end(struct stack *st, stack_turn_fn fn, void *ctx)
+{
+	if (st->n_turn_fns >= STACK_MAX_TURN_FNS)
+		return -ENOSPC;
+	st->turn_fns[st->n_turn_fns].fn = fn;
+	st->turn_fns[st->n_turn_fns].ctx = ctx;
+	st->n_turn_fns++;
+	return 0;
+}
+
+/**
  * stack_init() - an empty stack on @loop
- * Return: 0 or -ENOMEM.
+ * Return: 0, -ENOMEM, or -ENOSPC when the loop has no room for its hook.
  */
 int stack_init(struct stack *st, struct loop *loop)
 {
@@ -59,12 +132,18 @@ int stack_init(struct stack *st, struct loop *loop)
 		return ret;
 	}
 	ret = tcp_glue_init(st);
-	if (ret < 0) {
-		ip_reasm_fini(st);
-		udp_table_fini(st);
-		return ret;
-	}
+	if (ret < 0)
+		goto err_reasm;
+	ret = loop_on_turn_end(loop, stack_turn_end, st);
+	if (ret < 0)
+		goto err_tcp;
 	return 0;
+err_tcp:
+	tcp_glue_fini(st);
+err_reasm:
+	ip_reasm_fini(st);
+	udp_table_fini(st);
+	return ret;
 }
 
 /**
@@ -75,13 +154,19 @@ void stack_fini(struct stack *st)
 	unsigned int i;
 
 	loop_timer_cancel(st->loop, &st->housekeeping);
+	loop_off_turn_end(st->loop, stack_turn_end, st);
+	face_free(st->face);
+	st->face = NULL;
 	tcp_glue_fini(st);
 	neigh_flush(st);
 	ip_reasm_fini(st);
 	udp_table_fini(st);
 	for (i = 0; i < st->n_links; i++)
 		link_free(st->links[i]);
+	for (i = 0; i < st->n_inner; i++)
+		link_free(st->inner[i]);
 	st->n_links = 0;
+	st->n_inner = 0;
 }
 
 /**
@@ -94,6 +179,18 @@ int stack_add_link(struct stack *st, struct link *l)
 		return -ENOSPC;
 	st->links[st->n_links++] = l;
 	route_add_connected(st, l);
+	return 0;
+}
+
+/**
+ * stack_add_inner_link() - take a container face's TUN link (flushed, freed with the rest)
+ * Return: 0 or -ENOSPC.
+ */
+int stack_add_inner_link(struct stack *st, struct link *l)
+{
+	if (st->n_inner >= PROTO_MAX_LINKS)
+		return -ENOSPC;
+	st->inner[st->n_inner++] = l;
 	return 0;
 }
 
@@ -115,6 +212,11 @@ int stack_start(struct stack *st)
 		for (j = 0; j < l->n_addr4; j++)
 			arp_announce(st, l, l->addr4[j].addr);
 		ndp_dad_start(st, l);
+	}
+	for (i = 0; i < st->n_inner; i++) {
+		ret = link_start(st->inner[i]);
+		if (ret < 0)
+			return ret;
 	}
 	loop_timer_arm(st->loop, &st->housekeeping, STACK_TICK_MS);
 	return 0;

@@ -1,62 +1,63 @@
 // SPDX-License-Identifier: MIT
 /*
- * tcp_glue.c - the adapter between the stack (IP, links, loop) and the TCP
- * engine of datapath/tcp/
+ * tcp_glue.c - the adapter between an IP layer (the outer stack, or the
+ * container face) and a TCP engine of datapath/tcp/
  *
  * Theory of operation
  *
  * The engine is a pure protocol machine (docs/tcp.md): it takes parsed
- * segments and the time, and emits segments through a callback. This file
- * is everything around it:
+ * segments and the time, and emits segments through a callback. A struct
+ * tcp_glue is everything around one engine; where its segments go is the
+ * instance's struct tcp_glue_ops. Two instances run: the outer stack's
+ * (st->tcp: routed by longest prefix, resolved by ARP/NDP, out of an
+ * AF_PACKET link) and the container face's (face.c: straight into the
+ * TUN). The code below is the same for both.
  *
- * Input. ipv4_deliver()/ipv6 hand a TCP segment at pkt_data(). The header
- * and its options are read with pkt_peek() only; the checksum over the
- * pseudo-header is verified unless the kernel vouched for it (pkt->csum_ok:
- * VIRTIO_NET_HDR_F_DATA_VALID, or NEEDS_CSUM, a frame from the local kernel
- * whose checksum is not even computed yet; DESIGN.md). Segments to a
- * broadcast or multicast address are dropped (RFC 9293 3.10.7.1). The
- * engine copies what it keeps, so the packet stays borrowed.
+ * Input. ipv4_deliver()/ipv6 (or the face) hand a TCP segment at
+ * pkt_data(). The header and its options are read with pkt_peek() only; the
+ * checksum over the pseudo-header is verified unless the kernel vouched for
+ * it (pkt->csum_ok: VIRTIO_NET_HDR_F_DATA_VALID, or NEEDS_CSUM, a frame from
+ * the local kernel whose checksum is not even computed yet; DESIGN.md). The
+ * outer stack drops segments to a broadcast or multicast address (RFC 9293
+ * 3.10.7.1). The engine copies what it keeps, so the packet stays borrowed.
  *
  * Output. The emit callback builds one pkt per segment: the linear part
- * holds the TCP header and options (IP and Ethernet are pushed in front by
- * the layers below), the tail borrows the payload from the connection's send
- * ring (pkt.h), and the checksum is computed over both. The segment goes to
- * ipv4_output() with DF set (the MSS fits the route MTU; PMTU discovery) or
- * ipv6_output(). Two cases copy the payload into the linear part instead: a
- * payload that wraps around the ring (two iovecs; a frame has one tail), and
- * a next hop still being resolved, since the neighbour queue may hold the
- * frame longer than the link's transmit batch. Borrowed memory must outlive
- * every queued frame: at the end of each loop turn the links are flushed and,
- * when no link holds a borrowed frame any more, tcp_stack_tx_done() lets the
- * engine free send memory it replaced or released. The engine never frees a
- * send ring directly (tcp_stack_retire()). Acknowledged bytes, though, are
- * overwritten by the next tcp_send(): services call tcp_glue_tx_quiet()
- * first, which flushes the links and says whether any borrowed frame is
- * still queued (a link blocked by EAGAIN); only then do they send.
+ * holds the TCP header and options (IP and the link's header are pushed in
+ * front by the layers below), the tail borrows the payload from the
+ * connection's send ring (pkt.h), and the checksum is computed over both,
+ * or left to the kernel (below). Two cases copy the payload into the linear
+ * part instead: a payload that wraps around the ring (two iovecs; a frame
+ * has one tail), and a next hop still being resolved (ops->hop_ready), since
+ * the neighbour queue may hold the frame longer than the link's transmit
+ * batch. Borrowed memory must outlive every queued frame: at the end of each
+ * loop turn (stack_turn_end()) the links are flushed and, when no link holds
+ * a borrowed frame any more, tcp_glue_turn_end() lets the engine free send
+ * memory it replaced or released. The engine never frees a send ring
+ * directly (tcp_stack_retire()). Acknowledged bytes, though, are overwritten
+ * by the next tcp_send(): services call tcp_glue_tx_quiet() first, which
+ * flushes the links and says whether any borrowed frame is still queued (a
+ * link blocked by EAGAIN); only then do they send.
  *
  * Time and timers. The engine's clock is the loop's, in microseconds (the
  * loop reads the clock once per turn, in milliseconds). One loop timer
  * stands for every connection's timers: at the end of each turn it is armed
  * for tcp_next_deadline(); when it fires, tcp_timers_run() does the due work.
  *
- * Per connection, the MSS comes from the MTU of the link the route to the
- * peer uses (minus the IP and TCP headers) and the largest emitted payload
- * (gso_max_bytes) from the link's GSO mode (docs/gso.md): in off mode one
- * MSS; in hw and sw mode as much as fits one frame of at most 65535 bytes,
- * Ethernet header and the largest TCP header included, below the link's
- * gso_max_size (DESIGN.md: at or above it the kernel splits the frame
- * itself). The engine then emits segments of up to that size with gso_size
- * = its sending MSS (in-flight data and cwnd stay in bytes, retransmissions
- * stay one MSS). Such a segment leaves here in one of two ways:
+ * Per connection, the MSS comes from the MTU of the link its segments leave
+ * by (minus the IP and TCP headers) and the largest emitted payload
+ * (gso_max_bytes) from the link's GSO mode (vnet_tcp_gso_bytes(),
+ * docs/gso.md). The engine then emits segments of up to that size with
+ * gso_size = its sending MSS (in-flight data and cwnd stay in bytes,
+ * retransmissions stay one MSS). Such a segment leaves here in one of two
+ * ways:
  *
- *  - hw (the route's link has PACKET_VNET_HDR): one frame whose
- *    virtio_net_hdr asks the kernel to segment it (NEEDS_CSUM, gso_type
- *    TCPV4/TCPV6, gso_size, csum_start, csum_offset 16, hdr_len) and whose
- *    TCP checksum field holds the folded, not inverted, pseudo-header sum
- *    over the whole L4 length. The IPv4 id advances by the number of
- *    segments, since the kernel numbers them id, id+1, ... Where the payload
- *    wraps around the send ring, the frame is cut at the last MSS boundary
- *    before the wrap and the one MSS piece that straddles it is copied.
+ *  - hw (the link has a vnet header and is in hw mode: an AF_PACKET link
+ *    with PACKET_VNET_HDR, or the face's TUN): one frame whose
+ *    virtio_net_hdr asks the kernel to segment it (vnet_set_tcp_gso()) and
+ *    whose TCP checksum field holds the folded, not inverted, pseudo-header
+ *    sum over the whole L4 length. Where the payload wraps around the send
+ *    ring, the frame is cut at the last MSS boundary before the wrap and the
+ *    one MSS piece that straddles it is copied.
  *  - sw (and whenever the link cannot take a GSO frame): the segment is cut
  *    into gso_size pieces, each its own pkt with its own headers, sequence
  *    number, IP id and full checksum, FIN and PSH only on the last, the
@@ -66,9 +67,17 @@
  *    (tcp_glue_emit_sw()). They queue in the link, which sends up to a
  *    batch of them in one sendmmsg().
  *
- * ICMP fragmentation-needed and packet-too-big quoting one of our TCP
- * segments lower the MSS of the connections between the two addresses
- * (tcp_glue_icmp_error()); the engine then uses a smaller gso_size.
+ * A link that takes partial checksums for every frame (the TUN: the
+ * container's kernel trusts them, as over a veth) gets segments that are not
+ * GSO frames with NEEDS_CSUM too (vnet_set_csum()): nothing is summed here.
+ *
+ * ICMP errors quoting one of our segments (tcp_glue_icmp()):
+ * fragmentation-needed and packet-too-big lower the MSS of the connections
+ * between the two addresses (the engine then uses a smaller gso_size);
+ * destination unreachable and time exceeded end a connection attempt still
+ * in SYN-SENT with the errno Linux gives (tcp_icmp_errno()), as Linux's
+ * tcp_v4_err() does: connect() then fails with EHOSTUNREACH, ENETUNREACH or
+ * ECONNREFUSED instead of waiting for the timeout.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -76,56 +85,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datapath/link/vnet.h"
 #include "datapath/net/net.h"
 #include "datapath/net/proto_hdr.h"
 #include "datapath/net/tcp_glue.h"
-#include "datapath/out.h"
-
-#define TCP_HLEN	20
-#define TCP_MAX_HLEN	60
-/* Largest frame built for the wire, Ethernet header included (DESIGN.md). */
-#define TCP_GLUE_MAX_FRAME	65535u
-/* BIG TCP frames: the kernel's own limit for them (GSO_MAX_SIZE) */
-#define TCP_GLUE_BIG_FRAME	524280u
-
-/* The TCP header on the wire (RFC 9293 3.1), network order. */
-struct tcp_hdr {
-	uint16_t sport;
-	uint16_t dport;
-	uint32_t seq;
-	uint32_t ack;
-	uint8_t doff;		/* data offset in the high 4 bits */
-	uint8_t flags;
-	uint16_t wnd;
-	uint16_t csum;
-	uint16_t urg;
-} __attribute__((packed));
 
 /**
- * struct tcp_glue - the engine and what joins it to the stack
- * @st:		the stack
+ * struct tcp_glue - one engine and what joins it to its IP layer
+ * @st:		the stack: loop, drops, counters
+ * @ops, @ctx:	where segments go
  * @tcp:	the engine
  * @timer:	fires at the engine's next deadline
  * @armed_us:	deadline @timer is armed for, UINT64_MAX if none
- * @copied:	segments whose payload was copied (ring wrap, unresolved hop)
- * @borrowed:	segments sent with a borrowed tail
- * @split:	on-wire segments cut from a larger one here (sw mode, or MSS pieces)
- * @gso_frames:	hw GSO frames emitted (the kernel segments them)
- * @emit_errors: segments the IP layer refused (no route, ...)
- * @rx_bad:	segments dropped here (short, bad offset, options, checksum)
- * @tx_held:	service sends postponed while a link held borrowed frames
- * @pmtu_updates: ICMP errors about our TCP segments passed to the engine
+ * @c:		counters
  */
 struct tcp_glue {
 	struct stack *st;
+	const struct tcp_glue_ops *ops;
+	void *ctx;
 	struct tcp_stack *tcp;
 	struct loop_timer timer;
 	uint64_t armed_us;
-	uint64_t copied, borrowed, split, gso_frames, emit_errors, rx_bad, tx_held, pmtu_updates;
+	struct tcp_glue_counters c;
 };
 
 /**
- * tcp_glue_now_us() - the engine's clock: the loop's time in microseconds
+ * tcp_glue_now_us() - the engines' clock: the loop's time in microseconds
  */
 uint64_t tcp_glue_now_us(const struct stack *st)
 {
@@ -133,11 +118,27 @@ uint64_t tcp_glue_now_us(const struct stack *st)
 }
 
 /**
- * tcp_glue_stack() - the TCP engine of the stack (services open sockets on it)
+ * tcp_glue_engine() - the engine of one instance
+ */
+struct tcp_stack *tcp_glue_engine(const struct tcp_glue *g)
+{
+	return g ? g->tcp : NULL;
+}
+
+/**
+ * tcp_glue_stack() - the outer stack's engine (services open sockets on it)
  */
 struct tcp_stack *tcp_glue_stack(const struct stack *st)
 {
-	return st->tcp ? st->tcp->tcp : NULL;
+	return tcp_glue_engine(st->tcp);
+}
+
+/**
+ * tcp_glue_counters() - the counters of one instance
+ */
+struct tcp_glue_counters *tcp_glue_counters(struct tcp_glue *g)
+{
+	return &g->c;
 }
 
 /**
@@ -154,6 +155,16 @@ void tcp_glue_addr_from(struct tcp_addr *t, const struct net_addr *a)
 }
 
 /**
+ * tcp_glue_addr_to() - the engine's struct tcp_addr as a stack address
+ */
+void tcp_glue_addr_to(struct net_addr *a, const struct tcp_addr *t)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = t->family;
+	memcpy(&a->a, t->addr, t->family == AF_INET ? 4 : 16);
+}
+
+/**
  * tcp_glue_endpoint_str() - "10.0.0.1:80" or "[fd00::1]:80"
  * Return: @buf.
  */
@@ -167,112 +178,57 @@ const char *tcp_glue_endpoint_str(const struct tcp_endpoint *e, char *buf, size_
 	return buf;
 }
 
-/* The MTU towards @remote (or, without one, the smallest of the family's links). */
-static uint32_t tcp_glue_mtu(const struct stack *st, uint8_t family, const struct net_addr *remote)
+/**
+ * tcp_glue_conn_opts_link() - settings for a connection whose segments leave by @l
+ * @l:		the link (NULL: MTU 1500, no GSO)
+ * @family:	AF_INET or AF_INET6
+ * @o:		result: MSS from the link's MTU, gso_max_bytes from its GSO mode
+ */
+void tcp_glue_conn_opts_link(const struct link *l, uint8_t family, struct tcp_conn_opts *o)
 {
-	uint32_t mtu = 0;
+	uint32_t mtu = l ? l->mtu : 1500;
+	uint32_t hdrs = (family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + TCP_HLEN;
+	uint32_t mss = mtu > hdrs + 88 ? mtu - hdrs : 88;
+	uint32_t gso;
+
+	memset(o, 0, sizeof(*o));
+	o->mss = mss > 65495 ? 65495 : (uint16_t)mss;
+	gso = vnet_tcp_gso_bytes(l, family, o->mss);
+	o->gso_max_bytes = gso > o->mss ? gso : o->mss;
+}
+
+/**
+ * tcp_glue_conn_opts() - settings for an outer connection of @family to @remote
+ * @st:		stack
+ * @family:	AF_INET or AF_INET6
+ * @remote:	the peer, or NULL for a listener (then the smallest link MTU
+ *		and the smallest GSO limit of all links)
+ * @o:		result (tcp_glue_conn_opts_link() of the route's link)
+ */
+void tcp_glue_conn_opts(const struct stack *st, uint8_t family, const struct net_addr *remote,
+			struct tcp_conn_opts *o)
+{
+	struct tcp_conn_opts each;
 	unsigned int i;
 
 	if (remote && remote->family == family) {
 		const struct route *r = route_lookup(st, family, &remote->a);
 
-		if (r && r->link)
-			return r->link->mtu;
-	}
-	for (i = 0; i < st->n_links; i++)
-		if (!mtu || st->links[i]->mtu < mtu)
-			mtu = st->links[i]->mtu;
-	return mtu ? mtu : 1500;
-}
-
-/*
- * IPv4 BIG TCP (docs/gso.md): in hw mode netsetup may allow IPv4 TCP frames
- * over 64 KiB (gso_ipv4_max_size, the largest such frame; IPv4 total length
- * 0, the kernel takes the length from the frame). 0 when it did not: IPv6
- * frames over 64 KiB are dropped through AF_PACKET (DESIGN.md) and sw mode
- * cuts every segment to the MSS anyway.
- */
-static uint32_t tcp_glue_big_frame(const struct link *l, uint8_t family)
-{
-	if (family != AF_INET || !l->vnet || l->gso_mode != PROTO_GSO_HW ||
-	    l->gso_ipv4_max_size <= TCP_GLUE_MAX_FRAME)
-		return 0;
-	return l->gso_ipv4_max_size < TCP_GLUE_BIG_FRAME ? l->gso_ipv4_max_size : TCP_GLUE_BIG_FRAME;
-}
-
-/**
- * tcp_glue_gso_bytes() - largest TCP payload of one emitted segment on a link
- * @l:		link, or NULL (then one MSS)
- * @family:	AF_INET or AF_INET6
- * @mss:	the connection's MSS
- *
- * Off mode: @mss. hw and sw mode: the frame, Ethernet, IP and the largest
- * TCP header included, stays at most 65535 bytes and below the link's
- * gso_max_size (65536 when netsetup did not say), and the segment count
- * within gso_max_segs; IPv4 in hw mode up to the IPv4 frame limit netsetup
- * sent instead when it is over 64 KiB (BIG TCP).
- *
- * Return: payload bytes, at least @mss.
- */
-uint32_t tcp_glue_gso_bytes(const struct link *l, uint8_t family, uint32_t mss)
-{
-	uint32_t hdrs = ETH_HLEN_ + (family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + TCP_MAX_HLEN;
-	uint32_t frame, bytes;
-
-	if (!l || l->gso_mode == PROTO_GSO_OFF || !mss)
-		return mss;
-	frame = l->gso_max_size ? l->gso_max_size - 1 : TCP_GLUE_MAX_FRAME;
-	if (frame > TCP_GLUE_MAX_FRAME)
-		frame = TCP_GLUE_MAX_FRAME;
-	if (tcp_glue_big_frame(l, family) > frame)
-		frame = tcp_glue_big_frame(l, family);
-	if (frame < hdrs + mss)
-		return mss;
-	bytes = frame - hdrs;
-	if (l->gso_max_segs && bytes / mss > l->gso_max_segs)
-		bytes = l->gso_max_segs * mss;
-	return bytes < mss ? mss : bytes;
-}
-
-/* The link the route to @remote uses, or NULL. */
-static struct link *tcp_glue_route_link(const struct stack *st, uint8_t family,
-					const union proto_inaddr *remote)
-{
-	const struct route *r = route_lookup(st, family, remote);
-
-	return r ? r->link : NULL;
-}
-
-/**
- * tcp_glue_conn_opts() - settings for a connection of @family to @remote
- * @st:		stack
- * @family:	AF_INET or AF_INET6
- * @remote:	the peer, or NULL for a listener (then the smallest link MTU
- *		and the smallest GSO limit of all links)
- * @o:		result: MSS from the route MTU, gso_max_bytes from the link's
- *		GSO mode (tcp_glue_gso_bytes())
- */
-void tcp_glue_conn_opts(const struct stack *st, uint8_t family, const struct net_addr *remote,
-			struct tcp_conn_opts *o)
-{
-	uint32_t mtu = tcp_glue_mtu(st, family, remote);
-	uint32_t hdrs = (family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + TCP_HLEN;
-	uint32_t mss = mtu > hdrs + 88 ? mtu - hdrs : 88;
-	uint32_t gso = 0, b;
-	unsigned int i;
-
-	memset(o, 0, sizeof(*o));
-	o->mss = mss > 65495 ? 65495 : (uint16_t)mss;
-	if (remote && remote->family == family) {
-		gso = tcp_glue_gso_bytes(tcp_glue_route_link(st, family, &remote->a), family, o->mss);
-	} else {
-		for (i = 0; i < st->n_links; i++) {
-			b = tcp_glue_gso_bytes(st->links[i], family, o->mss);
-			if (!gso || b < gso)
-				gso = b;
+		if (r && r->link) {
+			tcp_glue_conn_opts_link(r->link, family, o);
+			return;
 		}
 	}
-	o->gso_max_bytes = gso > o->mss ? gso : o->mss;
+	tcp_glue_conn_opts_link(NULL, family, o);
+	for (i = 0; i < st->n_links; i++) {
+		tcp_glue_conn_opts_link(st->links[i], family, &each);
+		if (i == 0 || each.mss < o->mss)
+			o->mss = each.mss;
+		if (i == 0 || each.gso_max_bytes < o->gso_max_bytes)
+			o->gso_max_bytes = each.gso_max_bytes;
+	}
+	if (o->gso_max_bytes < o->mss)
+		o->gso_max_bytes = o->mss;
 }
 
 /**
@@ -296,70 +252,59 @@ int tcp_glue_pick_src(const struct stack *st, const struct net_addr *dst, struct
 	return 0;
 }
 
-/* Is the next hop towards @dst resolved, so a frame leaves with this turn's flush? */
-static bool tcp_glue_hop_ready(struct stack *st, const struct tcp_addr *dst)
-{
-	union proto_inaddr d, hop;
-	const struct route *r;
-	const struct neigh *n;
+/* The TCP header on the wire (RFC 9293 3.1), network order. */
+struct tcp_hdr {
+	uint16_t sport;
+	uint16_t dport;
+	uint32_t seq;
+	uint32_t ack;
+	uint8_t doff;		/* data offset in the high 4 bits */
+	uint8_t flags;
+	uint16_t wnd;
+	uint16_t csum;
+	uint16_t urg;
+} __attribute__((packed));
 
-	memset(&d, 0, sizeof(d));
-	memcpy(&d, dst->addr, dst->family == AF_INET ? 4 : 16);
-	r = route_lookup(st, dst->family, &d);
-	if (!r)
-		return false;	/* the IP layer drops it; copying is harmless */
-	hop = r->has_gateway ? r->gateway : d;
-	n = neigh_lookup(st, dst->family, &hop);
-	return n && n->state != NEIGH_INCOMPLETE;
-}
-
-/*
- * Ask the kernel to segment @p (hw mode, DESIGN.md's table): @hlen is the
- * TCP header length, @l3 the IP header length, @sum the pseudo-header
- * accumulator over the whole L4 length, which goes into the checksum field
- * folded and not inverted.
- */
-static void tcp_glue_set_gso(struct pkt *p, struct tcp_hdr *th, bool v6, size_t l3, size_t hlen,
-			     uint16_t gso_size, uint32_t sum)
+/* The pseudo-header accumulator of a segment of @l4_len bytes. */
+static uint32_t tcp_glue_pseudo(const struct net_addr *s, const struct net_addr *d, uint32_t l4_len)
 {
-	p->vnet.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
-	p->vnet.gso_type = v6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4;
-	p->vnet.gso_size = gso_size;
-	p->vnet.csum_start = (uint16_t)(ETH_HLEN_ + l3);
-	p->vnet.csum_offset = 16;
-	p->vnet.hdr_len = (uint16_t)(ETH_HLEN_ + l3 + hlen);
-	th->csum = htons((uint16_t)~csum_fold(sum));
+	return s->family == AF_INET ? csum_pseudo4(s->a.v4, d->a.v4, IPPROTO_TCP, l4_len) :
+				      csum_pseudo6(&s->a.v6, &d->a.v6, IPPROTO_TCP, l4_len);
 }
 
 /*
  * One emitted frame: header + options, payload @iov (borrowed or copied).
  * @gso_size non-zero: a hw GSO frame of @len bytes cut by the kernel into
- * @gso_size pieces; 0: one segment with its full checksum.
+ * @gso_size pieces; 0: one segment, its checksum full or (a link that takes
+ * partial checksums) left to the kernel.
  */
-static int tcp_glue_emit_one(struct tcp_glue *g, const struct tcp_seg_out *seg, uint32_t seq,
-			     uint8_t flags, const struct iovec *iov, int iovcnt, size_t len,
+static int tcp_glue_emit_one(struct tcp_glue *g, const struct tcp_seg_out *seg, const struct link *l,
+			     uint32_t seq, uint8_t flags, const struct iovec *iov, int iovcnt, size_t len,
 			     uint16_t gso_size)
 {
 	struct stack *st = g->st;
 	uint8_t opts[TCP_OPTS_MAX_BYTES];
+	struct net_addr src, dst;
 	struct tcp_hdr *th;
-	bool copy;
-	size_t hlen;
+	bool copy, v6 = seg->dst.family == AF_INET6;
+	size_t hlen, l3 = v6 ? IPV6_HLEN : IPV4_HLEN;
 	uint32_t sum;
 	struct pkt *p;
 	int olen, i, ret;
 
 	olen = tcp_opts_write(&seg->opts, opts, sizeof(opts));
 	if (olen < 0 || olen % 4) {
-		g->emit_errors++;
+		g->c.emit_errors++;
 		return olen < 0 ? olen : -EINVAL;
 	}
+	tcp_glue_addr_to(&src, &seg->src);
+	tcp_glue_addr_to(&dst, &seg->dst);
 	hlen = TCP_HLEN + olen;
-	copy = len && (iovcnt != 1 || !tcp_glue_hop_ready(st, &seg->dst));
+	copy = len && (iovcnt != 1 || !g->ops->hop_ready(g->ctx, &dst));
 	p = pkt_alloc(hlen + (copy ? len : 0));
 	if (!p) {
 		stack_drop(st, DROP_NO_MEMORY);
-		g->emit_errors++;
+		g->c.emit_errors++;
 		return -ENOBUFS;
 	}
 	th = pkt_put(p, hlen);
@@ -376,43 +321,25 @@ static int tcp_glue_emit_one(struct tcp_glue *g, const struct tcp_seg_out *seg, 
 	if (copy) {
 		for (i = 0; i < iovcnt; i++)
 			memcpy(pkt_put(p, iov[i].iov_len), iov[i].iov_base, iov[i].iov_len);
-		g->copied++;
+		g->c.copied++;
 	} else if (len) {
 		pkt_set_tail(p, iov[0].iov_base, (uint32_t)iov[0].iov_len);
-		g->borrowed++;
+		g->c.borrowed++;
 	}
-	if (seg->dst.family == AF_INET) {
-		struct in_addr s, d;
-
-		memcpy(&s, seg->src.addr, 4);
-		memcpy(&d, seg->dst.addr, 4);
-		sum = csum_pseudo4(s, d, IPPROTO_TCP, (uint32_t)pkt_total_len(p));
-		if (gso_size) {
-			uint16_t id = st->ipv4_id;
-
-			tcp_glue_set_gso(p, th, false, IPV4_HLEN, hlen, gso_size, sum);
-			ret = ipv4_output(st, p, s, d, IPPROTO_TCP, 64, true);
-			/* the kernel numbers the segments id, id + 1, ... */
-			if (ret == 0 && st->ipv4_id == (uint16_t)(id + 1))
-				st->ipv4_id = (uint16_t)(id + (len + gso_size - 1) / gso_size);
-		} else {
-			th->csum = htons(csum_pkt_l4(p, sum));
-			ret = ipv4_output(st, p, s, d, IPPROTO_TCP, 64, true);
-		}
+	sum = tcp_glue_pseudo(&src, &dst, (uint32_t)pkt_total_len(p));
+	if (gso_size) {
+		vnet_set_tcp_gso(&p->vnet, v6, (unsigned int)l3, (unsigned int)(l3 + hlen), gso_size);
+		th->csum = htons((uint16_t)~csum_fold(sum));
+	} else if (l && l->tx_csum_partial) {
+		vnet_set_csum(&p->vnet, (unsigned int)l3, VNET_TCP_CSUM_OFF);
+		th->csum = htons((uint16_t)~csum_fold(sum));
+		g->c.csum_offloaded++;
 	} else {
-		struct in6_addr s, d;
-
-		memcpy(&s, seg->src.addr, 16);
-		memcpy(&d, seg->dst.addr, 16);
-		sum = csum_pseudo6(&s, &d, IPPROTO_TCP, (uint32_t)pkt_total_len(p));
-		if (gso_size)
-			tcp_glue_set_gso(p, th, true, IPV6_HLEN, hlen, gso_size, sum);
-		else
-			th->csum = htons(csum_pkt_l4(p, sum));
-		ret = ipv6_output(st, NULL, p, &s, &d, IPPROTO_TCP, 64);
+		th->csum = htons(csum_pkt_l4(p, sum));
 	}
+	ret = g->ops->output(g->ctx, p, &src, &dst);
 	if (ret < 0)
-		g->emit_errors++;
+		g->c.emit_errors++;
 	return ret;
 }
 
@@ -467,19 +394,20 @@ static int tcp_glue_emit_sw(struct tcp_glue *g, const struct tcp_seg_out *seg, s
 		struct tcp_hdr th;
 		uint8_t b[TCP_MAX_HLEN];
 	} h;
-	bool v6 = seg->dst.family == AF_INET6, ready;
-	struct in_addr s4, d4;
-	struct in6_addr s6, d6;
-	uint32_t base, hsum;
+	struct net_addr src, dst;
+	uint32_t hsum;
 	struct iovec iov[2];
 	size_t hlen, off, n;
 	int olen, cnt, ret;
+	bool ready;
 
 	olen = tcp_opts_write(&seg->opts, h.b + TCP_HLEN, sizeof(h.b) - TCP_HLEN);
 	if (olen < 0 || olen % 4) {
-		g->emit_errors++;
+		g->c.emit_errors++;
 		return olen < 0 ? olen : -EINVAL;
 	}
+	tcp_glue_addr_to(&src, &seg->src);
+	tcp_glue_addr_to(&dst, &seg->dst);
 	hlen = TCP_HLEN + olen;
 	h.th.sport = htons(seg->sport);
 	h.th.dport = htons(seg->dport);
@@ -491,17 +419,8 @@ static int tcp_glue_emit_sw(struct tcp_glue *g, const struct tcp_seg_out *seg, s
 	h.th.csum = 0;
 	h.th.urg = 0;
 	/* the sum of everything but length, seq, flags and payload */
-	if (v6) {
-		memcpy(&s6, seg->src.addr, 16);
-		memcpy(&d6, seg->dst.addr, 16);
-		base = csum_pseudo6(&s6, &d6, IPPROTO_TCP, 0);
-	} else {
-		memcpy(&s4, seg->src.addr, 4);
-		memcpy(&d4, seg->dst.addr, 4);
-		base = csum_pseudo4(s4, d4, IPPROTO_TCP, 0);
-	}
-	hsum = csum_partial(h.b, hlen, base);
-	ready = tcp_glue_hop_ready(st, &seg->dst);
+	hsum = csum_partial(h.b, hlen, tcp_glue_pseudo(&src, &dst, 0));
+	ready = g->ops->hop_ready(g->ctx, &dst);
 	for (off = 0; off < seg->len; off += n) {
 		uint32_t seq = seg->seq + (uint32_t)off, l4, sum;
 		uint8_t flags;
@@ -512,14 +431,14 @@ static int tcp_glue_emit_sw(struct tcp_glue *g, const struct tcp_seg_out *seg, s
 		flags = off + n == seg->len ? seg->flags : seg->flags & ~(TCP_FIN | TCP_PSH);
 		cnt = tcp_glue_slice(seg, off, n, iov);
 		if (cnt < 0) {
-			g->emit_errors++;
+			g->c.emit_errors++;
 			return cnt;
 		}
-		g->split++;
+		g->c.split++;
 		if (l && l->gso_mode == PROTO_GSO_SW)
 			l->stats.tx_sw_segments++;
 		if (cnt != 1 || !ready) {
-			ret = tcp_glue_emit_one(g, seg, seq, flags, iov, cnt, n, 0);
+			ret = tcp_glue_emit_one(g, seg, l, seq, flags, iov, cnt, n, 0);
 			if (ret < 0)
 				return ret;
 			continue;
@@ -529,7 +448,7 @@ static int tcp_glue_emit_sw(struct tcp_glue *g, const struct tcp_seg_out *seg, s
 		if (!th) {
 			pkt_free(p);
 			stack_drop(st, DROP_NO_MEMORY);
-			g->emit_errors++;
+			g->c.emit_errors++;
 			return -ENOBUFS;
 		}
 		memcpy(th, h.b, hlen);
@@ -541,44 +460,35 @@ static int tcp_glue_emit_sw(struct tcp_glue *g, const struct tcp_seg_out *seg, s
 		sum = csum_partial(iov[0].iov_base, n, sum);
 		th->csum = htons(csum_fold(sum));
 		pkt_set_tail(p, iov[0].iov_base, (uint32_t)n);
-		g->borrowed++;
-		ret = v6 ? ipv6_output(st, NULL, p, &s6, &d6, IPPROTO_TCP, 64) :
-			   ipv4_output(st, p, s4, d4, IPPROTO_TCP, 64, true);
+		g->c.borrowed++;
+		ret = g->ops->output(g->ctx, p, &src, &dst);
 		if (ret < 0) {
-			g->emit_errors++;
+			g->c.emit_errors++;
 			return ret;
 		}
 	}
 	return 0;
 }
 
-/* The link a segment to @dst leaves by (its GSO mode decides how), or NULL. */
-static struct link *tcp_glue_seg_link(const struct stack *st, const struct tcp_addr *dst)
-{
-	union proto_inaddr d;
-
-	memset(&d, 0, sizeof(d));
-	memcpy(&d, dst->addr, dst->family == AF_INET ? 4 : 16);
-	return tcp_glue_route_link(st, dst->family, &d);
-}
-
 /*
  * The engine's output (see the theory of operation). A segment larger than
- * @gso_size leaves as hw GSO frames when the route's link is in hw mode,
- * else it is cut into @gso_size pieces (tcp_glue_emit_sw()); FIN and PSH
- * on the last frame.
+ * @gso_size leaves as hw GSO frames when its link is in hw mode, else it is
+ * cut into @gso_size pieces (tcp_glue_emit_sw()); FIN and PSH on the last
+ * frame.
  */
 static int tcp_glue_emit(void *ctx, const struct tcp_seg_out *seg)
 {
 	struct tcp_glue *g = ctx;
+	struct net_addr dst;
 	struct iovec iov[2];
 	struct link *l;
 	size_t off, n;
 	int ret, cnt;
 
+	tcp_glue_addr_to(&dst, &seg->dst);
+	l = g->ops->link_for(g->ctx, &dst);
 	if (!seg->gso_size || seg->len <= seg->gso_size)
-		return tcp_glue_emit_one(g, seg, seg->seq, seg->flags, seg->iov, seg->iovcnt, seg->len, 0);
-	l = tcp_glue_seg_link(g->st, &seg->dst);
+		return tcp_glue_emit_one(g, seg, l, seg->seq, seg->flags, seg->iov, seg->iovcnt, seg->len, 0);
 	if (!l || !l->vnet || l->gso_mode != PROTO_GSO_HW)
 		return tcp_glue_emit_sw(g, seg, l);
 	for (off = 0; off < seg->len; off += n) {
@@ -597,14 +507,14 @@ static int tcp_glue_emit(void *ctx, const struct tcp_seg_out *seg)
 		last = off + n == seg->len;
 		cnt = tcp_glue_slice(seg, off, n, iov);
 		if (cnt < 0) {
-			g->emit_errors++;
+			g->c.emit_errors++;
 			return cnt;
 		}
 		if (gso)
-			g->gso_frames++;
+			g->c.gso_frames++;
 		else
-			g->split++;
-		ret = tcp_glue_emit_one(g, seg, seg->seq + (uint32_t)off,
+			g->c.split++;
+		ret = tcp_glue_emit_one(g, seg, l, seg->seq + (uint32_t)off,
 					last ? seg->flags : seg->flags & ~(TCP_FIN | TCP_PSH), iov, cnt, n, gso);
 		if (ret < 0)
 			return ret;
@@ -613,55 +523,44 @@ static int tcp_glue_emit(void *ctx, const struct tcp_seg_out *seg)
 }
 
 /**
- * tcp_glue_input() - one TCP segment at pkt_data() into the engine
- * @st:		stack
- * @l:		link it arrived on
+ * tcp_glue_segment() - one TCP segment at pkt_data() into an instance's engine
+ * @g:		the instance
  * @p:		segment, trimmed to the IP payload; borrowed
  * @src:	IP source
- * @dst:	IP destination (one of ours, or a broadcast/multicast one)
- * @to_bcast:	sent to a broadcast or multicast address
+ * @dst:	IP destination
+ *
+ * A short header, a bad data offset, bad options or a bad checksum are
+ * dropped and counted (rx_bad and the stack's drop reason).
  */
-void tcp_glue_input(struct stack *st, struct link *l, struct pkt *p, const struct net_addr *src,
-		    const struct net_addr *dst, bool to_bcast)
+void tcp_glue_segment(struct tcp_glue *g, struct pkt *p, const struct net_addr *src,
+		      const struct net_addr *dst)
 {
-	struct tcp_glue *g = st->tcp;
+	struct stack *st = g->st;
 	const struct tcp_hdr *th = pkt_peek(p, 0, sizeof(*th));
 	struct tcp_seg_in seg;
 	const uint8_t *opts;
 	size_t doff;
 
-	(void)l;
-	stack_count(st, CTR_TCP_IN);
-	if (to_bcast || !g) {
-		stack_drop(st, DROP_NOT_FOR_US);
-		return;
-	}
 	if (!th) {
-		g->rx_bad++;
+		g->c.rx_bad++;
 		stack_drop(st, DROP_TRUNCATED);
 		return;
 	}
 	doff = (size_t)(th->doff >> 4) * 4;
 	opts = doff >= sizeof(*th) ? pkt_peek(p, sizeof(*th), doff - sizeof(*th)) : NULL;
 	if (!opts) {
-		g->rx_bad++;
+		g->c.rx_bad++;
 		stack_drop(st, doff < sizeof(*th) ? DROP_BAD_HEADER : DROP_TRUNCATED);
 		return;
 	}
-	if (!p->csum_ok) {
-		uint32_t sum = src->family == AF_INET ?
-			csum_pseudo4(src->a.v4, dst->a.v4, IPPROTO_TCP, p->len) :
-			csum_pseudo6(&src->a.v6, &dst->a.v6, IPPROTO_TCP, p->len);
-
-		if (csum_pkt_l4(p, sum) != 0) {
-			g->rx_bad++;
-			stack_drop(st, DROP_BAD_CHECKSUM);
-			return;
-		}
+	if (!p->csum_ok && csum_pkt_l4(p, tcp_glue_pseudo(src, dst, p->len)) != 0) {
+		g->c.rx_bad++;
+		stack_drop(st, DROP_BAD_CHECKSUM);
+		return;
 	}
 	memset(&seg, 0, sizeof(seg));
 	if (tcp_opts_parse(opts, doff - sizeof(*th), &seg.opts) < 0) {
-		g->rx_bad++;
+		g->c.rx_bad++;
 		stack_drop(st, DROP_BAD_HEADER);
 		return;
 	}
@@ -679,78 +578,113 @@ void tcp_glue_input(struct stack *st, struct link *l, struct pkt *p, const struc
 }
 
 /**
- * tcp_glue_tx_quiet() - flush the links; may tcp_send() overwrite acked bytes?
- * @st:	stack
+ * tcp_icmp_errno() - the errno a connection attempt gets for an ICMP error
+ * @family:	AF_INET (ICMP) or AF_INET6 (ICMPv6)
+ * @type:	the error's type
+ * @code:	its code
  *
- * tcp_send() may write over send-ring bytes the peer acknowledged, and a
- * frame still queued in a link may borrow them (a retransmission the ACK
- * made spurious): it would leave with a wrong checksum. Services call this
- * right before tcp_send() and hold their data while it says no.
+ * As Linux maps them (icmp_err_convert[], icmpv6_err_convert()).
  *
- * Return: true when no link holds a frame with a borrowed tail.
+ * Return: a negative errno, or 0 for a message that is not such an error
+ * (fragmentation needed, packet too big, and anything else).
  */
-bool tcp_glue_tx_quiet(struct stack *st)
+int tcp_icmp_errno(uint8_t family, uint8_t type, uint8_t code)
 {
-	unsigned int i, borrowed = 0;
-
-	for (i = 0; i < st->n_links; i++) {
-		if (link_tx_borrowed(st->links[i]))
-			link_tx_flush(st->links[i]);
-		borrowed += link_tx_borrowed(st->links[i]);
+	if (family == AF_INET) {
+		if (type == ICMP_TIME_EXCEEDED)
+			return -EHOSTUNREACH;
+		if (type != ICMP_DEST_UNREACH || code == ICMP_FRAG_NEEDED)
+			return 0;
+		switch (code) {
+		case 0: case 6: case 9: case 11:	/* net unreachable, unknown, prohibited, for TOS */
+			return -ENETUNREACH;
+		case ICMP_PROT_UNREACH:
+			return -ENOPROTOOPT;
+		case ICMP_PORT_UNREACH:
+			return -ECONNREFUSED;
+		default:				/* host unreachable, prohibited, filtered, ... */
+			return -EHOSTUNREACH;
+		}
 	}
-	if (borrowed && st->tcp)
-		st->tcp->tx_held++;
-	return !borrowed;
+	if (type == ICMP6_TIME_EXCEEDED)
+		return -EHOSTUNREACH;
+	if (type != ICMP6_DST_UNREACH)
+		return 0;
+	switch (code) {
+	case 0:						/* no route */
+		return -ENETUNREACH;
+	case 1: case 5: case 6:				/* prohibited, policy, reject route */
+		return -EACCES;
+	case ICMP6_DST_UNREACH_NOPORT:
+		return -ECONNREFUSED;
+	default:
+		return -EHOSTUNREACH;
+	}
 }
 
 /**
- * tcp_glue_icmp_error() - PMTU from an ICMP error that quotes a TCP segment
- * @st:		stack
+ * tcp_glue_icmp() - an ICMP error that quotes one of this engine's segments
+ * @g:		the instance
  * @family:	AF_INET (ICMP) or AF_INET6 (ICMPv6)
  * @p:		the ICMP message at pkt_data(), checksum verified; borrowed
  *
- * Fragmentation needed (type 3 code 4) and packet too big (ICMPv6 type 2)
- * whose quoted header is one we sent (source one of ours, protocol TCP)
- * lower the MSS of the connections between the two addresses; the engine
- * ignores MTUs below the protocol minimum. Other errors are ignored.
+ * The quoted header names the connection: its source is our local end. The
+ * caller checked that the quote is ours to look at (the outer stack: its
+ * source is one of our addresses). Fragmentation needed and packet too big
+ * lower the MSS (the engine ignores MTUs below the protocol minimum);
+ * unreachables and time exceeded end a connection attempt in SYN-SENT whose
+ * ISS the quote carries (tcp_icmp_error()).
  */
-void tcp_glue_icmp_error(struct stack *st, uint8_t family, const struct pkt *p)
+void tcp_glue_icmp(struct tcp_glue *g, uint8_t family, const struct pkt *p)
 {
-	const uint8_t *ic = pkt_peek(p, 0, 8);
-	struct net_addr a = { .family = family };
-	struct tcp_addr local, remote;
-	const uint8_t *q;
-	uint32_t mtu;
+	const uint8_t *ic = pkt_peek(p, 0, 8), *q, *t;
+	struct tcp_endpoint local, remote;
+	size_t l3;
+	uint32_t mtu, seq;
+	int err;
 
-	if (!ic || !st->tcp)
+	if (!ic)
 		return;
 	memset(&local, 0, sizeof(local));
 	memset(&remote, 0, sizeof(remote));
-	local.family = remote.family = family;
+	local.addr.family = remote.addr.family = family;
+	l3 = family == AF_INET ? IPV4_HLEN : IPV6_HLEN;
+	q = pkt_peek(p, 8, l3);
+	if (!q)
+		return;
 	if (family == AF_INET) {
-		q = pkt_peek(p, 8, IPV4_HLEN);
-		if (ic[0] != ICMP_DEST_UNREACH || ic[1] != ICMP_FRAG_NEEDED || !q ||
-		    (q[0] >> 4) != 4 || q[9] != IPPROTO_TCP)
+		if ((q[0] >> 4) != 4 || q[9] != IPPROTO_TCP)
 			return;
+		l3 = (q[0] & 0xfu) * 4;
+		memcpy(local.addr.addr, q + 12, 4);
+		memcpy(remote.addr.addr, q + 16, 4);
 		mtu = (uint32_t)ic[6] << 8 | ic[7];
-		memcpy(&a.a.v4, q + 12, 4);
-		if (!ipv4_is_ours(st, a.a.v4))
+		if (ic[0] == ICMP_DEST_UNREACH && ic[1] == ICMP_FRAG_NEEDED) {
+			g->c.pmtu_updates++;
+			tcp_pmtu_update(g->tcp, &local.addr, &remote.addr, mtu, tcp_glue_now_us(g->st));
 			return;
-		memcpy(local.addr, q + 12, 4);
-		memcpy(remote.addr, q + 16, 4);
+		}
 	} else {
-		q = pkt_peek(p, 8, IPV6_HLEN);
-		if (ic[0] != ICMP6_PACKET_TOO_BIG || !q || (q[0] >> 4) != 6 || q[6] != IPPROTO_TCP)
+		if ((q[0] >> 4) != 6 || q[6] != IPPROTO_TCP)
 			return;
+		memcpy(local.addr.addr, q + 8, 16);
+		memcpy(remote.addr.addr, q + 24, 16);
 		mtu = (uint32_t)ic[4] << 24 | (uint32_t)ic[5] << 16 | (uint32_t)ic[6] << 8 | ic[7];
-		memcpy(&a.a.v6, q + 8, 16);
-		if (!ipv6_find_addr(st, &a.a.v6, NULL))
+		if (ic[0] == ICMP6_PACKET_TOO_BIG) {
+			g->c.pmtu_updates++;
+			tcp_pmtu_update(g->tcp, &local.addr, &remote.addr, mtu, tcp_glue_now_us(g->st));
 			return;
-		memcpy(local.addr, q + 8, 16);
-		memcpy(remote.addr, q + 24, 16);
+		}
 	}
-	st->tcp->pmtu_updates++;
-	tcp_pmtu_update(st->tcp->tcp, &local, &remote, mtu, tcp_glue_now_us(st));
+	err = tcp_icmp_errno(family, ic[0], ic[1]);
+	t = pkt_peek(p, 8 + l3, 8);	/* RFC 792: the quote has at least 8 bytes of it */
+	if (!err || !t)
+		return;
+	local.port = (uint16_t)(t[0] << 8 | t[1]);
+	remote.port = (uint16_t)(t[2] << 8 | t[3]);
+	seq = (uint32_t)t[4] << 24 | (uint32_t)t[5] << 16 | (uint32_t)t[6] << 8 | t[7];
+	if (tcp_icmp_error(g->tcp, &local, &remote, seq, err, tcp_glue_now_us(g->st)) == 0)
+		g->c.icmp_aborts++;
 }
 
 static void tcp_glue_timer(struct loop_timer *t)
@@ -761,24 +695,20 @@ static void tcp_glue_timer(struct loop_timer *t)
 	tcp_timers_run(g->tcp, tcp_glue_now_us(g->st));
 }
 
-/*
- * End of a loop turn: send what the turn produced, release the engine's
- * retired send memory once no frame borrows it, arm the timer for the
- * earliest deadline. Runs before main's own flush hook, which then finds
- * the links empty.
+/**
+ * tcp_glue_turn_end() - the end of a loop turn, after the links were flushed
+ * @g:		the instance
+ * @quiet:	no link holds a frame with a borrowed tail any more
+ *
+ * Releases the engine's retired send memory once no frame borrows it and
+ * arms the timer for the earliest deadline (stack_turn_end() calls it).
  */
-static void tcp_glue_turn_end(void *ctx)
+void tcp_glue_turn_end(struct tcp_glue *g, bool quiet)
 {
-	struct tcp_glue *g = ctx;
 	struct stack *st = g->st;
 	uint64_t next, now;
-	unsigned int i, borrowed = 0;
 
-	for (i = 0; i < st->n_links; i++) {
-		link_tx_flush(st->links[i]);
-		borrowed += link_tx_borrowed(st->links[i]);
-	}
-	if (!borrowed)
+	if (quiet)
 		tcp_stack_tx_done(g->tcp);
 	next = tcp_next_deadline(g->tcp);
 	if (next == UINT64_MAX) {
@@ -794,152 +724,187 @@ static void tcp_glue_turn_end(void *ctx)
 }
 
 /**
- * tcp_glue_init() - create the TCP engine of @st and hook it to the loop
- * Return: 0, -ENOMEM, or -ENOSPC when the loop has no room for the hook.
+ * tcp_glue_new() - an engine joined to an IP layer
+ * @st:		the stack (loop, drop counters)
+ * @ops:	where its segments go
+ * @ctx:	for @ops
+ *
+ * Return: the instance, or NULL (out of memory).
  */
-int tcp_glue_init(struct stack *st)
+struct tcp_glue *tcp_glue_new(struct stack *st, const struct tcp_glue_ops *ops, void *ctx)
 {
 	struct tcp_stack_cfg cfg;
 	struct tcp_glue *g = calloc(1, sizeof(*g));
-	int ret;
 
 	if (!g)
-		return -ENOMEM;
+		return NULL;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.emit = tcp_glue_emit;
 	cfg.emit_ctx = g;
 	g->st = st;
+	g->ops = ops;
+	g->ctx = ctx;
 	g->armed_us = UINT64_MAX;
 	g->tcp = tcp_stack_new(&cfg);
 	if (!g->tcp) {
 		free(g);
-		return -ENOMEM;
+		return NULL;
 	}
 	loop_timer_init(&g->timer, tcp_glue_timer, g);
-	ret = loop_on_turn_end(st->loop, tcp_glue_turn_end, g);
-	if (ret < 0) {
-		tcp_stack_free(g->tcp);
-		free(g);
-		return ret;
-	}
-	st->tcp = g;
-	return 0;
+	return g;
 }
 
 /**
- * tcp_glue_fini() - free the engine (services closed their connections)
+ * tcp_glue_free() - free the engine (its users closed their connections)
+ * @g:	the instance, or NULL
  *
  * Called before the links are freed: nothing borrowed is queued any more
  * once the links are gone, and the engine's memory goes with it.
  */
-void tcp_glue_fini(struct stack *st)
+void tcp_glue_free(struct tcp_glue *g)
 {
-	struct tcp_glue *g = st->tcp;
-
 	if (!g)
 		return;
-	loop_timer_cancel(st->loop, &g->timer);
-	loop_off_turn_end(st->loop, tcp_glue_turn_end, g);
+	loop_timer_cancel(g->st->loop, &g->timer);
 	tcp_stack_free(g->tcp);
 	free(g);
-	st->tcp = NULL;
 }
 
-static int tcp_glue_conn_row(struct tcp_conn *c, void *arg)
-{
-	struct out *o = arg;
-	struct tcp_conn_info i;
-	char buf[INET6_ADDRSTRLEN + 16];
+/* The outer stack's instance: routed, resolved, out of an AF_PACKET link. */
 
-	tcp_conn_info(c, &i);
-	out_obj_begin(o, NULL);
-	out_str(o, "state", tcp_state_name(i.state));
-	out_str(o, "local", tcp_glue_endpoint_str(&i.local, buf, sizeof(buf)));
-	out_str(o, "remote", tcp_glue_endpoint_str(&i.remote, buf, sizeof(buf)));
-	out_str(o, "cc", i.cc ? i.cc : "-");
-	out_u64(o, "mss", i.snd_mss);
-	out_u64(o, "cwnd", i.cwnd);
-	out_u64(o, "ssthresh", i.ssthresh);
-	out_double(o, "srtt_ms", i.srtt_us / 1000.0);
-	out_double(o, "rttvar_ms", i.rttvar_us / 1000.0);
-	out_u64(o, "rto_ms", i.rto_us / 1000);
-	out_u64(o, "snd_wnd", i.snd_wnd);
-	out_u64(o, "rcv_wnd", i.rcv_wnd);
-	out_u64(o, "bytes_sent", i.bytes_sent);
-	out_u64(o, "bytes_acked", i.bytes_acked);
-	out_u64(o, "bytes_received", i.bytes_received);
-	out_u64(o, "segs_out", i.segs_out);
-	out_u64(o, "segs_in", i.segs_in);
-	out_u64(o, "retrans", i.retrans_segs);
-	out_u64(o, "sack_recoveries", i.sack_recoveries);
-	out_u64(o, "fast_recoveries", i.fast_recoveries);
-	out_u64(o, "rtos", i.rto_count);
-	out_u64(o, "rack_lost", i.rack_marked);
-	out_double(o, "reo_wnd_ms", i.rack_reo_wnd_us / 1000.0);
-	out_u64(o, "dsacks_rx", i.dsacks_rx);
-	out_u64(o, "undos", i.undos);
-	out_u64(o, "tlp_probes", i.tlp_probes);
-	out_u64(o, "tlp_recoveries", i.tlp_recoveries);
-	out_u64(o, "unacked", i.unacked_bytes);
-	out_u64(o, "sndbuf_used", i.sndbuf_used);
-	out_u64(o, "sndbuf", i.sndbuf_cap);
-	out_u64(o, "rcvbuf_used", i.rcvbuf_used);
-	out_u64(o, "rcvbuf", i.rcvbuf_cap);
-	out_u64(o, "ooo_bytes", i.ooo_bytes);
-	out_obj_end(o);
-	return 0;
+static struct link *tcp_glue_outer_link(void *ctx, const struct net_addr *dst)
+{
+	const struct route *r = route_lookup(ctx, dst->family, &dst->a);
+
+	return r ? r->link : NULL;
+}
+
+static bool tcp_glue_outer_hop_ready(void *ctx, const struct net_addr *dst)
+{
+	struct stack *st = ctx;
+	const struct route *r = route_lookup(st, dst->family, &dst->a);
+	const struct neigh *n;
+	union proto_inaddr hop;
+
+	if (!r)
+		return false;	/* the IP layer drops it; copying is harmless */
+	hop = r->has_gateway ? r->gateway : dst->a;
+	n = neigh_lookup(st, dst->family, &hop);
+	return n && n->state != NEIGH_INCOMPLETE;
+}
+
+static int tcp_glue_outer_output(void *ctx, struct pkt *p, const struct net_addr *src,
+				 const struct net_addr *dst)
+{
+	struct stack *st = ctx;
+
+	if (dst->family == AF_INET)
+		return ipv4_output(st, p, src->a.v4, dst->a.v4, IPPROTO_TCP, 64, true);
+	return ipv6_output(st, NULL, p, &src->a.v6, &dst->a.v6, IPPROTO_TCP, 64);
+}
+
+static const struct tcp_glue_ops tcp_glue_outer_ops = {
+	.link_for = tcp_glue_outer_link,
+	.hop_ready = tcp_glue_outer_hop_ready,
+	.output = tcp_glue_outer_output,
+};
+
+/**
+ * tcp_glue_init() - create the outer stack's TCP engine (st->tcp)
+ * Return: 0 or -ENOMEM.
+ */
+int tcp_glue_init(struct stack *st)
+{
+	st->tcp = tcp_glue_new(st, &tcp_glue_outer_ops, st);
+	return st->tcp ? 0 : -ENOMEM;
 }
 
 /**
- * tcp_glue_print_stats() - the "tcp" counters and the "tcp_connections" table
+ * tcp_glue_fini() - free the outer stack's engine
+ */
+void tcp_glue_fini(struct stack *st)
+{
+	tcp_glue_free(st->tcp);
+	st->tcp = NULL;
+}
+
+/**
+ * tcp_glue_input() - one TCP segment from the outer stack's IP layer
+ * @st:		stack
+ * @l:		link it arrived on
+ * @p:		segment, trimmed to the IP payload; borrowed
+ * @src:	IP source
+ * @dst:	IP destination (one of ours, or a broadcast/multicast one)
+ * @to_bcast:	sent to a broadcast or multicast address
+ */
+void tcp_glue_input(struct stack *st, struct link *l, struct pkt *p, const struct net_addr *src,
+		    const struct net_addr *dst, bool to_bcast)
+{
+	(void)l;
+	stack_count(st, CTR_TCP_IN);
+	if (to_bcast || !st->tcp) {
+		stack_drop(st, DROP_NOT_FOR_US);
+		return;
+	}
+	tcp_glue_segment(st->tcp, p, src, dst);
+}
+
+/**
+ * tcp_glue_tx_quiet() - flush the links; may tcp_send() overwrite acked bytes?
+ * @st:	stack
+ *
+ * tcp_send() may write over send-ring bytes the peer acknowledged, and a
+ * frame still queued in a link may borrow them (a retransmission the ACK
+ * made spurious): it would leave with a wrong checksum. Services call this
+ * right before tcp_send() and hold their data while it says no.
+ *
+ * Return: true when no link holds a frame with a borrowed tail.
+ */
+bool tcp_glue_tx_quiet(struct stack *st)
+{
+	bool quiet = stack_links_flush(st, true) == 0;
+
+	if (!quiet && st->tcp)
+		st->tcp->c.tx_held++;
+	return quiet;
+}
+
+/**
+ * tcp_glue_icmp_error() - an ICMP error the outer stack received about TCP
+ * @st:		stack
+ * @family:	AF_INET (ICMP) or AF_INET6 (ICMPv6)
+ * @p:		the ICMP message at pkt_data(), checksum verified; borrowed
+ *
+ * Only a quote whose source is one of our addresses can be about one of our
+ * segments (tcp_glue_icmp()).
+ */
+void tcp_glue_icmp_error(struct stack *st, uint8_t family, const struct pkt *p)
+{
+	const uint8_t *q = pkt_peek(p, 8, family == AF_INET ? IPV4_HLEN : IPV6_HLEN);
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (!q || !st->tcp)
+		return;
+	if (family == AF_INET) {
+		memcpy(&a4, q + 12, 4);
+		if (!ipv4_is_ours(st, a4))
+			return;
+	} else {
+		memcpy(&a6, q + 8, 16);
+		if (!ipv6_find_addr(st, &a6, NULL))
+			return;
+	}
+	tcp_glue_icmp(st->tcp, family, p);
+}
+
+/**
+ * tcp_glue_print_stats() - the outer engine's "tcp" counters and "tcp_connections"
  * @st:	stack
  * @o:	printer (text or JSON, one code path)
  */
 void tcp_glue_print_stats(struct stack *st, struct out *o)
 {
-	struct tcp_glue *g = st->tcp;
-	struct tcp_stack_stats s;
-
-	if (!g)
-		return;
-	tcp_stack_stats(g->tcp, &s);
-	out_obj_begin(o, "tcp");
-	out_u64(o, "conns", s.conns);
-	out_u64(o, "timewait", s.timewait);
-	out_u64(o, "segs_in", s.segs_in);
-	out_u64(o, "segs_out", s.segs_out);
-	out_u64(o, "rst_out", s.rst_out);
-	out_u64(o, "rx_bad", g->rx_bad);
-	out_u64(o, "tx_borrowed", g->borrowed);
-	out_u64(o, "tx_copied", g->copied);
-	out_u64(o, "tx_split", g->split);
-	out_u64(o, "tx_gso_frames", g->gso_frames);
-	out_u64(o, "tx_errors", g->emit_errors);
-	out_u64(o, "tx_held", g->tx_held);
-	out_u64(o, "pmtu_updates", g->pmtu_updates);
-	out_u64(o, "drop_malformed", s.drop_malformed);
-	out_u64(o, "drop_no_socket", s.drop_no_socket);
-	out_u64(o, "drop_paws", s.drop_paws);
-	out_u64(o, "drop_out_of_window", s.drop_out_of_window);
-	out_u64(o, "drop_ooo_full", s.drop_ooo_full);
-	out_u64(o, "drop_bad_ack", s.drop_bad_ack);
-	out_u64(o, "challenge_acks", s.challenge_acks);
-	out_u64(o, "challenge_acks_limited", s.challenge_acks_limited);
-	out_u64(o, "syncookies_sent", s.syncookies_sent);
-	out_u64(o, "syncookies_ok", s.syncookies_ok);
-	out_u64(o, "syncookies_bad", s.syncookies_bad);
-	out_u64(o, "synq_overflow", s.synq_overflow);
-	out_u64(o, "timewait_evicted", s.timewait_evicted);
-	out_u64(o, "emit_errors", s.emit_errors);
-	out_u64(o, "retrans_segs", s.retrans_segs);
-	out_u64(o, "fast_recoveries", s.fast_recoveries);
-	out_u64(o, "sack_recoveries", s.sack_recoveries);
-	out_u64(o, "rtos", s.rtos);
-	out_u64(o, "rack_lost", s.rack_marked);
-	out_u64(o, "dsacks_rx", s.dsacks_rx);
-	out_u64(o, "undos", s.undos);
-	out_obj_end(o);
-	out_arr_begin(o, "tcp_connections");
-	tcp_foreach_conn(g->tcp, tcp_glue_conn_row, o);
-	out_arr_end(o);
+	if (st->tcp)
+		tcp_glue_print(st->tcp, o, "tcp", "tcp_connections");
 }

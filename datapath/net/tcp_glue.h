@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tcp_glue.h - the TCP engine (datapath/tcp/) joined to the stack: IP input
- * and output, time, timers, MSS from the route (theory of operation in
- * tcp_glue.c)
+ * tcp_glue.h - a TCP engine (datapath/tcp/) joined to an IP layer: input
+ * parsing, segment output with GSO, time, timers (theory of operation in
+ * tcp_glue.c). Two instances run: the outer stack's (st->tcp, the network
+ * side) and the container face's (the container side).
  */
 #ifndef SANDNET_DATAPATH_NET_TCP_GLUE_H
 #define SANDNET_DATAPATH_NET_TCP_GLUE_H
@@ -14,7 +15,56 @@
 #include "datapath/tcp/tcp.h"
 
 struct out;
+struct tcp_glue;
 
+/**
+ * struct tcp_glue_counters - what one instance counts (`datapath stats`)
+ * @copied:	segments whose payload was copied (ring wrap, unresolved hop)
+ * @borrowed:	segments sent with a borrowed tail
+ * @split:	on-wire segments cut from a larger one here (sw mode, or MSS pieces)
+ * @gso_frames:	GSO frames emitted (the kernel segments them)
+ * @csum_offloaded: segments sent with a partial checksum (NEEDS_CSUM, the TUN)
+ * @emit_errors: segments the IP layer refused (no route, ...)
+ * @rx_bad:	segments dropped before the engine (short, bad offset, options, checksum)
+ * @tx_held:	service sends postponed while a link held borrowed frames
+ * @pmtu_updates: ICMP errors about our TCP segments that lowered an MSS
+ * @icmp_aborts: connection attempts ended by an ICMP error
+ */
+struct tcp_glue_counters {
+	uint64_t copied, borrowed, split, gso_frames, csum_offloaded, emit_errors, rx_bad, tx_held;
+	uint64_t pmtu_updates, icmp_aborts;
+};
+
+/**
+ * struct tcp_glue_ops - where an engine's segments go
+ * @link_for:	the link a segment to @dst leaves by (its MTU and GSO mode
+ *		decide the segment sizes), or NULL when none
+ * @hop_ready:	will a frame to @dst leave with this turn's flush? (else its
+ *		payload is copied: a neighbour queue may hold it longer)
+ * @output:	a finished TCP segment (header at pkt_data()) to the IP layer;
+ *		given. Return: as ipv4_output().
+ */
+struct tcp_glue_ops {
+	struct link *(*link_for)(void *ctx, const struct net_addr *dst);
+	bool (*hop_ready)(void *ctx, const struct net_addr *dst);
+	int (*output)(void *ctx, struct pkt *p, const struct net_addr *src, const struct net_addr *dst);
+};
+
+/* One instance */
+struct tcp_glue *tcp_glue_new(struct stack *st, const struct tcp_glue_ops *ops, void *ctx);
+void tcp_glue_free(struct tcp_glue *g);
+struct tcp_stack *tcp_glue_engine(const struct tcp_glue *g);
+void tcp_glue_segment(struct tcp_glue *g, struct pkt *p, const struct net_addr *src,
+		      const struct net_addr *dst);
+void tcp_glue_turn_end(struct tcp_glue *g, bool quiet);
+void tcp_glue_icmp(struct tcp_glue *g, uint8_t family, const struct pkt *p);
+struct tcp_glue_counters *tcp_glue_counters(struct tcp_glue *g);
+int tcp_icmp_errno(uint8_t family, uint8_t type, uint8_t code);
+
+/* tcp_stats.c: one instance's counters and connection table */
+void tcp_glue_print(struct tcp_glue *g, struct out *o, const char *counters, const char *conns);
+
+/* The outer stack's instance (st->tcp) */
 int tcp_glue_init(struct stack *st);
 void tcp_glue_fini(struct stack *st);
 void tcp_glue_input(struct stack *st, struct link *l, struct pkt *p, const struct net_addr *src,
@@ -23,12 +73,15 @@ struct tcp_stack *tcp_glue_stack(const struct stack *st);
 uint64_t tcp_glue_now_us(const struct stack *st);
 void tcp_glue_conn_opts(const struct stack *st, uint8_t family, const struct net_addr *remote,
 			struct tcp_conn_opts *o);
-uint32_t tcp_glue_gso_bytes(const struct link *l, uint8_t family, uint32_t mss);
+void tcp_glue_conn_opts_link(const struct link *l, uint8_t family, struct tcp_conn_opts *o);
 int tcp_glue_pick_src(const struct stack *st, const struct net_addr *dst, struct tcp_addr *src);
-void tcp_glue_addr_from(struct tcp_addr *t, const struct net_addr *a);
-const char *tcp_glue_endpoint_str(const struct tcp_endpoint *e, char *buf, size_t len);
-void tcp_glue_print_stats(struct stack *st, struct out *o);
 bool tcp_glue_tx_quiet(struct stack *st);
 void tcp_glue_icmp_error(struct stack *st, uint8_t family, const struct pkt *p);
+void tcp_glue_print_stats(struct stack *st, struct out *o);
+
+/* Address helpers */
+void tcp_glue_addr_from(struct tcp_addr *t, const struct net_addr *a);
+void tcp_glue_addr_to(struct net_addr *a, const struct tcp_addr *t);
+const char *tcp_glue_endpoint_str(const struct tcp_endpoint *e, char *buf, size_t len);
 
 #endif /* SANDNET_DATAPATH_NET_TCP_GLUE_H */

@@ -15,8 +15,10 @@
  * between 8 and what IP delivered (bad_length; IP padding beyond it is
  * trimmed), and the checksum unless the kernel vouched for it (bad_checksum;
  * zero means "none" over IPv4 and is invalid over IPv6, RFC 8200 8.1). A
- * datagram for a port nobody holds is answered with port unreachable, unless
- * it was sent to a broadcast or multicast address (RFC 1122 4.1.3.1).
+ * datagram for a port nobody holds goes to the container face when there is
+ * one (the container's own sockets, face_udp.c); else it is answered with
+ * port unreachable, unless it was sent to a broadcast or multicast address
+ * (RFC 1122 4.1.3.1).
  *
  * Output copies the caller's data once into a new packet behind the UDP
  * header, picks the source address when the socket is bound to "any", fills
@@ -31,18 +33,19 @@
  * block (pkt.h) and every frame built from it names its slice as its tail,
  * so what happens next depends only on the route's link (docs/gso.md):
  *
- *  - hw: up to UDP_GSO_MAX_SEGS datagrams (the kernel refuses more with
+ *  - hw: up to VNET_UDP_MAX_SEGS datagrams (the kernel refuses more with
  *    EINVAL) and at most a frame of 65535 bytes below the link's
- *    gso_max_size leave as one frame whose virtio_net_hdr asks the kernel
- *    to cut it: NEEDS_CSUM, gso_type UDP_L4, gso_size the datagram size,
- *    csum_start at the UDP header, csum_offset 6, hdr_len all headers. As
+ *    gso_max_size (vnet_udp_gso_segs()) leave as one frame whose
+ *    virtio_net_hdr asks the kernel to cut it (vnet_set_udp_gso()): NEEDS_CSUM,
+ *    gso_type UDP_L4, gso_size the datagram size, csum_start at the UDP
+ *    header, csum_offset 6, hdr_len all headers. As
  *    the kernel's own udp_send_skb() builds it, the UDP length field holds
  *    the length of the whole L4 part (header + every datagram) and the
  *    checksum field the folded, not inverted, pseudo-header sum over that
  *    same length: __udp_gso_segment() swaps that length for each piece's
  *    in the sum and in the field, then the sum from csum_start is finished.
- *    The IPv4 id advances by the number of datagrams (the kernel numbers
- *    them id, id + 1, ...). A frame that would hold one datagram goes out
+ *    The IPv4 id advances by the number of datagrams (ipv4_output(): the
+ *    kernel numbers them id, id + 1, ...). A frame that would hold one datagram goes out
  *    plain, with a full checksum (the kernel does the same).
  *  - sw: one frame per datagram, each its own small pkt with its own UDP
  *    header and full checksum and its slice of the block as tail; they
@@ -57,6 +60,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "datapath/face/face.h"
+#include "datapath/link/vnet.h"
 #include "datapath/net/net.h"
 #include "datapath/net/proto_hdr.h"
 
@@ -64,12 +69,6 @@
 #define UDP_MAX_SOCKS		16384
 #define UDP_EPHEMERAL_LO	32768
 #define UDP_EPHEMERAL_HI	60999
-/* The kernel's UDP_MAX_SEGMENTS (128 in 6.18; virtio_net_hdr_to_skb() refuses more with EINVAL). */
-#define UDP_GSO_MAX_SEGS	128
-/* Largest frame built for the wire, Ethernet header included (DESIGN.md). */
-#define UDP_GSO_MAX_FRAME	65535u
-/* VIRTIO_NET_HDR_GSO_UDP_L4, missing from Debian 12's headers. */
-#define UDP_GSO_TYPE_L4		5
 /* Largest burst one udp_sendto_gso() takes (a service's batch is far less). */
 #define UDP_GSO_MAX_BURST	(16u << 20)
 
@@ -270,6 +269,11 @@ void udp_input(struct stack *st, struct link *l, struct pkt *p, const struct net
 		}
 	}
 	s = udp_lookup(st, dst, ntohs(uh->dport));
+	/* no stack socket: the container face's, for its own sockets (face_udp.c) */
+	if (!s && !to_bcast && st->face &&
+	    face_udp_from_outer(st->face, src, ntohs(uh->sport), dst, ntohs(uh->dport),
+				pkt_data(p) + sizeof(*uh), ulen - sizeof(*uh)))
+		return;
 	if (!s) {
 		stack_count(st, CTR_UDP_NO_PORT);
 		if (to_bcast)
@@ -316,6 +320,40 @@ static int udp_pick_from(struct udp_sock *s, const struct net_addr *src, const s
 	return 0;
 }
 
+/*
+ * One datagram, copied behind its header, full checksum; @from is one of
+ * ours. Return: as ipv4_output()/ipv6_output().
+ */
+static int udp_output_one(struct stack *st, const struct net_addr *from, uint16_t sport,
+			  const struct net_addr *dst, uint16_t dport, const void *data, size_t len)
+{
+	struct udp_hdr *uh;
+	struct pkt *p;
+	uint32_t sum;
+
+	p = pkt_alloc(sizeof(*uh) + len);
+	if (!p) {
+		stack_drop(st, DROP_NO_MEMORY);
+		return -ENOBUFS;
+	}
+	uh = pkt_put(p, sizeof(*uh));
+	uh->sport = htons(sport);
+	uh->dport = htons(dport);
+	uh->len = htons((uint16_t)(sizeof(*uh) + len));
+	uh->csum = 0;
+	memcpy(pkt_put(p, len), data, len);
+	sum = dst->family == AF_INET ?
+		csum_pseudo4(from->a.v4, dst->a.v4, IPPROTO_UDP, p->len) :
+		csum_pseudo6(&from->a.v6, &dst->a.v6, IPPROTO_UDP, p->len);
+	uh->csum = htons(csum_pkt_l4(p, sum));
+	if (uh->csum == 0)
+		uh->csum = 0xffff;	/* RFC 768: a computed zero is sent as all ones */
+	stack_count(st, CTR_UDP_OUT);
+	if (dst->family == AF_INET)
+		return ipv4_output(st, p, from->a.v4, dst->a.v4, IPPROTO_UDP, 64, false);
+	return ipv6_output(st, NULL, p, &from->a.v6, &dst->a.v6, IPPROTO_UDP, 64);
+}
+
 /**
  * udp_sendto() - send one datagram from a stack socket
  * @s:		socket
@@ -333,11 +371,7 @@ static int udp_pick_from(struct udp_sock *s, const struct net_addr *src, const s
 int udp_sendto(struct udp_sock *s, const struct net_addr *src, const struct net_addr *dst,
 	       uint16_t dport, const void *data, size_t len)
 {
-	struct stack *st = s->st;
 	struct net_addr from;
-	struct udp_hdr *uh;
-	struct pkt *p;
-	uint32_t sum;
 	int ret;
 
 	if (dst->family != AF_INET && dst->family != AF_INET6)
@@ -349,29 +383,7 @@ int udp_sendto(struct udp_sock *s, const struct net_addr *src, const struct net_
 	ret = udp_pick_from(s, src, dst, &from);
 	if (ret < 0)
 		return ret;
-	p = pkt_alloc(sizeof(*uh) + len);
-	if (!p) {
-		stack_drop(st, DROP_NO_MEMORY);
-		s->tx_errors++;
-		return -ENOBUFS;
-	}
-	uh = pkt_put(p, sizeof(*uh));
-	uh->sport = htons(s->port);
-	uh->dport = htons(dport);
-	uh->len = htons((uint16_t)(sizeof(*uh) + len));
-	uh->csum = 0;
-	memcpy(pkt_put(p, len), data, len);
-	sum = dst->family == AF_INET ?
-		csum_pseudo4(from.a.v4, dst->a.v4, IPPROTO_UDP, p->len) :
-		csum_pseudo6(&from.a.v6, &dst->a.v6, IPPROTO_UDP, p->len);
-	uh->csum = htons(csum_pkt_l4(p, sum));
-	if (uh->csum == 0)
-		uh->csum = 0xffff;	/* RFC 768: a computed zero is sent as all ones */
-	stack_count(st, CTR_UDP_OUT);
-	if (dst->family == AF_INET)
-		ret = ipv4_output(st, p, from.a.v4, dst->a.v4, IPPROTO_UDP, 64, false);
-	else
-		ret = ipv6_output(st, NULL, p, &from.a.v6, &dst->a.v6, IPPROTO_UDP, 64);
+	ret = udp_output_one(s->st, &from, s->port, dst, dport, data, len);
 	if (ret < 0) {
 		s->tx_errors++;
 		return ret;
@@ -387,16 +399,13 @@ int udp_sendto(struct udp_sock *s, const struct net_addr *src, const struct net_
  * of several datagrams (see the theory of operation); 0: one datagram with
  * its full checksum. Return: as ipv4_output()/ipv6_output().
  */
-static int udp_send_frame(struct udp_sock *s, const struct net_addr *from,
+static int udp_send_frame(struct stack *st, const struct net_addr *from, uint16_t sport,
 			  const struct net_addr *dst, uint16_t dport, struct pkt_payload *pl,
 			  uint32_t off, uint32_t n, uint16_t gso_size)
 {
-	struct stack *st = s->st;
 	struct udp_hdr *uh;
 	struct pkt *p;
 	uint32_t sum;
-	uint16_t id;
-	int ret;
 
 	p = pkt_alloc(sizeof(*uh));
 	if (!p) {
@@ -404,7 +413,7 @@ static int udp_send_frame(struct udp_sock *s, const struct net_addr *from,
 		return -ENOBUFS;
 	}
 	uh = pkt_put(p, sizeof(*uh));
-	uh->sport = htons(s->port);
+	uh->sport = htons(sport);
 	uh->dport = htons(dport);
 	uh->len = htons((uint16_t)(sizeof(*uh) + n));	/* the whole L4 length, also in GSO */
 	uh->csum = 0;
@@ -413,30 +422,16 @@ static int udp_send_frame(struct udp_sock *s, const struct net_addr *from,
 		csum_pseudo4(from->a.v4, dst->a.v4, IPPROTO_UDP, sizeof(*uh) + n) :
 		csum_pseudo6(&from->a.v6, &dst->a.v6, IPPROTO_UDP, sizeof(*uh) + n);
 	if (gso_size) {
-		size_t l3 = dst->family == AF_INET ? IPV4_HLEN : IPV6_HLEN;
-
-		p->vnet.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
-		p->vnet.gso_type = UDP_GSO_TYPE_L4;
-		p->vnet.gso_size = gso_size;
-		p->vnet.csum_start = (uint16_t)(ETH_HLEN_ + l3);
-		p->vnet.csum_offset = 6;
-		p->vnet.hdr_len = (uint16_t)(ETH_HLEN_ + l3 + sizeof(*uh));
+		vnet_set_udp_gso(&p->vnet, dst->family == AF_INET ? IPV4_HLEN : IPV6_HLEN, gso_size);
 		uh->csum = htons((uint16_t)~csum_fold(sum));
 	} else {
 		uh->csum = htons(csum_pkt_l4(p, sum));
 		if (uh->csum == 0)
 			uh->csum = 0xffff;	/* RFC 768 */
 	}
-	if (dst->family == AF_INET) {
-		id = st->ipv4_id;
-		ret = ipv4_output(st, p, from->a.v4, dst->a.v4, IPPROTO_UDP, 64, false);
-		/* the kernel numbers the datagrams of a GSO frame id, id + 1, ... */
-		if (gso_size && ret == 0 && st->ipv4_id == (uint16_t)(id + 1))
-			st->ipv4_id = (uint16_t)(id + (n + gso_size - 1) / gso_size);
-	} else {
-		ret = ipv6_output(st, NULL, p, &from->a.v6, &dst->a.v6, IPPROTO_UDP, 64);
-	}
-	return ret;
+	if (dst->family == AF_INET)
+		return ipv4_output(st, p, from->a.v4, dst->a.v4, IPPROTO_UDP, 64, false);
+	return ipv6_output(st, NULL, p, &from->a.v6, &dst->a.v6, IPPROTO_UDP, 64);
 }
 
 /**
@@ -445,40 +440,25 @@ static int udp_send_frame(struct udp_sock *s, const struct net_addr *from,
  * @family:	AF_INET or AF_INET6
  * @gso_size:	payload bytes per datagram
  *
- * Return: 0 when the link does not take UDP GSO frames (not hw mode, or a
- * datagram does not fit its MTU), else at most UDP_GSO_MAX_SEGS and the
- * link's gso_max_segs, such that the frame with its Ethernet header stays at
- * most 65535 bytes and below the link's gso_max_size.
+ * Return: vnet_udp_gso_segs(): 0 when the link does not take UDP GSO frames.
  */
 unsigned int udp_gso_max_segs(const struct link *l, uint8_t family, size_t gso_size)
 {
-	size_t hdrs = (family == AF_INET ? IPV4_HLEN : IPV6_HLEN) + UDP_HLEN, frame, segs;
-
-	if (!l || !l->vnet || l->gso_mode != PROTO_GSO_HW || !gso_size ||
-	    hdrs + gso_size > l->mtu)
-		return 0;
-	frame = l->gso_max_size && l->gso_max_size - 1 < UDP_GSO_MAX_FRAME ?
-		l->gso_max_size - 1 : UDP_GSO_MAX_FRAME;
-	if (frame < ETH_HLEN_ + hdrs + gso_size)
-		return 0;
-	segs = (frame - ETH_HLEN_ - hdrs) / gso_size;
-	if (segs > UDP_GSO_MAX_SEGS)
-		segs = UDP_GSO_MAX_SEGS;
-	if (l->gso_max_segs && segs > l->gso_max_segs)
-		segs = l->gso_max_segs;
-	return (unsigned int)segs;
+	return vnet_udp_gso_segs(l, family, gso_size);
 }
 
 /**
- * udp_sendto_gso() - send many datagrams to one destination (UDP_SEGMENT)
- * @s:		socket
- * @src:	source address, as for udp_sendto()
+ * udp_output_burst() - send many datagrams to one destination (UDP_SEGMENT)
+ * @st:		stack
+ * @from:	source address, one of ours (the caller checked)
+ * @sport:	source port, host order
  * @dst:	destination
  * @dport:	destination port, host order
  * @iov:	the payload, the concatenation of these buffers
  * @iovcnt:	number of buffers
  * @gso_size:	bytes per datagram; the last one may be shorter. 0 or at
  *		least the whole payload: one datagram
+ * @sent:	datagrams and bytes sent (also on failure: the ones before it)
  *
  * The payload is copied once; the datagrams leave as hw GSO frames, as
  * separate frames that share it (sw, off), or as fragmented datagrams when
@@ -486,43 +466,35 @@ unsigned int udp_gso_max_segs(const struct link *l, uint8_t family, size_t gso_s
  * first datagram the IP layer refuses: the ones before it are sent.
  *
  * Return: 0 when every datagram was sent or queued, else negative errno
- * (-EMSGSIZE, -ENETUNREACH, -EADDRNOTAVAIL, -ENOBUFS, -EAFNOSUPPORT).
+ * (-EMSGSIZE, -ENETUNREACH, -ENOBUFS, -EAFNOSUPPORT).
  */
-int udp_sendto_gso(struct udp_sock *s, const struct net_addr *src, const struct net_addr *dst,
-		   uint16_t dport, const struct iovec *iov, unsigned int iovcnt, size_t gso_size)
+int udp_output_burst(struct stack *st, const struct net_addr *from, uint16_t sport,
+		     const struct net_addr *dst, uint16_t dport, const struct iovec *iov,
+		     unsigned int iovcnt, size_t gso_size, struct udp_sent *sent)
 {
-	struct stack *st = s->st;
 	union proto_inaddr d;
 	const struct route *r;
 	struct pkt_payload *pl;
-	struct net_addr from;
 	struct link *l;
 	unsigned int i, segs;
 	size_t total = 0, off = 0, n;
 	int ret = 0;
 
+	memset(sent, 0, sizeof(*sent));
 	if (dst->family != AF_INET && dst->family != AF_INET6)
 		return -EAFNOSUPPORT;
 	for (i = 0; i < iovcnt; i++) {
-		if (iov[i].iov_len > UDP_GSO_MAX_BURST - total) {
-			s->tx_errors++;
+		if (iov[i].iov_len > UDP_GSO_MAX_BURST - total)
 			return -EMSGSIZE;
-		}
 		total += iov[i].iov_len;
 	}
 	if (!gso_size || gso_size > total)
 		gso_size = total;
-	if (gso_size > UDP_MAX_PAYLOAD_V4) {
-		s->tx_errors++;
+	if (gso_size > UDP_MAX_PAYLOAD_V4)
 		return -EMSGSIZE;
-	}
-	ret = udp_pick_from(s, src, dst, &from);
-	if (ret < 0)
-		return ret;
 	pl = pkt_payload_new(NULL, total);
 	if (!pl) {
 		stack_drop(st, DROP_NO_MEMORY);
-		s->tx_errors++;
 		return -ENOBUFS;
 	}
 	for (i = 0; i < iovcnt; i++) {
@@ -532,7 +504,7 @@ int udp_sendto_gso(struct udp_sock *s, const struct net_addr *src, const struct 
 	d = dst->a;
 	r = route_lookup(st, dst->family, &d);
 	l = r ? r->link : NULL;
-	segs = udp_gso_max_segs(l, dst->family, gso_size);
+	segs = vnet_udp_gso_segs(l, dst->family, gso_size);
 	off = 0;
 	do {
 		size_t rest = total - off;
@@ -542,7 +514,7 @@ int udp_sendto_gso(struct udp_sock *s, const struct net_addr *src, const struct 
 		if (segs > 1 && rest > gso_size)
 			n = rest < (size_t)segs * gso_size ? rest : (size_t)segs * gso_size;
 		k = gso_size ? (unsigned int)((n + gso_size - 1) / gso_size) : 1;
-		ret = udp_send_frame(s, &from, dst, dport, pl, (uint32_t)off, (uint32_t)n,
+		ret = udp_send_frame(st, from, sport, dst, dport, pl, (uint32_t)off, (uint32_t)n,
 				     n > gso_size ? (uint16_t)gso_size : 0);
 		if (ret < 0)
 			break;
@@ -554,11 +526,41 @@ int udp_sendto_gso(struct udp_sock *s, const struct net_addr *src, const struct 
 			stack_count(st, CTR_UDP_TX_SW_SEGMENTS);
 			l->stats.tx_sw_segments++;
 		}
-		s->tx_datagrams += k;
-		s->tx_bytes += n;
+		sent->datagrams += k;
+		sent->bytes += n;
 		off += n;
 	} while (off < total);
 	pkt_payload_put(pl);
+	return ret;
+}
+
+/**
+ * udp_sendto_gso() - send many datagrams from a stack socket to one destination
+ * @s:		socket
+ * @src:	source address, as for udp_sendto()
+ * @dst:	destination
+ * @dport:	destination port, host order
+ * @iov:	the payload, the concatenation of these buffers
+ * @iovcnt:	number of buffers
+ * @gso_size:	bytes per datagram (udp_output_burst())
+ *
+ * Return: as udp_output_burst(), or -EADDRNOTAVAIL without a source.
+ */
+int udp_sendto_gso(struct udp_sock *s, const struct net_addr *src, const struct net_addr *dst,
+		   uint16_t dport, const struct iovec *iov, unsigned int iovcnt, size_t gso_size)
+{
+	struct net_addr from;
+	struct udp_sent sent;
+	int ret;
+
+	if (dst->family != AF_INET && dst->family != AF_INET6)
+		return -EAFNOSUPPORT;
+	ret = udp_pick_from(s, src, dst, &from);
+	if (ret < 0)
+		return ret;
+	ret = udp_output_burst(s->st, &from, s->port, dst, dport, iov, iovcnt, gso_size, &sent);
+	s->tx_datagrams += sent.datagrams;
+	s->tx_bytes += sent.bytes;
 	if (ret < 0)
 		s->tx_errors++;
 	return ret;

@@ -209,6 +209,17 @@ typedef void (*tcp_event_fn)(struct tcp_conn *c, void *user, enum tcp_event ev, 
  * tcp_conn_set_user(). Return 0 to keep it, negative to refuse (RST).
  */
 typedef int (*tcp_accept_fn)(struct tcp_listener *l, void *user, struct tcp_conn *c);
+/*
+ * Called for a SYN that a catch-all listener (tcp_listen_any()) takes: @c is
+ * a new SYN-RECEIVED connection whose SYN-ACK is not sent yet, and the
+ * callee holds it from now on (it gets @c's events: TCP_EV_RESET when the
+ * peer gives up, TCP_EV_CONNECTED when the handshake completes after
+ * tcp_conn_answer()). It answers later with tcp_conn_answer() or
+ * tcp_conn_refuse(). @syn is the SYN (valid during the call). Return 0 to
+ * keep @c, negative to drop the SYN silently (the engine frees @c).
+ */
+typedef int (*tcp_syn_fn)(struct tcp_listener *l, void *user, struct tcp_conn *c,
+			  const struct tcp_seg_in *syn);
 /* Emits one segment; a negative return counts as a lost segment. */
 typedef int (*tcp_emit_fn)(void *ctx, const struct tcp_seg_out *seg);
 
@@ -320,6 +331,9 @@ struct tcp_conn_info {
 	uint64_t dsacks_rx;		/* D-SACKs received */
 	uint64_t undos;			/* spurious recoveries undone */
 	uint64_t tlp_recoveries;	/* losses repaired by a tail loss probe alone (RFC 8985 7.4) */
+	uint32_t iss;			/* our initial sequence number */
+	uint32_t irs;			/* the peer's */
+	bool deferred;			/* a catch-all's SYN not answered yet */
 };
 
 /**
@@ -359,6 +373,10 @@ struct tcp_stack_stats {
 	uint64_t rack_marked;
 	uint64_t dsacks_rx;
 	uint64_t undos;
+	/* catch-all listeners (tcp_listen_any()) */
+	uint64_t syn_deferred;		/* SYNs handed to the callee unanswered */
+	uint64_t syn_deferred_dropped;	/* SYNs dropped at max_half_open or max_conns */
+	uint64_t icmp_aborts;		/* connection attempts ended by an ICMP error */
 };
 
 const char *tcp_state_name(enum tcp_state s);
@@ -385,6 +403,13 @@ int tcp_listen(struct tcp_stack *s, const struct tcp_endpoint *local, unsigned i
 	       const struct tcp_conn_opts *opts, tcp_accept_fn accept, tcp_event_fn ev, void *user,
 	       struct tcp_listener **out);
 void tcp_listener_close(struct tcp_listener *l);
+int tcp_listen_any(struct tcp_stack *s, const struct tcp_conn_opts *opts, tcp_syn_fn syn, tcp_event_fn ev,
+		   void *user, struct tcp_listener **out);
+int tcp_conn_answer(struct tcp_conn *c, uint64_t now_us);
+int tcp_conn_set_mss(struct tcp_conn *c, uint16_t mss, uint32_t gso_max_bytes);
+void tcp_conn_refuse(struct tcp_conn *c, bool rst, uint64_t now_us);
+int tcp_icmp_error(struct tcp_stack *s, const struct tcp_endpoint *local, const struct tcp_endpoint *remote,
+		   uint32_t seq, int err, uint64_t now_us);
 
 int tcp_connect(struct tcp_stack *s, const struct tcp_endpoint *local, const struct tcp_endpoint *remote,
 		const struct tcp_conn_opts *opts, tcp_event_fn ev, void *user, uint64_t now_us,
@@ -400,5 +425,6 @@ void tcp_abort(struct tcp_conn *c, uint64_t now_us);
 size_t tcp_send_space(const struct tcp_conn *c);
 enum tcp_state tcp_conn_state(const struct tcp_conn *c);
 void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out);
+void tcp_conn_endpoints(const struct tcp_conn *c, struct tcp_endpoint *local, struct tcp_endpoint *remote);
 
 #endif

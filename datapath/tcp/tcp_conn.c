@@ -642,21 +642,22 @@ int tcp_foreach_conn(struct tcp_stack *s, int (*fn)(struct tcp_conn *c, void *ar
  * @s: the stack
  * @local: the segment's destination
  *
- * Return: an exact address match first, else a wildcard of the same family.
+ * Return: an exact address match first, else a wildcard of the same family,
+ * else the catch-all (tcp_listen_any()), else NULL.
  */
 struct tcp_listener *tcp_listener_lookup(struct tcp_stack *s, const struct tcp_endpoint *local)
 {
 	struct tcp_listener *l, *wild = NULL;
 
 	for (l = s->listeners; l; l = l->next) {
-		if (l->local.port != local->port || l->local.addr.family != local->addr.family)
+		if (l->syn || l->local.port != local->port || l->local.addr.family != local->addr.family)
 			continue;
 		if (tcp_addr_eq(&l->local.addr, &local->addr))
 			return l;
 		if (tcp_addr_any(&l->local.addr))
 			wild = l;
 	}
-	return wild;
+	return wild ? wild : s->catch_all;
 }
 
 /**
@@ -681,7 +682,7 @@ int tcp_listen(struct tcp_stack *s, const struct tcp_endpoint *local, unsigned i
 	if (!local->port || !accept || (local->addr.family != AF_INET && local->addr.family != AF_INET6))
 		return -EINVAL;
 	for (l = s->listeners; l; l = l->next)
-		if (l->local.port == local->port && tcp_addr_eq(&l->local.addr, &local->addr))
+		if (!l->syn && l->local.port == local->port && tcp_addr_eq(&l->local.addr, &local->addr))
 			return -EADDRINUSE;
 	l = calloc(1, sizeof(*l));
 	if (!l)
@@ -702,6 +703,51 @@ int tcp_listen(struct tcp_stack *s, const struct tcp_endpoint *local, unsigned i
 }
 
 /**
+ * tcp_listen_any() - take every SYN no connection or other listener takes
+ * @s: the stack
+ * @opts: settings of its connections (NULL = defaults)
+ * @syn: called with each new connection, before anything is answered
+ * @ev: the event function its connections start with
+ * @user: passed to @syn and @ev
+ * @out: the listener
+ *
+ * A terminating proxy's listener (the container face): a SYN to any address
+ * and port of either family becomes a SYN-RECEIVED connection that @syn
+ * owns and answers later, with tcp_conn_answer() once the other side it
+ * stands for is connected, or tcp_conn_refuse(). The other listeners come
+ * first. There is no SYN cookie: a SYN beyond cfg.max_half_open (or
+ * max_conns) is dropped (syn_deferred_dropped) and the peer retransmits it.
+ *
+ * Return: 0, -EINVAL (no @syn), -EADDRINUSE (the stack has one), -ENOMEM.
+ */
+int tcp_listen_any(struct tcp_stack *s, const struct tcp_conn_opts *opts, tcp_syn_fn syn, tcp_event_fn ev,
+		   void *user, struct tcp_listener **out)
+{
+	struct tcp_listener *l;
+
+	if (!syn)
+		return -EINVAL;
+	if (s->catch_all)
+		return -EADDRINUSE;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->stack = s;
+	if (opts)
+		l->opts = *opts;
+	tcp_opts_defaults(&l->opts);
+	l->syn = syn;
+	l->ev = ev;
+	l->user = user;
+	l->backlog = UINT32_MAX;	/* only max_half_open bounds it */
+	l->next = s->listeners;
+	s->listeners = l;
+	s->catch_all = l;
+	*out = l;
+	return 0;
+}
+
+/**
  * tcp_listener_close() - stop listening; SYN_RECEIVED connections are reset
  * @l: the listener
  */
@@ -715,9 +761,14 @@ void tcp_listener_close(struct tcp_listener *l)
 	for (c = s->all; c; c = c->all_next) {
 		if (c->listener == l && c->state == TCPS_SYN_RECEIVED) {
 			tcp_out_rst(c, 0);
-			tcp_conn_set_state(c, TCPS_CLOSED, 0);
+			if (c->syn_owned)
+				tcp_conn_drop(c, -ECONNABORTED, 0);	/* its owner lets go */
+			else
+				tcp_conn_set_state(c, TCPS_CLOSED, 0);
 		}
 	}
+	if (s->catch_all == l)
+		s->catch_all = NULL;
 	for (pp = &s->listeners; *pp; pp = &(*pp)->next) {
 		if (*pp == l) {
 			*pp = l->next;
@@ -736,8 +787,8 @@ static int tcp_pick_port(struct tcp_stack *s, struct tcp_endpoint *l, const stru
 		l->port = s->next_port++;
 		if (s->next_port > 60999)
 			s->next_port = 32768;
-		if (!tcp_conn_lookup(s, l, r) && !tcp_listener_lookup(s, l))
-			return 0;
+		if (!tcp_conn_lookup(s, l, r) && tcp_listener_lookup(s, l) == s->catch_all)
+			return 0;	/* the catch-all takes any port: it reserves none */
 	}
 	return -EADDRNOTAVAIL;
 }
@@ -926,6 +977,119 @@ void tcp_abort(struct tcp_conn *c, uint64_t now_us)
 }
 
 /**
+ * tcp_conn_answer() - send the SYN-ACK a catch-all's connection held back
+ * @c: a connection tcp_syn_fn got, still unanswered
+ * @now_us: the time
+ *
+ * The handshake then goes on as for any passive open (the SYN-ACK is
+ * retransmitted, TCP_EV_CONNECTED when the peer's ACK arrives).
+ *
+ * Return: 0, or -EINVAL when @c is not waiting for an answer.
+ */
+int tcp_conn_answer(struct tcp_conn *c, uint64_t now_us)
+{
+	struct tcp_stack *s = c->stack;
+
+	if (!c->deferred || c->state != TCPS_SYN_RECEIVED)
+		return -EINVAL;
+	tcp_conn_enter(s);
+	c->deferred = false;
+	tcp_out_emit(c, c->iss, TCP_SYN, 0, now_us);
+	tcp_conn_leave(s);
+	return 0;
+}
+
+/**
+ * tcp_conn_set_mss() - the MSS and GSO limit of a catch-all's connection
+ * @c: a connection tcp_syn_fn got, still unanswered
+ * @mss: largest on-wire payload we take (the SYN-ACK's MSS option)
+ * @gso_max_bytes: largest payload of one emitted segment
+ *
+ * A catch-all serves every destination, so its settings may differ per
+ * connection (the route, the family): they are set here, before the answer.
+ *
+ * Return: 0, or -EINVAL when @c is not waiting for an answer.
+ */
+int tcp_conn_set_mss(struct tcp_conn *c, uint16_t mss, uint32_t gso_max_bytes)
+{
+	int snd;
+
+	if (!c->deferred || mss < TCP_MIN_MSS)
+		return -EINVAL;
+	c->opts.mss = mss;
+	c->opts.gso_max_bytes = gso_max_bytes;
+	snd = c->peer_mss < mss ? c->peer_mss : mss;
+	if (c->ts_ok)
+		snd -= TCP_TS_OPT_BYTES;
+	c->snd_mss = (uint16_t)snd;
+	c->rcv_mss = c->snd_mss;
+	c->gso_max_bytes = gso_max_bytes < c->snd_mss ? c->snd_mss : gso_max_bytes;
+	return 0;
+}
+
+/**
+ * tcp_conn_refuse() - turn down a catch-all's connection and let go of it
+ * @c: a connection tcp_syn_fn got; do not use it afterwards
+ * @rst: answer the SYN with a RST (the peer's connect() sees ECONNREFUSED);
+ *	 else say nothing (it retransmits, then times out)
+ * @now_us: the time
+ */
+void tcp_conn_refuse(struct tcp_conn *c, bool rst, uint64_t now_us)
+{
+	struct tcp_stack *s = c->stack;
+
+	tcp_conn_enter(s);
+	c->user_holds = false;
+	if (rst && c->state == TCPS_SYN_RECEIVED)
+		tcp_out_rst(c, now_us);	/* <SEQ=ISS><ACK=IRS+1><CTL=RST,ACK> */
+	tcp_conn_set_state(c, TCPS_CLOSED, now_us);
+	tcp_conn_maybe_reap(c);
+	tcp_conn_leave(s);
+}
+
+/**
+ * tcp_icmp_error() - an ICMP error that quotes a segment of @local -> @remote
+ * @s: the stack
+ * @local: our end as the quote names it
+ * @remote: the peer's
+ * @seq: the quoted sequence number
+ * @err: the errno it means (tcp_icmp_errno(): -EHOSTUNREACH, ...)
+ * @now_us: the time
+ *
+ * A connection attempt (SYN-SENT) whose SYN the quote carries ends with
+ * @err, as Linux's tcp_v4_err() ends it; an established connection takes
+ * destination unreachable as a soft error (RFC 1122 4.2.3.9) and ignores it.
+ *
+ * Return: 0 when a connection was ended, -ENOENT otherwise.
+ */
+int tcp_icmp_error(struct tcp_stack *s, const struct tcp_endpoint *local, const struct tcp_endpoint *remote,
+		   uint32_t seq, int err, uint64_t now_us)
+{
+	struct tcp_conn *c = tcp_conn_lookup(s, local, remote);
+	int ret = -ENOENT;
+
+	if (!c || c->state != TCPS_SYN_SENT || seq != c->iss || err >= 0)
+		return ret;
+	tcp_conn_enter(s);
+	s->st.icmp_aborts++;
+	tcp_conn_drop(c, err, now_us);
+	tcp_conn_leave(s);
+	return 0;
+}
+
+/**
+ * tcp_conn_endpoints() - the two ends of a connection
+ * @c: the connection
+ * @local: our end
+ * @remote: the peer's
+ */
+void tcp_conn_endpoints(const struct tcp_conn *c, struct tcp_endpoint *local, struct tcp_endpoint *remote)
+{
+	*local = c->local;
+	*remote = c->remote;
+}
+
+/**
  * tcp_conn_info() - fill what `ss -ti` shows
  * @c: the connection
  * @out: the result
@@ -971,4 +1135,7 @@ void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out)
 	out->rcvbuf_used = c->rcv.len;
 	out->rcvbuf_cap = c->rcv.cap;
 	out->ooo_bytes = tcp_ooo_bytes(c);
+	out->iss = c->iss;
+	out->irs = c->irs;
+	out->deferred = c->deferred;
 }

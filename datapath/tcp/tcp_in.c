@@ -279,6 +279,23 @@ static void tcp_in_syn_sent(struct tcp_conn *c, const struct tcp_seg_in *seg, ui
 	tcp_out_emit(c, c->iss, TCP_SYN, 0, now_us);
 }
 
+/*
+ * A segment for a catch-all's connection whose SYN-ACK is not sent yet
+ * (tcp_synq.c): the peer only knows its own SYN. A copy of it is dropped
+ * (it is retransmitting while the answer waits), a RST for it ends the
+ * connection (its owner hears TCP_EV_RESET), anything else cannot be about
+ * this connection and is dropped.
+ */
+static void tcp_in_deferred(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_t now_us)
+{
+	if ((seg->flags & TCP_RST) && seg->seq == c->rcv_nxt) {
+		tcp_conn_drop(c, -ECONNRESET, now_us);
+		return;
+	}
+	if (!((seg->flags & TCP_SYN) && seg->seq == c->irs))
+		c->stack->st.drop_out_of_window++;
+}
+
 static bool tcp_in_seq_ok(const struct tcp_conn *c, const struct tcp_seg_in *seg, uint32_t seg_len)
 {
 	uint32_t wnd = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0, space = tcp_buf_rcv_wnd(c);
@@ -358,7 +375,9 @@ static bool tcp_in_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_
 		c->max_snd_wnd = wnd;
 		c->snd_wl1 = seg->seq;
 		c->snd_wl2 = seg->ack;
-		if (c->passive) {
+		if (c->syn_owned) {
+			tcp_conn_event(c, TCP_EV_CONNECTED, 0);
+		} else if (c->passive) {
 			if (!l || tcp_in_accept(c, l, now_us) < 0) {
 				if (!l) {
 					tcp_out_rst(c, now_us);
@@ -580,6 +599,10 @@ static void tcp_in_conn(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64
 		tcp_in_syn_sent(c, seg, now_us);
 		return;
 	}
+	if (c->deferred) {
+		tcp_in_deferred(c, seg, now_us);
+		return;
+	}
 	c->last_rcv_us = now_us;
 	c->keep_probes = 0;
 	if (c->state == TCPS_SYN_RECEIVED && (seg->flags & (TCP_SYN | TCP_RST)) == TCP_SYN && seg->seq == c->irs) {
@@ -636,7 +659,7 @@ static void tcp_in_conn(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64
 			tcp_out_challenge_ack(c, now_us);
 			return;
 		}
-		if (c->state == TCPS_TIME_WAIT || (c->state == TCPS_SYN_RECEIVED && c->passive))
+		if (c->state == TCPS_TIME_WAIT || (c->state == TCPS_SYN_RECEIVED && c->passive && !c->user_holds))
 			tcp_conn_set_state(c, TCPS_CLOSED, now_us);
 		else
 			tcp_conn_drop(c, c->state == TCPS_SYN_RECEIVED ? -ECONNREFUSED : -ECONNRESET, now_us);

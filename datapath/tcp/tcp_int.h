@@ -112,6 +112,7 @@ struct tcp_listener {
 	tcp_accept_fn accept;
 	tcp_event_fn ev;
 	void *user;
+	tcp_syn_fn syn;		/* a catch-all (tcp_listen_any()): any address and port */
 	unsigned int backlog;
 	unsigned int synq_len;	/* conns in SYN_RECEIVED */
 	uint64_t last_overflow_us;	/* SYN cookies valid shortly after */
@@ -135,6 +136,8 @@ struct tcp_conn {
 	void *user;
 	bool user_holds;	/* the service has not closed it yet */
 	bool passive;
+	bool deferred;		/* a catch-all's SYN-RECEIVED: SYN-ACK not sent yet */
+	bool syn_owned;		/* taken at the SYN (tcp_syn_fn): no accept, CONNECTED instead */
 	bool dead;		/* in the reap list */
 	bool fin_queued;	/* the service shut down writing */
 	bool fin_sent;
@@ -317,6 +320,7 @@ struct tcp_stack {
 	struct tcp_conn *tw_head, *tw_tail;
 	struct tcp_conn *reap;		/* dead conns, freed at depth 0 */
 	struct tcp_listener *listeners;
+	struct tcp_listener *catch_all;	/* tcp_listen_any(), at most one */
 	struct tcp_conn **heap;
 	uint32_t heap_len, heap_cap;
 	unsigned int depth;		/* nesting of entry points */

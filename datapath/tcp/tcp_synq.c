@@ -27,6 +27,14 @@
  * (else the peer's PAWS drops what the connection sends first).
  * Without timestamps a cookie connection has no window scaling and no SACK.
  *
+ * A catch-all listener (tcp_listen_any(), the container face) answers
+ * nothing by itself: its SYN becomes a SYN-RECEIVED connection marked
+ * deferred, which the listener's syn callback owns from that moment and
+ * answers once the connection it stands for is up (tcp_conn_answer()), or
+ * refuses (tcp_conn_refuse()). It counts as half-open; at max_half_open, or
+ * at max_conns, the SYN is dropped, not cookied: a cookie would complete a
+ * handshake the other side may still refuse. The peer retransmits it.
+ *
  * The hash covers the peer's ISN, which only a segment at ISN + 1 reveals
  * (its seq - 1): the handshake's ACK and the peer's first flight of data.
  * When all of those are lost, the next segment to arrive (a tail loss probe
@@ -122,6 +130,55 @@ static void tcp_synq_send_cookie(struct tcp_listener *l, const struct tcp_seg_in
 	tcp_out_synack_raw(s, seg, &o, cookie, wnd > 65535 ? 65535 : (uint16_t)wnd);
 }
 
+/* A new SYN-RECEIVED connection for @l from @seg, nothing sent yet. */
+static void tcp_synq_half_open(struct tcp_listener *l, struct tcp_conn *c, const struct tcp_seg_in *seg,
+			       uint64_t now_us)
+{
+	struct tcp_stack *s = l->stack;
+
+	c->passive = true;
+	c->ev = l->ev;
+	c->user = l->user;
+	c->sack_ok = !c->opts.no_sack;
+	c->ts_ok = !c->opts.no_ts;
+	c->ws_ok = !c->opts.no_wscale;
+	c->rcv_wscale = c->ws_ok ? tcp_buf_wscale_for(c->rcvbuf_max) : 0;
+	tcp_in_negotiate(c, seg);
+	c->iss = tcp_conn_isn(s, &c->local, &c->remote, now_us);
+	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
+	c->last_rcv_us = now_us;
+	tcp_conn_set_state(c, TCPS_SYN_RECEIVED, now_us);
+	c->listener = l;
+	l->synq_len++;
+	s->st.half_open++;
+}
+
+/* A catch-all's SYN (see the top comment). */
+static int tcp_synq_defer(struct tcp_listener *l, const struct tcp_seg_in *seg, const struct tcp_endpoint *le,
+			  const struct tcp_endpoint *re, uint64_t now_us)
+{
+	struct tcp_stack *s = l->stack;
+	struct tcp_conn *c = NULL;
+
+	if (s->st.half_open < s->cfg.max_half_open)
+		c = tcp_conn_new(s, le, re, &l->opts);
+	if (!c) {
+		s->st.synq_overflow++;
+		s->st.syn_deferred_dropped++;
+		return 0;
+	}
+	tcp_synq_half_open(l, c, seg, now_us);
+	c->deferred = true;
+	c->syn_owned = true;
+	c->user_holds = true;
+	s->st.syn_deferred++;
+	if (l->syn(l, l->user, c, seg) < 0) {
+		c->user_holds = false;
+		tcp_conn_set_state(c, TCPS_CLOSED, now_us);
+	}
+	return 0;
+}
+
 /**
  * tcp_synq_syn() - a SYN for a listener: SYN-RECEIVED or a SYN cookie
  * @l: the listener
@@ -137,6 +194,8 @@ int tcp_synq_syn(struct tcp_listener *l, const struct tcp_seg_in *seg, uint64_t 
 	struct tcp_conn *c;
 
 	tcp_synq_eps(seg, &le, &re);
+	if (l->syn)
+		return tcp_synq_defer(l, seg, &le, &re, now_us);
 	if (l->synq_len >= l->backlog || s->st.half_open >= s->cfg.max_half_open) {
 		s->st.synq_overflow++;
 		l->overflowed = true;
@@ -153,21 +212,7 @@ int tcp_synq_syn(struct tcp_listener *l, const struct tcp_seg_in *seg, uint64_t 
 		tcp_synq_send_cookie(l, seg, now_us);
 		return 0;
 	}
-	c->passive = true;
-	c->ev = l->ev;
-	c->user = l->user;
-	c->sack_ok = !c->opts.no_sack;
-	c->ts_ok = !c->opts.no_ts;
-	c->ws_ok = !c->opts.no_wscale;
-	c->rcv_wscale = c->ws_ok ? tcp_buf_wscale_for(c->rcvbuf_max) : 0;
-	tcp_in_negotiate(c, seg);
-	c->iss = tcp_conn_isn(s, &le, &re, now_us);
-	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
-	c->last_rcv_us = now_us;
-	tcp_conn_set_state(c, TCPS_SYN_RECEIVED, now_us);
-	c->listener = l;
-	l->synq_len++;
-	s->st.half_open++;
+	tcp_synq_half_open(l, c, seg, now_us);
 	tcp_out_emit(c, c->iss, TCP_SYN, 0, now_us);
 	return 0;
 }

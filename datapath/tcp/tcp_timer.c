@@ -342,7 +342,7 @@ static void tcp_timer_rtx_fire(struct tcp_conn *c, uint64_t now_us)
 	limit = c->state == TCPS_SYN_SENT ? TCP_SYN_RETRIES
 		: c->state == TCPS_SYN_RECEIVED ? TCP_SYNACK_RETRIES : TCP_DATA_RETRIES;
 	if (++c->retries > limit) {
-		if (c->state == TCPS_SYN_RECEIVED && c->passive)
+		if (c->state == TCPS_SYN_RECEIVED && c->passive && !c->user_holds)
 			tcp_conn_set_state(c, TCPS_CLOSED, now_us);
 		else
 			tcp_conn_drop(c, -ETIMEDOUT, now_us);

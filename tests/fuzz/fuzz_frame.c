@@ -9,7 +9,7 @@
  * fd00::2/64 (no DAD), default route via 10.0.0.1, permanent neighbours for
  * 10.0.0.1 and fd00::1, MTU 1500. The link's channel is one end of a unix
  * SOCK_DGRAM socketpair: the target writes each frame into the other end and
- * calls link_rx_channel(), so a frame takes the real receive path (recvmmsg,
+ * calls link_packet_rx(), so a frame takes the real receive path (recvmmsg,
  * vnet header, UDP GSO split) into eth_input() -> ARP / IPv4 / IPv6 ->
  * ICMP / ICMPv6 / UDP / TCP. A UDP echo socket listens on port 7 (any
  * address), so a datagram to it is answered through udp_sendto() and the
@@ -135,7 +135,7 @@ static void fz_setup(bool hw)
 	inet_pton(AF_INET6, "fd00::2", &cfg->addrs[1].addr.v6);
 	cfg->addrs[1].prefixlen = 64;
 	cfg->addrs[1].flags = 0x02;	/* IFA_F_NODAD */
-	F.lk = link_new(&F.st, cfg, err, sizeof(err));
+	F.lk = link_packet_new(&F.st, cfg, err, sizeof(err));
 	if (!F.lk)
 		fz_fail(err);
 	if (stack_add_link(&F.st, F.lk))
@@ -254,7 +254,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (flags & 1)
 			fz_fix_ipv4(fz_buf, len);
 		if (send(F.peer_fd, fz_buf, len, 0) == (ssize_t)len) {
-			link_rx_channel(&F.lk->ch[0]);
+			link_packet_rx(&F.lk->ch[0]);
 			link_tx_flush(F.lk);
 		}
 		fz_drain();

@@ -19,6 +19,7 @@
 
 #include "datapath/net/net.h"
 #include "datapath/net/proto_hdr.h"
+#include "datapath/link/vnet.h"
 #include "datapath/net/tcp_glue.h"
 #include "tests/unit/datapath_testlib.h"
 
@@ -115,12 +116,12 @@ static void inject(const void *frame, size_t len)
 		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 
 		ck_assert_int_eq(sendmsg(peer_fd, &mh, 0), (ssize_t)(sizeof(vh) + len));
-		link_rx_channel(&lk->ch[0]);
+		link_packet_rx(&lk->ch[0]);
 		loop_advance_ms(lp, 1);
 		return;
 	}
 	ck_assert_int_eq(send(peer_fd, frame, len, 0), (ssize_t)len);
-	link_rx_channel(&lk->ch[0]);
+	link_packet_rx(&lk->ch[0]);
 	loop_advance_ms(lp, 1);		/* the turn end: flush, tx_done, timers */
 }
 
@@ -522,23 +523,24 @@ START_TEST(test_gso_bytes_per_mode)
 	static struct link l;
 
 	memset(&l, 0, sizeof(l));
+	l.l2_len = ETH_HLEN;
 	l.gso_mode = PROTO_GSO_OFF;
 	l.gso_max_size = 65536;
-	ck_assert_uint_eq(tcp_glue_gso_bytes(&l, AF_INET, 1460), 1460);
-	ck_assert_uint_eq(tcp_glue_gso_bytes(NULL, AF_INET, 1460), 1460);
+	ck_assert_uint_eq(vnet_tcp_gso_bytes(&l, AF_INET, 1460), 1460);
+	ck_assert_uint_eq(vnet_tcp_gso_bytes(NULL, AF_INET, 1460), 1460);
 	l.gso_mode = PROTO_GSO_HW;
 	/* frame <= 65535 with Ethernet, IP and a 60-byte TCP header */
-	ck_assert_uint_eq(tcp_glue_gso_bytes(&l, AF_INET, 1460), 65535 - 14 - 20 - 60);
-	ck_assert_uint_eq(tcp_glue_gso_bytes(&l, AF_INET6, 1440), 65535 - 14 - 40 - 60);
+	ck_assert_uint_eq(vnet_tcp_gso_bytes(&l, AF_INET, 1460), 65535 - 14 - 20 - 60);
+	ck_assert_uint_eq(vnet_tcp_gso_bytes(&l, AF_INET6, 1440), 65535 - 14 - 40 - 60);
 	l.gso_mode = PROTO_GSO_SW;
 	l.gso_max_size = 200000;		/* BIG TCP sizes: still 64 KiB here */
-	ck_assert_uint_eq(tcp_glue_gso_bytes(&l, AF_INET, 1460), 65535 - 14 - 20 - 60);
+	ck_assert_uint_eq(vnet_tcp_gso_bytes(&l, AF_INET, 1460), 65535 - 14 - 20 - 60);
 	l.gso_max_size = 16000;			/* below gso_max_size, not at it */
-	ck_assert_uint_eq(tcp_glue_gso_bytes(&l, AF_INET, 1460), 15999 - 14 - 20 - 60);
+	ck_assert_uint_eq(vnet_tcp_gso_bytes(&l, AF_INET, 1460), 15999 - 14 - 20 - 60);
 	l.gso_max_segs = 4;
-	ck_assert_uint_eq(tcp_glue_gso_bytes(&l, AF_INET, 1460), 4 * 1460);
+	ck_assert_uint_eq(vnet_tcp_gso_bytes(&l, AF_INET, 1460), 4 * 1460);
 	l.gso_max_size = 1000;			/* smaller than one segment: one MSS */
-	ck_assert_uint_eq(tcp_glue_gso_bytes(&l, AF_INET, 1460), 1460);
+	ck_assert_uint_eq(vnet_tcp_gso_bytes(&l, AF_INET, 1460), 1460);
 	/*
 	 * BIG TCP: netsetup's IPv4 frame limit over 64 KiB (gso_ipv4_max_size)
 	 * counts for IPv4 in hw mode only, on a link with vnet headers
@@ -548,21 +550,21 @@ START_TEST(test_gso_bytes_per_mode)
 	l.gso_ipv4_max_size = 184999;
 	l.gso_mode = PROTO_GSO_HW;
 	l.vnet = true;
-	ck_assert_uint_eq(tcp_glue_gso_bytes(&l, AF_INET, 1448), 184999 - 14 - 20 - 60);
-	ck_assert_uint_eq(tcp_glue_gso_bytes(&l, AF_INET6, 1428), 65534 - 14 - 40 - 60);
+	ck_assert_uint_eq(vnet_tcp_gso_bytes(&l, AF_INET, 1448), 184999 - 14 - 20 - 60);
+	ck_assert_uint_eq(vnet_tcp_gso_bytes(&l, AF_INET6, 1428), 65534 - 14 - 40 - 60);
 	l.gso_max_segs = 100;
-	ck_assert_uint_eq(tcp_glue_gso_bytes(&l, AF_INET, 1448), 100 * 1448);
+	ck_assert_uint_eq(vnet_tcp_gso_bytes(&l, AF_INET, 1448), 100 * 1448);
 	l.gso_max_segs = 0;
 	l.gso_ipv4_max_size = 1000000;		/* at most the kernel's GSO_MAX_SIZE */
-	ck_assert_uint_eq(tcp_glue_gso_bytes(&l, AF_INET, 1448), 524280 - 14 - 20 - 60);
+	ck_assert_uint_eq(vnet_tcp_gso_bytes(&l, AF_INET, 1448), 524280 - 14 - 20 - 60);
 	l.gso_ipv4_max_size = 65535;		/* not raised: 64 KiB */
-	ck_assert_uint_eq(tcp_glue_gso_bytes(&l, AF_INET, 1448), 65534 - 14 - 20 - 60);
+	ck_assert_uint_eq(vnet_tcp_gso_bytes(&l, AF_INET, 1448), 65534 - 14 - 20 - 60);
 	l.gso_ipv4_max_size = 184999;
 	l.gso_mode = PROTO_GSO_SW;		/* sw cuts to the MSS anyway */
-	ck_assert_uint_eq(tcp_glue_gso_bytes(&l, AF_INET, 1448), 65534 - 14 - 20 - 60);
+	ck_assert_uint_eq(vnet_tcp_gso_bytes(&l, AF_INET, 1448), 65534 - 14 - 20 - 60);
 	l.gso_mode = PROTO_GSO_HW;
 	l.vnet = false;
-	ck_assert_uint_eq(tcp_glue_gso_bytes(&l, AF_INET, 1448), 65534 - 14 - 20 - 60);
+	ck_assert_uint_eq(vnet_tcp_gso_bytes(&l, AF_INET, 1448), 65534 - 14 - 20 - 60);
 }
 END_TEST
 

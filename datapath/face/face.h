@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * face.h - the container face: the container's own programs get their whole
+ * network from the stack (theory of operation in face.c)
+ */
+#ifndef SANDNET_DATAPATH_FACE_H
+#define SANDNET_DATAPATH_FACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "datapath/net/net.h"
+
+struct face;
+struct out;
+
+int face_add(struct stack *st, struct link *outer, struct proto_face *cfg, char *err, size_t err_len);
+void face_free(struct face *f);
+int face_start(struct face *f);
+void face_pump(struct face *f);
+void face_turn_end(struct face *f, bool quiet);
+void face_print_stats(struct face *f, struct out *o);
+
+/* What the outer stack hands the face (face_udp.c, face_icmp.c) */
+bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sport,
+			 const struct net_addr *dst, uint16_t dport, const uint8_t *data, size_t len);
+void face_icmp_from_outer(struct face *f, uint8_t family, const struct pkt *p, const struct net_addr *src,
+			  const struct net_addr *dst);
+
+#endif /* SANDNET_DATAPATH_FACE_H */

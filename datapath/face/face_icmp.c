@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: MIT
+/*
+ * face_icmp.c - the container's ICMP and ICMPv6: echo proxied, errors passed
+ * on to the side they are about
+ *
+ * Theory of operation
+ *
+ * Echo. An echo request from the container to X leaves the outer stack as a
+ * new request from the container's address to X with the same identifier,
+ * sequence number and data; an echo flow (family, container, X, identifier)
+ * remembers it, and X's reply comes back to the container as a reply the
+ * face builds. Echo flows age out after FACE_ECHO_IDLE_MS and are at most
+ * FACE_ECHO_MAX (the least recently used goes). An echo request from the
+ * network to the container's address is answered by the outer stack itself,
+ * as before: the sender sees the same answer a kernel gives.
+ *
+ * Errors from the network (face_icmp_from_outer()) quote a packet the outer
+ * stack sent for the container: for a UDP flow or an echo flow that exists,
+ * the container gets the same type and code from the same source, quoting
+ * what the face had handed it (the same addresses and ports: its kernel
+ * finds the socket by them). Errors about TCP end a connection attempt in
+ * the outer engine (tcp_glue.c) and face_tcp.c answers the container's SYN
+ * with an error of its own (face_icmp_unreach_for()). Fragmentation needed
+ * and packet too big are the outer stack's business (its TCP lowers the
+ * MSS, its UDP fragments): they are not passed on.
+ *
+ * Errors from the container quote a packet the face wrote to it: UDP of a
+ * flow (its port unreachable for a closed port) goes to the sender as the
+ * same error from the container's address; TCP (a firewall's reject of an
+ * inbound SYN) ends the inner engine's connection attempt, and face_tcp.c
+ * answers the client. Nothing is passed on for a conversation the face does
+ * not carry (no_flow), and every error shares the stack's token bucket.
+ * Other messages from the container (echo replies nobody asked for,
+ * timestamps, ...) are dropped (icmp_ignored).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datapath/face/face_int.h"
+#include "datapath/net/proto_hdr.h"
+#include "datapath/out.h"
+
+#define FACE_ECHO_BUCKETS	1024
+#define FACE_ECHO_MAX		1024
+#define FACE_ECHO_IDLE_MS	30000
+
+/* One ping of the container: (family, container, remote, identifier). */
+struct face_echo {
+	struct face_echo *hnext, *older, *newer;
+	struct net_addr c, r;
+	uint16_t id;
+	uint64_t last_ms;
+};
+
+struct face_echoes {
+	unsigned char key[crypto_shorthash_KEYBYTES];
+	struct face_echo *hash[FACE_ECHO_BUCKETS];
+	struct face_echo *oldest, *newest;
+	unsigned int n;
+};
+
+static uint32_t face_echo_bucket(const struct face_echoes *e, const struct net_addr *c,
+				 const struct net_addr *r, uint16_t id)
+{
+	struct {
+		uint8_t family;
+		uint8_t c[16], r[16];
+		uint16_t id;
+	} k;
+	uint64_t h;
+
+	memset(&k, 0, sizeof(k));
+	k.family = c->family;
+	memcpy(k.c, &c->a, c->family == AF_INET ? 4 : 16);
+	memcpy(k.r, &r->a, r->family == AF_INET ? 4 : 16);
+	k.id = id;
+	crypto_shorthash((unsigned char *)&h, (const unsigned char *)&k, sizeof(k), e->key);
+	return (uint32_t)(h % FACE_ECHO_BUCKETS);
+}
+
+static struct face_echo *face_echo_find(const struct face_echoes *e, const struct net_addr *c,
+					const struct net_addr *r, uint16_t id)
+{
+	struct face_echo *x;
+
+	for (x = e->hash[face_echo_bucket(e, c, r, id)]; x; x = x->hnext)
+		if (x->id == id && net_addr_eq(&x->c, c) && net_addr_eq(&x->r, r))
+			return x;
+	return NULL;
+}
+
+static void face_echo_unlist(struct face_echoes *e, struct face_echo *x)
+{
+	if (x->older)
+		x->older->newer = x->newer;
+	else
+		e->oldest = x->newer;
+	if (x->newer)
+		x->newer->older = x->older;
+	else
+		e->newest = x->older;
+	x->older = x->newer = NULL;
+}
+
+static void face_echo_list(struct face_echoes *e, struct face_echo *x)
+{
+	x->older = e->newest;
+	if (e->newest)
+		e->newest->newer = x;
+	else
+		e->oldest = x;
+	e->newest = x;
+}
+
+static void face_echo_free(struct face_echoes *e, struct face_echo *x)
+{
+	struct face_echo **pp = &e->hash[face_echo_bucket(e, &x->c, &x->r, x->id)];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == x) {
+			*pp = x->hnext;
+			break;
+		}
+	}
+	face_echo_unlist(e, x);
+	e->n--;
+	free(x);
+}
+
+static struct face_echo *face_echo_get(struct face *f, const struct net_addr *c, const struct net_addr *r,
+				       uint16_t id)
+{
+	struct face_echoes *e = f->echoes;
+	struct face_echo *x = face_echo_find(e, c, r, id);
+	uint32_t b;
+
+	if (!x) {
+		if (e->n >= FACE_ECHO_MAX)
+			face_echo_free(e, e->oldest);
+		x = calloc(1, sizeof(*x));
+		if (!x) {
+			face_drop(f, FACE_DROP_NO_MEMORY);
+			return NULL;
+		}
+		x->c = *c;
+		x->r = *r;
+		x->id = id;
+		b = face_echo_bucket(e, c, r, id);
+		x->hnext = e->hash[b];
+		e->hash[b] = x;
+		e->n++;
+	} else {
+		face_echo_unlist(e, x);
+	}
+	face_echo_list(e, x);
+	x->last_ms = loop_now_ms(f->st->loop);
+	return x;
+}
+
+static bool face_icmp_is_error(uint8_t family, uint8_t type)
+{
+	if (family == AF_INET)
+		return type == ICMP_DEST_UNREACH || type == ICMP_TIME_EXCEEDED || type == ICMP_PARAMETERPROB;
+	return type == ICMP6_DST_UNREACH || type == ICMP6_TIME_EXCEEDED || type == ICMP6_PARAM_PROB;
+}
+
+static bool face_icmp_is_pmtu(uint8_t family, uint8_t type, uint8_t code)
+{
+	return family == AF_INET ? type == ICMP_DEST_UNREACH && code == ICMP_FRAG_NEEDED :
+				   type == ICMP6_PACKET_TOO_BIG;
+}
+
+/* An echo message (the same id, seq and data as @p) from @src to @dst, to either side. */
+static void face_echo_send(struct face *f, const struct pkt *p, uint8_t family, uint8_t type,
+			   const struct net_addr *src, const struct net_addr *dst, bool to_inner)
+{
+	struct pkt *q = icmp_reply_new(f->st, p, type);
+	struct icmp_hdr *ic;
+
+	if (!q)
+		return;
+	ic = (struct icmp_hdr *)pkt_data(q);
+	ic->csum = family == AF_INET ? htons(csum_fold(csum_partial(ic, q->len, 0))) :
+		   htons(csum_pkt_l4(q, csum_pseudo6(&src->a.v6, &dst->a.v6, IPPROTO_ICMPV6, q->len)));
+	if (to_inner) {
+		face_count(f, FACE_CTR_ECHO_TO_INNER);
+		face_ip_output(f, q, src, dst, family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6);
+		return;
+	}
+	face_count(f, FACE_CTR_ECHO_TO_OUTER);
+	if (family == AF_INET)
+		ipv4_output(f->st, q, src->a.v4, dst->a.v4, IPPROTO_ICMP, 64, false);
+	else
+		ipv6_output(f->st, NULL, q, &src->a.v6, &dst->a.v6, IPPROTO_ICMPV6, 64);
+}
+
+/*
+ * The packet an error quotes: its addresses, protocol, ports (or echo id),
+ * and where the quote starts and ends in @p. Return: 0, or -EINVAL when the
+ * quote is too short to say.
+ */
+struct face_quote {
+	struct net_addr src, dst;
+	uint8_t proto;
+	uint16_t sport, dport;		/* UDP, TCP; the echo id in sport */
+	uint8_t echo_type;
+	const uint8_t *ip;
+	size_t len;
+};
+
+static int face_quote_parse(const struct pkt *p, uint8_t family, struct face_quote *q)
+{
+	size_t l3 = family == AF_INET ? IPV4_HLEN : IPV6_HLEN;
+	const uint8_t *ip = pkt_peek(p, 8, l3), *t;
+
+	memset(q, 0, sizeof(q[0]));
+	if (!ip)
+		return -EINVAL;
+	q->src.family = q->dst.family = family;
+	if (family == AF_INET) {
+		if ((ip[0] >> 4) != 4 || (ip[0] & 0xf) < 5)
+			return -EINVAL;
+		l3 = (ip[0] & 0xfu) * 4;
+		q->proto = ip[9];
+		memcpy(&q->src.a.v4, ip + 12, 4);
+		memcpy(&q->dst.a.v4, ip + 16, 4);
+	} else {
+		if ((ip[0] >> 4) != 6)
+			return -EINVAL;
+		q->proto = ip[6];
+		memcpy(&q->src.a.v6, ip + 8, 16);
+		memcpy(&q->dst.a.v6, ip + 24, 16);
+	}
+	t = pkt_peek(p, 8 + l3, 8);	/* RFC 792: at least 8 bytes of the transport */
+	if (!t)
+		return -EINVAL;
+	q->sport = (uint16_t)(t[0] << 8 | t[1]);
+	q->dport = (uint16_t)(t[2] << 8 | t[3]);
+	if (q->proto == IPPROTO_ICMP || q->proto == IPPROTO_ICMPV6) {
+		q->echo_type = t[0];
+		q->sport = (uint16_t)(t[4] << 8 | t[5]);
+	}
+	q->ip = ip;
+	q->len = p->len - 8;
+	return 0;
+}
+
+static bool face_is_echo_request(uint8_t family, uint8_t type)
+{
+	return family == AF_INET ? type == ICMP_ECHO : type == ICMP6_ECHO_REQUEST;
+}
+
+/**
+ * face_icmp_from_inner() - an ICMP or ICMPv6 message the container sent
+ * @f:		the face
+ * @p:		the message at pkt_data(), IP header at @p->l3_off; borrowed
+ * @family:	AF_INET or AF_INET6
+ * @src:	the container's address
+ * @dst:	where it goes
+ */
+void face_icmp_from_inner(struct face *f, struct pkt *p, uint8_t family, const struct net_addr *src,
+			  const struct net_addr *dst)
+{
+	const struct icmp_hdr *ic = pkt_peek(p, 0, sizeof(*ic));
+	struct face_quote q;
+	uint32_t sum;
+
+	if (!ic) {
+		face_drop(f, FACE_DROP_BAD_LENGTH);
+		return;
+	}
+	sum = family == AF_INET ? csum_partial(pkt_data(p), p->len, 0) :
+	      csum_partial(pkt_data(p), p->len, csum_pseudo6(&src->a.v6, &dst->a.v6, IPPROTO_ICMPV6, p->len));
+	if (!p->csum_ok && csum_fold(sum) != 0) {
+		face_drop(f, FACE_DROP_BAD_CHECKSUM);
+		return;
+	}
+	if (face_is_echo_request(family, ic->type) && ic->code == 0) {
+		const uint8_t *id = pkt_peek(p, 4, 2);
+
+		if (id && face_echo_get(f, src, dst, (uint16_t)(id[0] << 8 | id[1])))
+			face_echo_send(f, p, family, ic->type, src, dst, false);
+		return;
+	}
+	if (!face_icmp_is_error(family, ic->type) || face_quote_parse(p, family, &q) < 0 ||
+	    !net_addr_eq(&q.dst, src) || !net_addr_eq(&q.src, dst)) {
+		face_drop(f, FACE_DROP_ICMP_IGNORED);
+		return;
+	}
+	/* about a packet the face wrote: q.src is the remote end, q.dst the container */
+	if (q.proto == IPPROTO_TCP) {
+		tcp_glue_icmp(f->tcp, family, p);
+		return;
+	}
+	if (q.proto != IPPROTO_UDP || !face_udp_flow_known(f, &q.dst, q.dport, &q.src, q.sport, false)) {
+		face_drop(f, FACE_DROP_NO_FLOW);
+		return;
+	}
+	face_send_icmp(f, family, src, dst, ic->type, ic->code, ntohl(ic->rest), q.ip, q.len, false);
+}
+
+/**
+ * face_icmp_from_outer() - an echo reply or an error the outer stack received
+ * @f:		the face, or NULL
+ * @family:	AF_INET or AF_INET6
+ * @p:		the message at pkt_data(), checksum verified; borrowed
+ * @src:	its sender
+ * @dst:	our address it came to
+ */
+void face_icmp_from_outer(struct face *f, uint8_t family, const struct pkt *p, const struct net_addr *src,
+			  const struct net_addr *dst)
+{
+	const struct icmp_hdr *ic = pkt_peek(p, 0, sizeof(*ic));
+	struct face_echo *x;
+	struct face_quote q;
+
+	if (!f || !ic || !face_is_container(f, dst))
+		return;
+	if (ic->type == (family == AF_INET ? ICMP_ECHOREPLY : ICMP6_ECHO_REPLY) && ic->code == 0) {
+		const uint8_t *id = pkt_peek(p, 4, 2);
+
+		x = id ? face_echo_find(f->echoes, dst, src, (uint16_t)(id[0] << 8 | id[1])) : NULL;
+		if (!x) {
+			face_drop(f, FACE_DROP_NO_FLOW);
+			return;
+		}
+		face_echo_send(f, p, family, ic->type, src, dst, true);
+		return;
+	}
+	if (!face_icmp_is_error(family, ic->type) || face_icmp_is_pmtu(family, ic->type, ic->code) ||
+	    face_quote_parse(p, family, &q) < 0 || !net_addr_eq(&q.src, dst))
+		return;
+	/* about a packet the outer stack sent for the container: q.src is the container */
+	switch (q.proto) {
+	case IPPROTO_UDP:
+		if (!face_udp_flow_known(f, &q.src, q.sport, &q.dst, q.dport, false)) {
+			face_drop(f, FACE_DROP_NO_FLOW);
+			return;
+		}
+		break;
+	case IPPROTO_ICMP:
+	case IPPROTO_ICMPV6:
+		if (!face_is_echo_request(family, q.echo_type) || !face_echo_find(f->echoes, &q.src, &q.dst, q.sport)) {
+			face_drop(f, FACE_DROP_NO_FLOW);
+			return;
+		}
+		break;
+	default:
+		return;		/* TCP: the outer engine's (tcp_glue.c) */
+	}
+	face_send_icmp(f, family, src, dst, ic->type, ic->code, ntohl(ic->rest), q.ip, q.len, true);
+}
+
+/**
+ * face_icmp_unreach_for() - answer a held SYN with the ICMP error its far side got
+ * @f:		the face
+ * @err:	the errno the far side's attempt ended with (tcp_icmp_errno())
+ * @family:	AF_INET or AF_INET6
+ * @from:	the SYN's sender
+ * @to:		where it went; the error comes from there
+ * @seq:	the SYN's sequence number, which the error quotes
+ * @to_inner:	the sender is the container (else the network)
+ */
+void face_icmp_unreach_for(struct face *f, int err, uint8_t family, const struct tcp_endpoint *from,
+			   const struct tcp_endpoint *to, uint32_t seq, bool to_inner)
+{
+	uint8_t quote[IPV6_HLEN + TCP_HLEN];
+	struct net_addr s, d;
+	uint8_t type, code;
+	size_t l3 = family == AF_INET ? IPV4_HLEN : IPV6_HLEN;
+	uint8_t *t = quote + l3;
+
+	tcp_glue_addr_to(&s, &from->addr);
+	tcp_glue_addr_to(&d, &to->addr);
+	memset(quote, 0, sizeof(quote));
+	if (family == AF_INET) {
+		struct ipv4_hdr *ih = (struct ipv4_hdr *)quote;
+
+		type = ICMP_DEST_UNREACH;
+		code = err == -ENETUNREACH ? 0 : err == -ECONNREFUSED ? ICMP_PORT_UNREACH :
+		       err == -ENOPROTOOPT ? ICMP_PROT_UNREACH : err == -EACCES ? 13 : 1;
+		ih->ver_ihl = 0x45;
+		ih->tot_len = htons(IPV4_HLEN + TCP_HLEN);
+		ih->ttl = 64;
+		ih->proto = IPPROTO_TCP;
+		ih->saddr = s.a.v4.s_addr;
+		ih->daddr = d.a.v4.s_addr;
+		ih->csum = htons(csum_fold(csum_partial(ih, sizeof(*ih), 0)));
+	} else {
+		struct ipv6_hdr *ih = (struct ipv6_hdr *)quote;
+
+		type = ICMP6_DST_UNREACH;
+		code = err == -ENETUNREACH ? 0 : err == -EACCES ? 1 : err == -ECONNREFUSED ? 4 : 3;
+		ih->ver_tc_flow = htonl(6u << 28);
+		ih->payload_len = htons(TCP_HLEN);
+		ih->nexthdr = IPPROTO_TCP;
+		ih->hop_limit = 64;
+		ih->saddr = s.a.v6;
+		ih->daddr = d.a.v6;
+	}
+	t[0] = (uint8_t)(from->port >> 8);
+	t[1] = (uint8_t)from->port;
+	t[2] = (uint8_t)(to->port >> 8);
+	t[3] = (uint8_t)to->port;
+	t[4] = (uint8_t)(seq >> 24);
+	t[5] = (uint8_t)(seq >> 16);
+	t[6] = (uint8_t)(seq >> 8);
+	t[7] = (uint8_t)seq;
+	t[12] = (TCP_HLEN / 4) << 4;
+	t[13] = TCP_SYN;
+	face_send_icmp(f, family, &d, &s, type, code, 0, quote, l3 + TCP_HLEN, to_inner);
+}
+
+/**
+ * face_icmp_sweep() - age idle echo flows out
+ * @f:		the face
+ * @now_ms:	the loop's time
+ */
+void face_icmp_sweep(struct face *f, uint64_t now_ms)
+{
+	struct face_echoes *e = f->echoes;
+
+	while (e->oldest && now_ms - e->oldest->last_ms >= FACE_ECHO_IDLE_MS)
+		face_echo_free(e, e->oldest);
+}
+
+/**
+ * face_icmp_init() - the echo flow table
+ * Return: 0 or -ENOMEM.
+ */
+int face_icmp_init(struct face *f)
+{
+	f->echoes = calloc(1, sizeof(*f->echoes));
+	if (!f->echoes)
+		return -ENOMEM;
+	randombytes_buf(f->echoes->key, sizeof(f->echoes->key));
+	return 0;
+}
+
+/**
+ * face_icmp_fini() - free every echo flow
+ */
+void face_icmp_fini(struct face *f)
+{
+	if (!f->echoes)
+		return;
+	while (f->echoes->oldest)
+		face_echo_free(f->echoes, f->echoes->oldest);
+	free(f->echoes);
+	f->echoes = NULL;
+}
+
+/**
+ * face_icmp_print() - the "echo" object of the face's stats
+ */
+void face_icmp_print(struct face *f, struct out *o)
+{
+	out_obj_begin(o, "echo");
+	out_u64(o, "flows", f->echoes->n);
+	out_u64(o, "flows_max", FACE_ECHO_MAX);
+	out_obj_end(o);
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * face_int.h - what the files of datapath/face/ share and nobody else sees
+ *
+ *   face.c       the object, the inner IP layer (input checks, output to the TUN), stats
+ *   face_tcp.c   TCP: connection pairs, the deferred handshakes both ways, the byte pump
+ *   face_udp.c   UDP: flows, both directions, UDP GSO
+ *   face_icmp.c  ICMP and ICMPv6: echo proxied, errors translated both ways
+ */
+#ifndef SANDNET_DATAPATH_FACE_INT_H
+#define SANDNET_DATAPATH_FACE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "datapath/face/face.h"
+#include "datapath/loop.h"
+#include "datapath/net/net.h"
+#include "datapath/net/tcp_glue.h"
+#include "datapath/tcp/tcp.h"
+
+/* Why a packet from the container was dropped (face.drops in `datapath stats`). */
+#define FACE_DROP_LIST(X)	\
+	X(BAD_HEADER)		\
+	X(BAD_LENGTH)		\
+	X(BAD_CHECKSUM)		\
+	X(BAD_GSO)		\
+	X(BAD_SOURCE)		\
+	X(BAD_DESTINATION)	\
+	X(TO_SELF)		\
+	X(MULTICAST)		\
+	X(IPV6_EXT_HEADER)	\
+	X(UNKNOWN_PROTOCOL)	\
+	X(ICMP_IGNORED)		\
+	X(NO_FLOW)		\
+	X(NO_ROUTE)		\
+	X(FLOW_LIMIT)		\
+	X(OUTER_ERROR)		\
+	X(NO_MEMORY)
+
+#define FACE_X_ENUM(name) FACE_DROP_##name,
+enum face_drop { FACE_DROP_LIST(FACE_X_ENUM) FACE_DROP_MAX };
+
+/* What happened on the face (face.counters). */
+#define FACE_CTR_LIST(X)	\
+	X(IN_PACKETS)		\
+	X(IN_TCP)		\
+	X(IN_UDP)		\
+	X(IN_ICMP)		\
+	X(OUT_PACKETS)		\
+	X(FRAGMENTS_IN)		\
+	X(REASSEMBLED)		\
+	X(TCP_OUTBOUND)		\
+	X(TCP_INBOUND)		\
+	X(TCP_CONNECTED)	\
+	X(TCP_REFUSED)		\
+	X(TCP_UNREACHABLE)	\
+	X(TCP_TIMED_OUT)	\
+	X(TCP_RESETS)		\
+	X(TCP_CLOSED)		\
+	X(TCP_HELD)		\
+	X(UDP_TO_OUTER)		\
+	X(UDP_TO_INNER)		\
+	X(UDP_GSO_FROM_INNER)	\
+	X(UDP_FLOWS_NEW)	\
+	X(UDP_FLOWS_EXPIRED)	\
+	X(UDP_FLOWS_EVICTED)	\
+	X(ECHO_TO_OUTER)	\
+	X(ECHO_TO_INNER)	\
+	X(ICMP_TO_INNER)	\
+	X(ICMP_TO_OUTER)	\
+	X(PROTO_UNREACH_SENT)
+
+#define FACE_X_ENUM_CTR(name) FACE_CTR_##name,
+enum face_ctr { FACE_CTR_LIST(FACE_X_ENUM_CTR) FACE_CTR_MAX };
+
+struct face_pair;
+struct face_flow;
+struct face_echo;
+
+/**
+ * struct face - the container face of one datapath
+ * @st:		the outer stack (the network side)
+ * @tcp:	the inner TCP engine, which terminates the container's connections
+ * @ls_inner:	its catch-all: every SYN from the container
+ * @ls_outer:	the outer engine's catch-all: SYNs to the container's ports no
+ *		--publish takes
+ * @tuns:	the TUN links, one per outer link with a face (@tuns[i]->outer)
+ * @pairs:	connection pairs; @pending: pairs with bytes or a FIN to move
+ * @flows:	UDP flows (face_udp.c); @echoes: ICMP echo flows (face_icmp.c)
+ * @sweep:	ages flows out once a second
+ * @ipv4_id:	IPv4 ids of what the face writes to the container
+ */
+struct face {
+	struct stack *st;
+	struct tcp_glue *tcp;
+	struct tcp_listener *ls_inner, *ls_outer;
+	unsigned int n_tuns;
+	struct link *tuns[PROTO_MAX_LINKS];
+	struct face_pair *pairs, *pending;
+	unsigned int n_pairs;
+	struct face_flows *flows;
+	struct face_echoes *echoes;
+	struct loop_timer sweep;
+	uint16_t ipv4_id;
+	bool started;
+	uint64_t drop[FACE_DROP_MAX];
+	uint64_t ctr[FACE_CTR_MAX];
+};
+
+static inline void face_count(struct face *f, enum face_ctr c)
+{
+	f->ctr[c]++;
+}
+
+static inline void face_drop(struct face *f, enum face_drop d)
+{
+	f->drop[d]++;
+}
+
+static inline uint64_t face_now_us(const struct face *f)
+{
+	return tcp_glue_now_us(f->st);
+}
+
+/* face.c */
+struct link *face_tun_for(const struct face *f, const struct net_addr *container);
+bool face_is_container(const struct face *f, const struct net_addr *a);
+int face_ip_output(struct face *f, struct pkt *p, const struct net_addr *src, const struct net_addr *dst,
+		   uint8_t proto);
+void face_send_icmp(struct face *f, uint8_t family, const struct net_addr *src, const struct net_addr *dst,
+		    uint8_t type, uint8_t code, uint32_t info, const void *quote, size_t quote_len, bool to_inner);
+const char *face_drop_name(unsigned int d);
+
+/* face_tcp.c */
+int face_tcp_init(struct face *f);
+void face_tcp_fini(struct face *f);
+void face_tcp_pump(struct face *f);
+void face_tcp_print(struct face *f, struct out *o);
+
+/* face_udp.c */
+int face_udp_init(struct face *f);
+void face_udp_fini(struct face *f);
+void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *src, const struct net_addr *dst);
+bool face_udp_flow_known(struct face *f, const struct net_addr *c, uint16_t cport, const struct net_addr *r,
+			 uint16_t rport, bool touch);
+void face_udp_sweep(struct face *f, uint64_t now_ms);
+void face_udp_print(struct face *f, struct out *o);
+
+/* face_icmp.c */
+int face_icmp_init(struct face *f);
+void face_icmp_fini(struct face *f);
+void face_icmp_from_inner(struct face *f, struct pkt *p, uint8_t family, const struct net_addr *src,
+			  const struct net_addr *dst);
+void face_icmp_sweep(struct face *f, uint64_t now_ms);
+void face_icmp_print(struct face *f, struct out *o);
+void face_icmp_unreach_for(struct face *f, int err, uint8_t family, const struct tcp_endpoint *from,
+			   const struct tcp_endpoint *to, uint32_t seq, bool to_inner);
+
+#endif /* SANDNET_DATAPATH_FACE_INT_H */

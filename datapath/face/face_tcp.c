@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: MIT
+/*
+ * face_tcp.c - the container's TCP: every connection terminated on one side
+ * and re-originated on the other
+ *
+ * Theory of operation
+ *
+ * A pair is two connections of two engines: @inner, of the face's engine,
+ * whose peer is the container's kernel; and @outer, of the outer stack's,
+ * whose peer is the remote end. Both carry the same 4-tuple seen from
+ * opposite sides (inner: local = the remote end we stand for, remote = the
+ * container; outer: local = the container's address and, where free, its
+ * port, remote = the remote end), so the endpoints a program sees are the
+ * ones it would see without sandnet. Sequence numbers, options and windows
+ * are each connection's own.
+ *
+ * Opening. The side that sends the SYN first decides the direction:
+ *
+ *   outbound: the container's SYN to X:Y reaches the inner engine's
+ *     catch-all (tcp_listen_any()), which holds it unanswered; the pair
+ *     connects @outer to X:Y. Its outcome is what the container's connect()
+ *     sees: CONNECTED answers the SYN (tcp_conn_answer()); a RST refuses it
+ *     with a RST (ECONNREFUSED); an ICMP error (tcp_glue_icmp()) refuses it
+ *     with the same ICMP error quoting the container's SYN (EHOSTUNREACH,
+ *     ENETUNREACH); the outer timeout refuses it silently, and the
+ *     container's kernel times out (ETIMEDOUT) on its own, retrying the SYN
+ *     meanwhile, which the held connection absorbs.
+ *   inbound: a SYN from the network to one of the container's ports no
+ *     --publish takes reaches the outer engine's catch-all; the pair connects
+ *     @inner to the container from the client's own address and port, and
+ *     the container's answer becomes the client's: its SYN-ACK, its RST, its
+ *     ICMP error, or its silence.
+ *
+ * Both catch-alls count their held SYNs as half-open (--max-half-open):
+ * beyond it a SYN is dropped, never cookied (a cookie would accept what the
+ * other side may refuse), and its sender retries. A SYN flood from either
+ * side is therefore bounded by the caps, not by memory.
+ *
+ * Moving bytes. Once both are connected, each engine event (readable,
+ * writable, FIN) puts the pair on the pending list; at the end of the loop
+ * turn (face_pump(), from stack_turn_end()) every pending pair copies what
+ * one side received (tcp_peek()) into the other's send buffer, as much as
+ * it accepts (tcp_send() takes what fits), and only that is consumed (tcp_consume()).
+ * What the other side does not take stays in the receive ring, whose window
+ * then closes: the outer window limits the inner and back, and nothing is
+ * buffered beyond the two engines' own buffers. Pumping waits while a link
+ * still holds a borrowed frame (tcp_glue.c: tcp_send() may overwrite bytes
+ * a queued retransmission borrows); the pair stays pending.
+ *
+ * Closing. A FIN on one side becomes tcp_shutdown_write() on the other once
+ * everything before it was moved (half-close works both ways). When both
+ * directions are shut the pair closes both connections gracefully and the
+ * engines finish the exchange (FIN, TIME-WAIT) on their own. A RST on either
+ * side aborts the other (RST). A finished pair is unlinked at once and freed
+ * at the end of the turn (loop_defer()): an engine callback may be on the
+ * stack.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datapath/face/face_int.h"
+#include "datapath/out.h"
+
+/**
+ * struct face_pair - one of the container's TCP connections, both halves
+ * @inner:	the connection with the container's kernel
+ * @outer:	the connection with the remote end
+ * @in_ep:	@inner's endpoints (local: the remote end we stand for)
+ * @out_ep:	@outer's endpoints (local: the container's address)
+ * @syn_seq:	the held SYN's sequence number (ICMP errors quote it)
+ * @outbound:	the container opened it (@inner was held), else the network did
+ * @up:		both connections are established
+ * @pending:	on f->pending
+ * @in_eof, @out_eof:	that side's peer sent FIN
+ * @in_shut, @out_shut:	our FIN is queued on that side
+ * @dead:	finished; freed at the end of the turn
+ * @to_outer, @to_inner: bytes moved
+ */
+struct face_pair {
+	struct face_pair *next, *prev, *pend_next;
+	struct face *f;
+	struct tcp_conn *inner, *outer;
+	struct tcp_endpoint in_ep[2], out_ep[2];
+	uint32_t syn_seq;
+	bool outbound, up, pending;
+	bool in_eof, out_eof, in_shut, out_shut;
+	bool dead;
+	uint64_t to_outer, to_inner;
+	struct loop_defer defer;
+};
+
+static void face_pair_inner_event(struct tcp_conn *c, void *user, enum tcp_event ev, int err);
+static void face_pair_outer_event(struct tcp_conn *c, void *user, enum tcp_event ev, int err);
+
+/* A connection no pair owns any more: nothing to tell. */
+static void face_orphan_event(struct tcp_conn *c, void *user, enum tcp_event ev, int err)
+{
+	(void)c;
+	(void)user;
+	(void)ev;
+	(void)err;
+}
+
+static void face_pair_free(struct loop_defer *d)
+{
+	free((struct face_pair *)((char *)d - offsetof(struct face_pair, defer)));
+}
+
+static struct face_pair *face_pair_new(struct face *f, bool outbound)
+{
+	struct face_pair *pr = calloc(1, sizeof(*pr));
+
+	if (!pr)
+		return NULL;
+	pr->f = f;
+	pr->outbound = outbound;
+	pr->next = f->pairs;
+	if (f->pairs)
+		f->pairs->prev = pr;
+	f->pairs = pr;
+	f->n_pairs++;
+	return pr;
+}
+
+/*
+ * End a pair: each connection still held is closed (@graceful) or reset
+ * (RST), or, still held back unanswered, refused silently.
+ */
+static void face_pair_kill(struct face_pair *pr, bool graceful)
+{
+	struct face *f = pr->f;
+	struct tcp_conn *c[2] = { pr->inner, pr->outer };
+	uint64_t now = face_now_us(f);
+	unsigned int i;
+
+	if (pr->dead)
+		return;
+	pr->dead = true;
+	pr->inner = pr->outer = NULL;
+	for (i = 0; i < 2; i++) {
+		struct tcp_conn_info info;
+
+		if (!c[i])
+			continue;
+		tcp_conn_set_user(c[i], face_orphan_event, NULL);
+		tcp_conn_info(c[i], &info);
+		if (info.deferred)
+			tcp_conn_refuse(c[i], false, now);
+		else if (graceful)
+			tcp_close(c[i], now);
+		else
+			tcp_abort(c[i], now);
+	}
+	if (pr->prev)
+		pr->prev->next = pr->next;
+	else
+		f->pairs = pr->next;
+	if (pr->next)
+		pr->next->prev = pr->prev;
+	f->n_pairs--;
+	loop_defer(f->st->loop, &pr->defer, face_pair_free);
+}
+
+static void face_pair_pend(struct face_pair *pr)
+{
+	if (pr->pending || pr->dead)
+		return;
+	pr->pending = true;
+	pr->pend_next = pr->f->pending;
+	pr->f->pending = pr;
+}
+
+/*
+ * The side that connected first (outbound: @outer) is up: answer the SYN the
+ * other side held.
+ */
+static void face_pair_answer(struct face_pair *pr)
+{
+	struct tcp_conn *held = pr->outbound ? pr->inner : pr->outer;
+
+	if (tcp_conn_answer(held, face_now_us(pr->f)) < 0)
+		face_pair_kill(pr, false);
+}
+
+/*
+ * The connection attempt on the far side failed with @err: the held SYN gets
+ * the answer the remote end (outbound) or the container (inbound) gave.
+ */
+static void face_pair_refuse(struct face_pair *pr, int err)
+{
+	struct face *f = pr->f;
+	struct tcp_conn *held = pr->outbound ? pr->inner : pr->outer;
+	const struct tcp_endpoint *ep = pr->outbound ? pr->in_ep : pr->out_ep;
+	uint64_t now = face_now_us(f);
+
+	pr->inner = pr->outer = NULL;
+	if (!held) {
+		face_pair_kill(pr, false);
+		return;
+	}
+	tcp_conn_set_user(held, face_orphan_event, NULL);
+	switch (err) {
+	case -ECONNREFUSED:
+	case -ECONNRESET:
+		face_count(f, FACE_CTR_TCP_REFUSED);
+		tcp_conn_refuse(held, true, now);
+		break;
+	case -ETIMEDOUT:
+		face_count(f, FACE_CTR_TCP_TIMED_OUT);
+		tcp_conn_refuse(held, false, now);
+		break;
+	default:
+		/* an ICMP error: the same error, quoting the held SYN (sent by ep[1] to ep[0]) */
+		face_count(f, FACE_CTR_TCP_UNREACHABLE);
+		face_icmp_unreach_for(f, err, ep[1].addr.family, &ep[1], &ep[0], pr->syn_seq, pr->outbound);
+		tcp_conn_refuse(held, false, now);
+		break;
+	}
+	face_pair_kill(pr, false);
+}
+
+/* An event of one half; @inner says which. */
+static void face_pair_event(struct face_pair *pr, bool inner, struct tcp_conn *c, enum tcp_event ev, int err)
+{
+	bool held_side = inner == pr->outbound;	/* the half whose SYN we held */
+
+	if (pr->dead)
+		return;
+	switch (ev) {
+	case TCP_EV_CONNECTED:
+		if (pr->up)
+			break;
+		if (!held_side) {
+			face_pair_answer(pr);
+			break;
+		}
+		pr->up = true;
+		face_count(pr->f, FACE_CTR_TCP_CONNECTED);
+		face_pair_pend(pr);	/* the first side may have data waiting */
+		break;
+	case TCP_EV_READABLE:
+	case TCP_EV_WRITABLE:
+		face_pair_pend(pr);
+		break;
+	case TCP_EV_PEER_FIN:
+		if (inner)
+			pr->in_eof = true;
+		else
+			pr->out_eof = true;
+		face_pair_pend(pr);
+		break;
+	case TCP_EV_RESET:
+		/* the engine dropped @c: let go of it, and of nothing twice */
+		tcp_conn_set_user(c, face_orphan_event, NULL);
+		tcp_abort(c, face_now_us(pr->f));
+		if (inner)
+			pr->inner = NULL;
+		else
+			pr->outer = NULL;
+		if (!pr->up && !held_side) {
+			face_pair_refuse(pr, err);
+			break;
+		}
+		face_count(pr->f, FACE_CTR_TCP_RESETS);
+		face_pair_kill(pr, false);
+		break;
+	case TCP_EV_CLOSED:
+	default:
+		break;
+	}
+}
+
+static void face_pair_inner_event(struct tcp_conn *c, void *user, enum tcp_event ev, int err)
+{
+	face_pair_event(user, true, c, ev, err);
+}
+
+static void face_pair_outer_event(struct tcp_conn *c, void *user, enum tcp_event ev, int err)
+{
+	face_pair_event(user, false, c, ev, err);
+}
+
+/*
+ * Copy what @from received into @to's send buffer, as much as it takes.
+ * Return: true when @from has nothing left to read.
+ */
+static bool face_move(struct face *f, struct tcp_conn *from, struct tcp_conn *to, uint64_t *moved)
+{
+	uint64_t now = face_now_us(f);
+
+	for (;;) {
+		struct iovec iov[2];
+		size_t done = 0;
+		int n = tcp_peek(from, iov), i;
+
+		if (n <= 0)
+			return true;
+		/* tcp_send() takes what fits; when it takes less, WRITABLE follows */
+		for (i = 0; i < n; i++) {
+			ssize_t sent = tcp_send(to, iov[i].iov_base, iov[i].iov_len, now);
+
+			if (sent > 0)
+				done += (size_t)sent;
+			if (sent < (ssize_t)iov[i].iov_len)
+				break;
+		}
+		if (!done)
+			return false;
+		tcp_consume(from, done, now);
+		*moved += done;
+	}
+}
+
+/* Move both ways, pass FINs on, finish a pair whose both directions are shut. */
+static void face_pair_pump(struct face_pair *pr)
+{
+	struct face *f = pr->f;
+	bool in_drained, out_drained;
+
+	if (pr->dead || !pr->up)
+		return;
+	in_drained = face_move(f, pr->inner, pr->outer, &pr->to_outer);
+	out_drained = face_move(f, pr->outer, pr->inner, &pr->to_inner);
+	if (pr->in_eof && in_drained && !pr->out_shut) {
+		pr->out_shut = true;
+		tcp_shutdown_write(pr->outer, face_now_us(f));
+	}
+	if (pr->out_eof && out_drained && !pr->in_shut) {
+		pr->in_shut = true;
+		tcp_shutdown_write(pr->inner, face_now_us(f));
+	}
+	if (pr->in_shut && pr->out_shut) {
+		face_count(f, FACE_CTR_TCP_CLOSED);
+		face_pair_kill(pr, true);
+	}
+}
+
+/**
+ * face_tcp_pump() - move what the pairs received this turn (face_pump())
+ * @f:	the face
+ */
+void face_tcp_pump(struct face *f)
+{
+	if (!f->pending)
+		return;
+	if (stack_links_flush(f->st, true)) {
+		face_count(f, FACE_CTR_TCP_HELD);	/* a link is blocked: the next turn */
+		return;
+	}
+	while (f->pending) {
+		struct face_pair *pr = f->pending;
+
+		f->pending = pr->pend_next;
+		pr->pending = false;
+		face_pair_pump(pr);
+	}
+}
+
+/* The container's SYN (outbound): connect the outer half to where it goes. */
+static int face_tcp_inner_syn(struct tcp_listener *l, void *user, struct tcp_conn *c,
+			      const struct tcp_seg_in *syn)
+{
+	struct face *f = user;
+	struct tcp_endpoint in_local, in_remote, local, remote;
+	struct tcp_conn_opts oo, io;
+	struct net_addr dst, ca;
+	struct face_pair *pr;
+	int ret;
+
+	(void)l;
+	tcp_conn_endpoints(c, &in_local, &in_remote);
+	tcp_glue_addr_to(&dst, &in_local.addr);
+	if (!route_lookup(f->st, dst.family, &dst.a)) {
+		/* as the container's kernel would say without a route */
+		face_drop(f, FACE_DROP_NO_ROUTE);
+		face_icmp_unreach_for(f, -ENETUNREACH, dst.family, &in_remote, &in_local, syn->seq, true);
+		return -ENETUNREACH;
+	}
+	pr = face_pair_new(f, true);
+	if (!pr) {
+		face_drop(f, FACE_DROP_NO_MEMORY);
+		return -ENOMEM;
+	}
+	face_count(f, FACE_CTR_TCP_OUTBOUND);
+	pr->inner = c;
+	pr->in_ep[0] = in_local;
+	pr->in_ep[1] = in_remote;
+	pr->syn_seq = syn->seq;
+	tcp_conn_set_user(c, face_pair_inner_event, pr);
+	tcp_glue_addr_to(&ca, &in_remote.addr);
+	tcp_glue_conn_opts_link(face_tun_for(f, &ca), dst.family, &io);
+	tcp_conn_set_mss(c, io.mss, io.gso_max_bytes);
+	/* the container's address and, where free, its port */
+	local = in_remote;
+	remote = in_local;
+	tcp_glue_conn_opts(f->st, dst.family, &dst, &oo);
+	ret = tcp_connect(tcp_glue_stack(f->st), &local, &remote, &oo, face_pair_outer_event, pr,
+			  face_now_us(f), &pr->outer);
+	if (ret == -EADDRINUSE) {
+		local.port = 0;
+		ret = tcp_connect(tcp_glue_stack(f->st), &local, &remote, &oo, face_pair_outer_event, pr,
+				  face_now_us(f), &pr->outer);
+	}
+	if (ret < 0) {
+		/* out of connections: drop the SYN, the container retries */
+		tcp_conn_set_user(c, face_orphan_event, NULL);
+		pr->inner = NULL;
+		face_pair_kill(pr, false);
+		face_drop(f, FACE_DROP_FLOW_LIMIT);
+		return ret;
+	}
+	tcp_conn_endpoints(pr->outer, &pr->out_ep[0], &pr->out_ep[1]);
+	return 0;
+}
+
+/* A SYN from the network to the container (inbound): connect the inner half. */
+static int face_tcp_outer_syn(struct tcp_listener *l, void *user, struct tcp_conn *c,
+			      const struct tcp_seg_in *syn)
+{
+	struct face *f = user;
+	struct tcp_endpoint out_local, out_remote, local, remote;
+	struct tcp_conn_opts io, oo;
+	struct net_addr ca, ra;
+	struct face_pair *pr;
+	struct link *tun;
+	int ret;
+
+	(void)l;
+	tcp_conn_endpoints(c, &out_local, &out_remote);
+	tcp_glue_addr_to(&ca, &out_local.addr);
+	tcp_glue_addr_to(&ra, &out_remote.addr);
+	tun = face_tun_for(f, &ca);
+	if (!tun) {
+		/* a link without a face: nothing listens, as before */
+		tcp_conn_refuse(c, true, face_now_us(f));
+		return 0;
+	}
+	pr = face_pair_new(f, false);
+	if (!pr) {
+		face_drop(f, FACE_DROP_NO_MEMORY);
+		return -ENOMEM;
+	}
+	face_count(f, FACE_CTR_TCP_INBOUND);
+	pr->outer = c;
+	pr->out_ep[0] = out_local;
+	pr->out_ep[1] = out_remote;
+	pr->syn_seq = syn->seq;
+	tcp_conn_set_user(c, face_pair_outer_event, pr);
+	tcp_glue_conn_opts(f->st, ra.family, &ra, &oo);
+	tcp_conn_set_mss(c, oo.mss, oo.gso_max_bytes);
+	/* from the client's own address and port */
+	local = out_remote;
+	remote = out_local;
+	tcp_glue_conn_opts_link(tun, ca.family, &io);
+	ret = tcp_connect(tcp_glue_engine(f->tcp), &local, &remote, &io, face_pair_inner_event, pr,
+			  face_now_us(f), &pr->inner);
+	if (ret < 0) {
+		tcp_conn_set_user(c, face_orphan_event, NULL);
+		pr->outer = NULL;
+		face_pair_kill(pr, false);
+		face_drop(f, FACE_DROP_FLOW_LIMIT);
+		return ret;
+	}
+	tcp_conn_endpoints(pr->inner, &pr->in_ep[0], &pr->in_ep[1]);
+	return 0;
+}
+
+/**
+ * face_tcp_init() - the two catch-all listeners
+ * @f:	the face, its engine made
+ *
+ * Return: 0 or negative errno.
+ */
+int face_tcp_init(struct face *f)
+{
+	struct tcp_conn_opts o;
+	int ret;
+
+	tcp_glue_conn_opts_link(NULL, AF_INET6, &o);
+	ret = tcp_listen_any(tcp_glue_engine(f->tcp), &o, face_tcp_inner_syn, face_orphan_event, f,
+			     &f->ls_inner);
+	if (ret < 0)
+		return ret;
+	tcp_glue_conn_opts(f->st, AF_INET6, NULL, &o);
+	return tcp_listen_any(tcp_glue_stack(f->st), &o, face_tcp_outer_syn, face_orphan_event, f,
+			      &f->ls_outer);
+}
+
+/**
+ * face_tcp_fini() - reset every pair, close the listeners
+ * @f:	the face
+ */
+void face_tcp_fini(struct face *f)
+{
+	while (f->pairs)
+		face_pair_kill(f->pairs, false);
+	f->pending = NULL;
+	if (f->ls_inner)
+		tcp_listener_close(f->ls_inner);
+	if (f->ls_outer)
+		tcp_listener_close(f->ls_outer);
+	f->ls_inner = f->ls_outer = NULL;
+}
+
+/**
+ * face_tcp_print() - the "pairs" table: each connection, both halves
+ * @f:	the face
+ * @o:	printer
+ */
+void face_tcp_print(struct face *f, struct out *o)
+{
+	char a[INET6_ADDRSTRLEN + 16], b[INET6_ADDRSTRLEN + 16];
+	struct face_pair *pr;
+
+	out_u64(o, "tcp_pairs", f->n_pairs);
+	out_arr_begin(o, "pairs");
+	for (pr = f->pairs; pr; pr = pr->next) {
+		struct tcp_conn_info ii, oi;
+
+		out_obj_begin(o, NULL);
+		out_str(o, "direction", pr->outbound ? "outbound" : "inbound");
+		out_str(o, "container", tcp_glue_endpoint_str(&pr->in_ep[1], a, sizeof(a)));
+		out_str(o, "remote", tcp_glue_endpoint_str(&pr->in_ep[0], b, sizeof(b)));
+		out_str(o, "outer_local", tcp_glue_endpoint_str(&pr->out_ep[0], a, sizeof(a)));
+		if (pr->inner) {
+			tcp_conn_info(pr->inner, &ii);
+			out_str(o, "inner_state", tcp_state_name(ii.state));
+		} else {
+			out_str(o, "inner_state", "-");
+		}
+		if (pr->outer) {
+			tcp_conn_info(pr->outer, &oi);
+			out_str(o, "outer_state", tcp_state_name(oi.state));
+		} else {
+			out_str(o, "outer_state", "-");
+		}
+		out_u64(o, "to_outer", pr->to_outer);
+		out_u64(o, "to_inner", pr->to_inner);
+		out_obj_end(o);
+	}
+	out_arr_end(o);
+}

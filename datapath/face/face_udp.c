@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: MIT
+/*
+ * face_udp.c - the container's UDP: datagrams received on one side and sent
+ * anew from the other, by flow
+ *
+ * Theory of operation
+ *
+ * A flow is the 4-tuple of a conversation between a container's port and a
+ * remote one, seen the same on both sides (the outer stack sends from the
+ * container's address and port, the face sends to the container from the
+ * remote's). No socket is held for it: a datagram from the container goes
+ * out through the outer stack's UDP output (udp_output_burst()), and one
+ * from the network to a container's port that no --publish socket holds
+ * reaches face_udp_from_outer() instead of being answered with port
+ * unreachable: every datagram to the container's addresses goes to its own
+ * sockets, with the sender's real address and port. A closed port there
+ * gets the container kernel's port unreachable, which face_icmp.c maps back
+ * to the flow and sends to the sender.
+ *
+ * So a flow records what the two directions need to agree on: that a
+ * conversation exists (an ICMP error is passed on only for one that does:
+ * nobody can make the face send errors for datagrams it never carried),
+ * who opened it (the container, or the network), when it was last used,
+ * and what it carried. Flows live in a table hashed with a keyed SipHash
+ * (libsodium's crypto_shorthash, as the TCP engine's: a peer cannot pick
+ * colliding tuples) and on a list from least to most recently used. They
+ * age out after FACE_UDP_IDLE_MS without a datagram, and they are bounded
+ * by the datapath's UDP caps (docs/security.md): --max-udp-flows in all
+ * (the least recently used flow goes) and, for flows the network opens,
+ * --max-udp-flows-per-source per remote address (that source's own least
+ * recently used flow goes, so one sender cannot push others out). No
+ * datagram is dropped for a cap.
+ *
+ * UDP GSO: a UDP_L4 frame from the container (a program using UDP_SEGMENT;
+ * the TUN hands it up whole) goes to udp_output_burst() with its segment
+ * size: in hw mode it leaves the outer link as UDP GSO frames again, in sw
+ * and off mode as separate datagrams. Datagrams to the container are
+ * written one by one with a partial checksum; one larger than the TUN's MTU
+ * is written whole (the container's kernel does not hold received
+ * datagrams to its device's MTU), so nothing is fragmented on the inner
+ * link.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "datapath/face/face_int.h"
+#include "datapath/link/vnet.h"
+#include "datapath/net/proto_hdr.h"
+#include "datapath/out.h"
+#include "datapath/svc/svc.h"
+
+#define FACE_UDP_BUCKETS	4096
+#define FACE_UDP_SRC_BUCKETS	1024
+#define FACE_UDP_IDLE_MS	60000
+
+struct face_src;
+
+/**
+ * struct face_flow - one UDP conversation of the container
+ * @c, @cport:	the container's end
+ * @r, @rport:	the remote end
+ * @inbound:	the network opened it (it counts against its source's cap)
+ * @src:	inbound: its source's entry
+ */
+struct face_flow {
+	struct face_flow *hnext;
+	struct face_flow *older, *newer;
+	struct face_flow *s_older, *s_newer;
+	struct face_src *src;
+	struct net_addr c, r;
+	uint16_t cport, rport;
+	bool inbound;
+	uint64_t last_ms;
+	uint64_t to_outer, to_inner;
+};
+
+/* A remote address with inbound flows, and those flows by age. */
+struct face_src {
+	struct face_src *next;
+	struct net_addr addr;
+	unsigned int n;
+	struct face_flow *oldest, *newest;
+};
+
+struct face_flows {
+	unsigned char key[crypto_shorthash_KEYBYTES];
+	struct face_flow *hash[FACE_UDP_BUCKETS];
+	struct face_src *src_hash[FACE_UDP_SRC_BUCKETS];
+	struct face_flow *oldest, *newest;
+	unsigned int n, max, per_source_max, n_inbound;
+	uint64_t cap_hits, per_source_hits;
+};
+
+struct face_flow_key {
+	uint8_t family;
+	uint8_t c[16], r[16];
+	uint16_t cport, rport;
+};
+
+static size_t face_addr_len(const struct net_addr *a)
+{
+	return a->family == AF_INET ? 4 : 16;
+}
+
+static uint64_t face_hash(const struct face_flows *fl, const void *in, size_t len)
+{
+	uint64_t h;
+
+	crypto_shorthash((unsigned char *)&h, in, len, fl->key);
+	return h;
+}
+
+static uint32_t face_flow_bucket(const struct face_flows *fl, const struct net_addr *c, uint16_t cport,
+				 const struct net_addr *r, uint16_t rport)
+{
+	struct face_flow_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.family = c->family;
+	memcpy(k.c, &c->a, face_addr_len(c));
+	memcpy(k.r, &r->a, face_addr_len(r));
+	k.cport = cport;
+	k.rport = rport;
+	return (uint32_t)(face_hash(fl, &k, sizeof(k)) % FACE_UDP_BUCKETS);
+}
+
+static struct face_flow *face_flow_find(const struct face_flows *fl, const struct net_addr *c, uint16_t cport,
+					const struct net_addr *r, uint16_t rport)
+{
+	struct face_flow *fw;
+
+	for (fw = fl->hash[face_flow_bucket(fl, c, cport, r, rport)]; fw; fw = fw->hnext)
+		if (fw->cport == cport && fw->rport == rport && net_addr_eq(&fw->c, c) && net_addr_eq(&fw->r, r))
+			return fw;
+	return NULL;
+}
+
+static struct face_src **face_src_slot(struct face_flows *fl, const struct net_addr *a)
+{
+	struct face_src **pp;
+	uint8_t k[17] = { a->family };
+
+	memcpy(k + 1, &a->a, face_addr_len(a));
+	for (pp = &fl->src_hash[face_hash(fl, k, sizeof(k)) % FACE_UDP_SRC_BUCKETS]; *pp; pp = &(*pp)->next)
+		if (net_addr_eq(&(*pp)->addr, a))
+			break;
+	return pp;
+}
+
+/* Unlink from the table, both age lists and its source; free it. */
+static void face_flow_free(struct face_flows *fl, struct face_flow *fw)
+{
+	struct face_flow **pp = &fl->hash[face_flow_bucket(fl, &fw->c, fw->cport, &fw->r, fw->rport)];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == fw) {
+			*pp = fw->hnext;
+			break;
+		}
+	}
+	if (fw->older)
+		fw->older->newer = fw->newer;
+	else
+		fl->oldest = fw->newer;
+	if (fw->newer)
+		fw->newer->older = fw->older;
+	else
+		fl->newest = fw->older;
+	if (fw->src) {
+		struct face_src *s = fw->src;
+
+		if (fw->s_older)
+			fw->s_older->s_newer = fw->s_newer;
+		else
+			s->oldest = fw->s_newer;
+		if (fw->s_newer)
+			fw->s_newer->s_older = fw->s_older;
+		else
+			s->newest = fw->s_older;
+		fl->n_inbound--;
+		if (--s->n == 0) {
+			struct face_src **sp = face_src_slot(fl, &s->addr);
+
+			*sp = s->next;
+			free(s);
+		}
+	}
+	fl->n--;
+	free(fw);
+}
+
+/* Most recently used now. */
+static void face_flow_touch(struct face *f, struct face_flow *fw)
+{
+	struct face_flows *fl = f->flows;
+
+	fw->last_ms = loop_now_ms(f->st->loop);
+	if (fl->newest == fw)
+		return;
+	/* off the list ... */
+	if (fw->older)
+		fw->older->newer = fw->newer;
+	else
+		fl->oldest = fw->newer;
+	fw->newer->older = fw->older;
+	/* ... and on at the new end */
+	fw->older = fl->newest;
+	fw->newer = NULL;
+	fl->newest->newer = fw;
+	fl->newest = fw;
+	if (fw->src && fw->src->newest != fw) {
+		struct face_src *s = fw->src;
+
+		if (fw->s_older)
+			fw->s_older->s_newer = fw->s_newer;
+		else
+			s->oldest = fw->s_newer;
+		fw->s_newer->s_older = fw->s_older;
+		fw->s_older = s->newest;
+		fw->s_newer = NULL;
+		s->newest->s_newer = fw;
+		s->newest = fw;
+	}
+}
+
+/*
+ * The flow of this 4-tuple, made when new. @inbound: the network sends the
+ * first datagram (its source's cap applies). Return: the flow, or NULL (out
+ * of memory).
+ */
+static struct face_flow *face_flow_get(struct face *f, const struct net_addr *c, uint16_t cport,
+				       const struct net_addr *r, uint16_t rport, bool inbound)
+{
+	struct face_flows *fl = f->flows;
+	struct face_flow *fw = face_flow_find(fl, c, cport, r, rport);
+	struct face_src *s = NULL, **sp;
+	uint32_t b;
+
+	if (fw) {
+		face_flow_touch(f, fw);
+		return fw;
+	}
+	/* the caps first (either may free a source entry), then the source */
+	if (inbound && fl->per_source_max) {
+		s = *face_src_slot(fl, r);
+		if (s && s->n >= fl->per_source_max) {
+			fl->per_source_hits++;
+			face_count(f, FACE_CTR_UDP_FLOWS_EVICTED);
+			face_flow_free(fl, s->oldest);	/* the source's own oldest goes */
+		}
+	}
+	if (fl->n >= fl->max && fl->oldest) {
+		fl->cap_hits++;
+		face_count(f, FACE_CTR_UDP_FLOWS_EVICTED);
+		face_flow_free(fl, fl->oldest);
+	}
+	fw = calloc(1, sizeof(*fw));
+	if (!fw) {
+		face_drop(f, FACE_DROP_NO_MEMORY);
+		return NULL;
+	}
+	if (inbound) {
+		sp = face_src_slot(fl, r);
+		s = *sp;
+		if (!s) {
+			s = calloc(1, sizeof(*s));
+			if (!s) {
+				free(fw);
+				face_drop(f, FACE_DROP_NO_MEMORY);
+				return NULL;
+			}
+			s->addr = *r;
+			*sp = s;
+		}
+	}
+	fw->c = *c;
+	fw->r = *r;
+	fw->cport = cport;
+	fw->rport = rport;
+	fw->inbound = inbound;
+	fw->last_ms = loop_now_ms(f->st->loop);
+	b = face_flow_bucket(fl, c, cport, r, rport);
+	fw->hnext = fl->hash[b];
+	fl->hash[b] = fw;
+	fw->older = fl->newest;
+	if (fl->newest)
+		fl->newest->newer = fw;
+	else
+		fl->oldest = fw;
+	fl->newest = fw;
+	if (s) {
+		fw->src = s;
+		fw->s_older = s->newest;
+		if (s->newest)
+			s->newest->s_newer = fw;
+		else
+			s->oldest = fw;
+		s->newest = fw;
+		s->n++;
+		fl->n_inbound++;
+	}
+	fl->n++;
+	face_count(f, FACE_CTR_UDP_FLOWS_NEW);
+	return fw;
+}
+
+/**
+ * face_udp_flow_known() - does the face carry this conversation?
+ * @f:		the face
+ * @c:		the container's address
+ * @cport:	its port
+ * @r:		the remote address
+ * @rport:	its port
+ * @touch:	count it as used
+ *
+ * Return: true when a flow exists.
+ */
+bool face_udp_flow_known(struct face *f, const struct net_addr *c, uint16_t cport, const struct net_addr *r,
+			 uint16_t rport, bool touch)
+{
+	struct face_flow *fw = face_flow_find(f->flows, c, cport, r, rport);
+
+	if (fw && touch)
+		face_flow_touch(f, fw);
+	return fw != NULL;
+}
+
+/**
+ * face_udp_from_inner() - a datagram the container sent
+ * @f:		the face
+ * @p:		UDP header at pkt_data() (a UDP GSO frame: all its datagrams); borrowed
+ * @src:	the container's address
+ * @dst:	where it goes
+ */
+void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *src, const struct net_addr *dst)
+{
+	const struct udp_hdr *uh = pkt_peek(p, 0, sizeof(*uh));
+	struct face_flow *fw;
+	struct udp_sent sent;
+	struct iovec iov;
+	size_t ulen, gso = 0;
+	int ret;
+
+	if (!uh) {
+		face_drop(f, FACE_DROP_BAD_LENGTH);
+		return;
+	}
+	ulen = ntohs(uh->len);
+	if (vnet_is_gso(&p->vnet) && ulen == 0 && p->len > 65535)
+		ulen = p->len;
+	if (ulen < sizeof(*uh) || ulen > p->len) {
+		face_drop(f, FACE_DROP_BAD_LENGTH);
+		return;
+	}
+	pkt_trim(p, ulen);
+	if (!uh->sport || !uh->dport) {
+		face_drop(f, FACE_DROP_BAD_HEADER);
+		return;
+	}
+	if ((uh->csum == 0 && src->family == AF_INET6) ||
+	    (uh->csum != 0 && !p->csum_ok &&
+	     csum_pkt_l4(p, src->family == AF_INET ? csum_pseudo4(src->a.v4, dst->a.v4, IPPROTO_UDP, ulen) :
+			 csum_pseudo6(&src->a.v6, &dst->a.v6, IPPROTO_UDP, ulen)) != 0)) {
+		face_drop(f, FACE_DROP_BAD_CHECKSUM);
+		return;
+	}
+	fw = face_flow_get(f, src, ntohs(uh->sport), dst, ntohs(uh->dport), false);
+	if (!fw)
+		return;
+	if ((p->vnet.gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VNET_GSO_UDP_L4) {
+		gso = p->vnet.gso_size;
+		face_count(f, FACE_CTR_UDP_GSO_FROM_INNER);
+	}
+	iov.iov_base = pkt_data(p) + sizeof(*uh);
+	iov.iov_len = ulen - sizeof(*uh);
+	ret = udp_output_burst(f->st, src, ntohs(uh->sport), dst, ntohs(uh->dport), &iov, 1, gso, &sent);
+	f->ctr[FACE_CTR_UDP_TO_OUTER] += sent.datagrams;
+	fw->to_outer += sent.datagrams;
+	if (ret < 0) {
+		face_drop(f, FACE_DROP_OUTER_ERROR);
+		if (ret == -ENETUNREACH)	/* as a router without a route answers */
+			face_send_icmp(f, src->family, dst, src,
+				       src->family == AF_INET ? ICMP_DEST_UNREACH : ICMP6_DST_UNREACH, 0, 0,
+				       pkt_data(p) - (p->off - p->l3_off), ulen + (p->off - p->l3_off), true);
+	}
+}
+
+/**
+ * face_udp_from_outer() - a datagram from the network to a container's port
+ * @f:		the face
+ * @src:	the sender
+ * @sport:	its port
+ * @dst:	the container's address
+ * @dport:	the port, one no stack socket holds
+ * @data:	the payload
+ * @len:	its bytes
+ *
+ * Return: true when the face took it (it goes to the container), false when
+ * no face carries @dst (the stack answers as it did without one).
+ */
+bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sport,
+			 const struct net_addr *dst, uint16_t dport, const uint8_t *data, size_t len)
+{
+	struct face_flow *fw;
+	struct udp_hdr *uh;
+	struct pkt *p;
+	size_t l3;
+	uint32_t sum;
+
+	if (!f || !face_is_container(f, dst) || len > 65535 - UDP_HLEN - IPV6_HLEN)
+		return false;
+	fw = face_flow_get(f, dst, dport, src, sport, true);
+	if (!fw)
+		return true;	/* counted: out of memory */
+	p = pkt_alloc(sizeof(*uh) + len);
+	if (!p) {
+		face_drop(f, FACE_DROP_NO_MEMORY);
+		return true;
+	}
+	uh = pkt_put(p, sizeof(*uh));
+	uh->sport = htons(sport);
+	uh->dport = htons(dport);
+	uh->len = htons((uint16_t)(sizeof(*uh) + len));
+	memcpy(pkt_put(p, len), data, len);
+	l3 = dst->family == AF_INET ? IPV4_HLEN : IPV6_HLEN;
+	sum = dst->family == AF_INET ? csum_pseudo4(src->a.v4, dst->a.v4, IPPROTO_UDP, (uint32_t)p->len) :
+				       csum_pseudo6(&src->a.v6, &dst->a.v6, IPPROTO_UDP, (uint32_t)p->len);
+	/* partial, as a veth would hand it over: the container's kernel trusts it */
+	vnet_set_csum(&p->vnet, (unsigned int)l3, VNET_UDP_CSUM_OFF);
+	uh->csum = htons((uint16_t)~csum_fold(sum));
+	if (face_ip_output(f, p, src, dst, IPPROTO_UDP) == 0) {
+		face_count(f, FACE_CTR_UDP_TO_INNER);
+		fw->to_inner++;
+	}
+	return true;
+}
+
+/**
+ * face_udp_sweep() - age idle flows out
+ * @f:		the face
+ * @now_ms:	the loop's time
+ */
+void face_udp_sweep(struct face *f, uint64_t now_ms)
+{
+	struct face_flows *fl = f->flows;
+
+	while (fl->oldest && now_ms - fl->oldest->last_ms >= FACE_UDP_IDLE_MS) {
+		face_count(f, FACE_CTR_UDP_FLOWS_EXPIRED);
+		face_flow_free(fl, fl->oldest);
+	}
+}
+
+/**
+ * face_udp_init() - the flow table, with the datapath's UDP caps
+ * @f:	the face
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int face_udp_init(struct face *f)
+{
+	const struct stack_limits *lim = &f->st->limits;
+	struct face_flows *fl = calloc(1, sizeof(*fl));
+
+	if (!fl)
+		return -ENOMEM;
+	randombytes_buf(fl->key, sizeof(fl->key));
+	fl->max = lim->udp_flows ? lim->udp_flows : SVC_UDP_MAX_FLOWS_DEFAULT;
+	fl->per_source_max = lim->udp_flows_per_source == SVC_UDP_NO_CAP ? 0 :
+			     lim->udp_flows_per_source ? lim->udp_flows_per_source :
+							 SVC_UDP_FLOWS_PER_SOURCE_DEFAULT;
+	f->flows = fl;
+	return 0;
+}
+
+/**
+ * face_udp_fini() - free every flow
+ * @f:	the face
+ */
+void face_udp_fini(struct face *f)
+{
+	if (!f->flows)
+		return;
+	while (f->flows->oldest)
+		face_flow_free(f->flows, f->flows->oldest);
+	free(f->flows);
+	f->flows = NULL;
+}
+
+/**
+ * face_udp_print() - the "udp" object of the face's stats
+ * @f:	the face
+ * @o:	printer
+ */
+void face_udp_print(struct face *f, struct out *o)
+{
+	const struct face_flows *fl = f->flows;
+
+	out_obj_begin(o, "udp");
+	out_u64(o, "flows", fl->n);
+	out_u64(o, "flows_inbound", fl->n_inbound);
+	out_u64(o, "flows_max", fl->max);
+	out_u64(o, "flows_per_source_max", fl->per_source_max);
+	out_u64(o, "cap_hits", fl->cap_hits);
+	out_u64(o, "per_source_hits", fl->per_source_hits);
+	out_obj_end(o);
+}

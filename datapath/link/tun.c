@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tun.c - the inner link: the container face's TUN device
+ *
+ * Theory of operation
+ *
+ * netsetup creates a TUN device in the container's netns (IFF_TUN |
+ * IFF_NO_PI | IFF_VNET_HDR, with TUNSETOFFLOAD CSUM, TSO4, TSO6, USO4, USO6),
+ * gives it the container's addresses and routes, and hands its fd over with
+ * the link whose addresses it carries (docs/protocol.md, FACE). What the
+ * container's programs send comes out of the fd as IP packets behind a
+ * 10-byte virtio_net_hdr; what we write into it goes up the container
+ * kernel's stack as if it had arrived on that device.
+ *
+ * Receive: a TUN is a character device, read one packet per read(): on a
+ * readable event up to LINK_RX_BATCH packets are read with readv()
+ * ([vnet header][buffer]) into the channel's one buffer, and each goes up
+ * through link_input() (which checks the vnet header) to the face before
+ * the next is read. With the offloads on, the container's kernel hands up
+ * TCP and UDP segments of up to 64 KiB (gso_type TCPV4/TCPV6/UDP_L4,
+ * NEEDS_CSUM); they go up whole. A packet that fills the whole buffer may
+ * have been cut: it is counted as rx_truncated and dropped (only a container
+ * that raised its TUN's gso_max_size above 64 KiB sends one).
+ *
+ * Transmit: link.c's queue; link_tun_xmit() writes each frame with one
+ * writev() ([vnet][headers][payload slice]). A TUN write does not block: the
+ * packet is queued for the container's stack at once. So a flush leaves
+ * nothing borrowed behind, and GSO frames up to 64 KiB (vnet header TCPV4/6
+ * or UDP_L4, NEEDS_CSUM) go up whole: the container's TCP and UDP take
+ * them as one large segment, and no checksum is computed on this side for
+ * frames that carry NEEDS_CSUM (the container's kernel trusts a partial
+ * checksum of a local packet, as over a veth).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "datapath/link/link.h"
+#include "datapath/link/vnet.h"
+#include "datapath/net/net.h"
+
+/* The TUN's own default gso_max_size: frames up to 64 KiB. */
+#define TUN_GSO_MAX_SIZE	65536u
+
+/**
+ * link_tun_new() - the inner link from a FACE netsetup sent
+ * @st:		the stack (drops are counted there)
+ * @cfg:	the face; its fd moves to the link (set to -1 in @cfg)
+ * @outer:	the packet link whose addresses the TUN carries
+ * @err:	on failure, why, in words
+ * @err_len:	size of @err
+ *
+ * Return: the link, not started, or NULL with @err filled.
+ */
+struct link *link_tun_new(struct stack *st, struct proto_face *cfg, struct link *outer, char *err,
+			  size_t err_len)
+{
+	struct link *l;
+	int fd = cfg->fd;
+
+	cfg->fd = -1;
+	l = link_alloc(st, LINK_KIND_TUN);
+	if (!l) {
+		close(fd);
+		snprintf(err, err_len, "face %s: out of memory", cfg->ifname);
+		return NULL;
+	}
+	l->ifindex = cfg->ifindex;
+	snprintf(l->name, sizeof(l->name), "%s", cfg->ifname);
+	l->mtu = cfg->mtu;
+	l->l2_len = 0;
+	l->vnet = true;
+	l->tx_csum_partial = true;
+	l->gso_mode = PROTO_GSO_HW;
+	snprintf(l->gso_reason, sizeof(l->gso_reason),
+		 "TUN with IFF_VNET_HDR: GSO frames both ways (offloads 0x%x)", cfg->offloads);
+	l->gso_max_size = TUN_GSO_MAX_SIZE;
+	l->tx_batch = LINK_TX_BATCH;
+	l->outer = outer;
+	if (link_channel_add(l, fd, LINK_RX_BYTES, 1) < 0) {
+		snprintf(err, err_len, "face %s: out of memory for the receive buffer", l->name);
+		link_free(l);
+		return NULL;
+	}
+	return l;
+}
+
+/**
+ * link_tun_rx() - read what the container sent, one packet at a time
+ * @ch:	the readable TUN
+ */
+void link_tun_rx(struct link_channel *ch)
+{
+	struct link *l = ch->link;
+	struct pkt *p = ch->rx[0];
+	unsigned int i;
+
+	for (i = 0; i < LINK_RX_BATCH; i++) {
+		struct iovec iov[2];
+		ssize_t got;
+
+		pkt_reset(p);
+		iov[0].iov_base = &p->vnet;
+		iov[0].iov_len = sizeof(p->vnet);
+		iov[1].iov_base = pkt_data(p);
+		iov[1].iov_len = p->cap - p->off;
+		got = readv(ch->fd, iov, 2);
+		l->stats.rx_syscalls++;
+		if (got < 0)
+			break;	/* EAGAIN: drained; anything else: the next event retries */
+		if ((size_t)got < sizeof(p->vnet)) {
+			stack_drop(l->st, DROP_TRUNCATED);
+			continue;
+		}
+		p->len = (uint32_t)(got - sizeof(p->vnet));
+		if (p->len == iov[1].iov_len) {
+			l->stats.rx_truncated++;
+			stack_drop(l->st, DROP_RX_TRUNCATED);
+			continue;
+		}
+		link_input(l, p);
+	}
+}
+
+/**
+ * link_tun_xmit() - write @n frames, one writev() each
+ * @l:		the TUN link
+ * @iov:	per frame, its iovecs
+ * @iovcnt:	per frame, how many
+ * @n:		frames
+ *
+ * Return: frames written (a prefix), or negative errno for the first one.
+ */
+int link_tun_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		ssize_t ret = writev(l->ch[0].fd, iov[i], (int)iovcnt[i]);
+
+		l->stats.tx_syscalls++;
+		if (ret < 0)
+			return i ? (int)i : -errno;
+	}
+	return (int)n;
+}

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: MIT
+/*
+ * face.c - the container face: the TUN that carries the container's own
+ * traffic, and the outer link kept away from the container's kernel
+ *
+ * Theory of operation
+ *
+ * Without a face, attach takes a link's addresses from the kernel and the
+ * container's programs are left without a network. With one (the default;
+ * --face off, "face": false, sandnet.face=off turn it off), attach also
+ * gives them a network that goes through the datapath:
+ *
+ *   1. before anything changes (ns_face_open()): /dev/net/tun is opened in
+ *      the container's netns (the device lives in the opener's netns) and a
+ *      TUN named "sn-" + the link's name is made with IFF_TUN | IFF_NO_PI |
+ *      IFF_VNET_HDR, with every offload TUNSETOFFLOAD accepts (CSUM, TSO4,
+ *      TSO6, USO4, USO6; fewer on an older kernel). It is down and has no
+ *      address. A missing /dev/net/tun or a name already taken fails here,
+ *      with nothing changed; the device is not persistent, so it disappears
+ *      with the last fd (ours, or the datapath's once it dies);
+ *   2. after the takeover (ns_face_setup()): the outer link is kept from
+ *      the container's kernel while the addresses live on the TUN: an
+ *      nftables table "netdev sandnet_IFINDEX" whose ingress chain on the
+ *      link drops every frame (AF_PACKET taps, the datapath's channels, see
+ *      them before the hook), and disable_ipv6 on the link (no link-local
+ *      address, no NDP or MLD from the kernel). Then the TUN gets the link's
+ *      MTU, IPv6 autoconfiguration off (addr_gen_mode none, accept_ra 0),
+ *      up, the link's addresses (IPv6 ones without DAD: the TUN is
+ *      point-to-point and only the datapath answers on it), and the link's
+ *      main-table routes, default routes included (the kernel's own prefix
+ *      routes come back with the addresses);
+ *   3. the TUN's fd goes to the datapath with the link (proto FACE, minor 2).
+ *
+ * Giving back (ns_face_remove(), first in ns_restore()) removes the TUN if
+ * it is still there (its addresses and routes go with it), the nftables
+ * table, and puts disable_ipv6 back, before the addresses return to the
+ * link. It is idempotent and runs on every path that gives back: detach,
+ * DEL, poststop, the end of run and the death of the datapath (SIGKILL
+ * included).
+ *
+ * nftables is driven through libnftables (the nft tool's own library), in
+ * the namespace netsetup has entered. Removal uses "add table; delete
+ * table" in one transaction, which succeeds whether or not the table was
+ * there.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <linux/if_addr.h>
+#include <linux/if_tun.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+#include <nftables/libnftables.h>
+
+#include "netsetup/netsetup.h"
+
+/* Missing from Debian 12's linux/if_tun.h (Linux 6.2). */
+#ifndef TUN_F_USO4
+#define TUN_F_USO4	0x20
+#endif
+#ifndef TUN_F_USO6
+#define TUN_F_USO6	0x40
+#endif
+
+#define NS_FACE_NFT_PRIO	-500
+
+/* What TUNSETOFFLOAD is asked for, best first; the first one accepted stays. */
+static const unsigned int ns_face_offloads[] = {
+	TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_USO4 | TUN_F_USO6,
+	TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6,
+	TUN_F_CSUM,
+	0,
+};
+
+/**
+ * ns_face_name() - the TUN's name for a link: "sn-" + its name, cut to fit
+ * @ifname:	the link
+ * @out:	IFNAMSIZ bytes
+ */
+void ns_face_name(const char *ifname, char *out)
+{
+	snprintf(out, IFNAMSIZ, "%s%.*s", NS_FACE_PREFIX, (int)(IFNAMSIZ - 1 - strlen(NS_FACE_PREFIX)),
+		 ifname);
+}
+
+/**
+ * ns_face_open() - make the link's TUN, down and without an address
+ * @l:		the link
+ * @fc:		filled: the fd, the name, the index, the offloads
+ * @e:		why not, in words
+ *
+ * Called inside the namespace, before anything in it changes.
+ *
+ * Return: 0 or -errno (-ENOENT no /dev/net/tun, -EEXIST the name is taken).
+ */
+int ns_face_open(const struct ns_link *l, struct ns_face *fc, struct ns_err *e)
+{
+	struct ifreq ifr;
+	unsigned int i;
+	int err;
+
+	memset(fc, 0, sizeof(*fc));
+	fc->fd = -1;
+	ns_face_name(l->ifname, fc->name);
+	if (if_nametoindex(fc->name)) {
+		ns_err_set(e, "link %s: the container face's TUN name %s is already taken in the netns "
+			   "(remove that device, or --face off)", l->ifname, fc->name);
+		return -EEXIST;
+	}
+	fc->fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (fc->fd < 0) {
+		err = -errno;
+		ns_err_set(e, "link %s: cannot make the container face: /dev/net/tun: %s "
+			   "(load the tun module, or --face off)", l->ifname, strerror(errno));
+		return err;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", fc->name);
+	ifr.ifr_flags = IFF_TUN | IFF_NO_PI | IFF_VNET_HDR;
+	if (ioctl(fc->fd, TUNSETIFF, &ifr) < 0) {
+		err = -errno;
+		ns_err_set(e, "link %s: cannot make the container face %s: TUNSETIFF: %s", l->ifname,
+			   fc->name, strerror(errno));
+		goto err;
+	}
+	for (i = 0; i < sizeof(ns_face_offloads) / sizeof(ns_face_offloads[0]); i++) {
+		if (ioctl(fc->fd, TUNSETOFFLOAD, (unsigned long)ns_face_offloads[i]) == 0) {
+			fc->offloads = ns_face_offloads[i];
+			break;
+		}
+	}
+	fc->ifindex = (int)if_nametoindex(fc->name);
+	if (!fc->ifindex) {
+		err = -ENODEV;
+		ns_err_set(e, "link %s: the container face %s vanished", l->ifname, fc->name);
+		goto err;
+	}
+	fc->mtu = l->mtu;
+	return 0;
+err:
+	close(fc->fd);
+	fc->fd = -1;
+	return err;
+}
+
+/**
+ * ns_face_close() - close our fd of the TUN (the datapath keeps its own)
+ * @fc:	the face, or one never opened
+ */
+void ns_face_close(struct ns_face *fc)
+{
+	if (fc->fd >= 0)
+		close(fc->fd);
+	fc->fd = -1;
+}
+
+static void ns_face_table(int ifindex, char *buf, size_t size)
+{
+	snprintf(buf, size, "sandnet_%d", ifindex);
+}
+
+/* Run nftables commands in the current netns; @what names them in errors. */
+static int ns_face_nft(const char *cmd, const char *ifname, const char *what, struct ns_err *e)
+{
+	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
+	const char *msg;
+	int ret;
+
+	if (!nft) {
+		ns_err_set(e, "link %s: %s: nftables: out of memory", ifname, what);
+		return -ENOMEM;
+	}
+	nft_ctx_buffer_output(nft);
+	nft_ctx_buffer_error(nft);
+	ret = nft_run_cmd_from_buffer(nft, cmd);
+	if (ret) {
+		msg = nft_ctx_get_error_buffer(nft);
+		ns_err_set(e, "link %s: %s: nftables: %.*s", ifname, what,
+			   msg ? (int)strcspn(msg, "\n") : 0, msg ? msg : "");
+	}
+	nft_ctx_free(nft);
+	return ret ? -EIO : 0;
+}
+
+/* /proc/sys/net/ipv6/conf/IF/KEY: the value, or -1 when it is not there. */
+static int ns_face_sysctl_read(const char *ifname, const char *key)
+{
+	char path[128], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/%s", ifname, key);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return atoi(buf);
+}
+
+static int ns_face_sysctl_write(const char *ifname, const char *key, int val, struct ns_err *e)
+{
+	char path[128], buf[32];
+	int fd, n, err = 0;
+
+	if (val < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/%s", ifname, key);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+	} else {
+		n = snprintf(buf, sizeof(buf), "%d\n", val);
+		if (write(fd, buf, n) != n)
+			err = errno ? -errno : -EIO;
+		close(fd);
+	}
+	if (err)
+		ns_err_set(e, "link %s: writing %s: %s", ifname, path, strerror(-err));
+	return err;
+}
+
+/**
+ * ns_face_prepare() - record in the state what the face will change on a link
+ * @sl:		the link's state entry
+ * @fc:		its opened face
+ */
+void ns_face_prepare(struct ns_state_link *sl, const struct ns_face *fc)
+{
+	sl->face = true;
+	snprintf(sl->face_tun, sizeof(sl->face_tun), "%s", fc->name);
+	sl->disable_ipv6 = ns_face_sysctl_read(sl->ifname, "disable_ipv6");
+}
+
+/* Up with the link's MTU; IPv6 autoconfiguration off first. */
+static int ns_face_link_up(struct nl_sock *sk, const struct ns_face *fc, struct ns_err *e)
+{
+	struct rtnl_link *orig = rtnl_link_alloc(), *chg = rtnl_link_alloc();
+	int err;
+
+	if (!orig || !chg) {
+		rtnl_link_put(orig);
+		rtnl_link_put(chg);
+		ns_err_set(e, "face %s: out of memory", fc->name);
+		return -ENOMEM;
+	}
+	err = ns_face_sysctl_write(fc->name, "addr_gen_mode", 1, e);
+	if (!err)
+		err = ns_face_sysctl_write(fc->name, "accept_ra", 0, e);
+	if (err)
+		goto out;
+	rtnl_link_set_ifindex(orig, fc->ifindex);
+	rtnl_link_set_mtu(chg, fc->mtu);
+	rtnl_link_set_flags(chg, IFF_UP);
+	err = rtnl_link_change(sk, orig, chg, 0);
+	if (err < 0) {
+		ns_err_set(e, "face %s: setting MTU %u and up: %s", fc->name, fc->mtu, nl_geterror(err));
+		err = -EIO;
+	}
+out:
+	rtnl_link_put(orig);
+	rtnl_link_put(chg);
+	return err;
+}
+
+/**
+ * ns_face_setup() - isolate the outer link, give the TUN its addresses and routes
+ * @sk:		rtnetlink socket in the namespace
+ * @st:		the state (the link's addresses and routes, already taken)
+ * @sl:		the link's state entry (ns_face_prepare() filled it)
+ * @fc:		the link's face
+ * @e:		error message
+ *
+ * Stops at the first failure; ns_restore() undoes any prefix of it.
+ *
+ * Return: 0 or -errno.
+ */
+int ns_face_setup(struct nl_sock *sk, const struct ns_state *st, const struct ns_state_link *sl,
+		  const struct ns_face *fc, struct ns_err *e)
+{
+	char table[32], cmd[512];
+	int err;
+
+	ns_face_table(sl->ifindex, table, sizeof(table));
+	snprintf(cmd, sizeof(cmd),
+		 "add table netdev %s\n"
+		 "add chain netdev %s ingress { type filter hook ingress device \"%s\" priority %d ; policy drop ; }\n",
+		 table, table, sl->ifname, NS_FACE_NFT_PRIO);
+	err = ns_face_nft(cmd, sl->ifname, "keeping the kernel off the link", e);
+	if (!err && sl->disable_ipv6 >= 0)
+		err = ns_face_sysctl_write(sl->ifname, "disable_ipv6", 1, e);
+	if (!err)
+		err = ns_face_link_up(sk, fc, e);
+	if (!err)
+		err = ns_addrs_copy(sk, st, sl->ifindex, fc->ifindex, fc->name, e);
+	if (!err)
+		err = ns_routes_copy(sk, st, sl->ifindex, fc->ifindex, fc->name, e);
+	return err;
+}
+
+/**
+ * ns_face_remove() - give back what the face changed on a link
+ * @sk:		rtnetlink socket in the namespace
+ * @sl:		the link's state entry
+ * @e:		the first failure
+ *
+ * Idempotent; continues past failures.
+ *
+ * Return: 0 or the first -errno.
+ */
+int ns_face_remove(struct nl_sock *sk, const struct ns_state_link *sl, struct ns_err *e)
+{
+	struct rtnl_link *tun = NULL;
+	char table[32], cmd[256];
+	int err, first = 0;
+
+	if (!sl->face)
+		return 0;
+	if (rtnl_link_get_kernel(sk, 0, sl->face_tun, &tun) == 0) {
+		const char *kind = rtnl_link_get_type(tun);
+
+		/* only a TUN of that name is ours to remove */
+		if (!kind || !strcmp(kind, "tun")) {
+			err = rtnl_link_delete(sk, tun);
+			if (err < 0 && err != -NLE_OBJ_NOTFOUND && err != -NLE_NODEV) {
+				ns_err_set(e, "face %s: removing it: %s", sl->face_tun, nl_geterror(err));
+				first = -EIO;
+			}
+		}
+		rtnl_link_put(tun);
+	}
+	ns_face_table(sl->ifindex, table, sizeof(table));
+	snprintf(cmd, sizeof(cmd), "add table netdev %s\ndelete table netdev %s\n", table, table);
+	err = ns_face_nft(cmd, sl->ifname, "removing the nftables table", first ? NULL : e);
+	if (err && !first)
+		first = err;
+	err = ns_face_sysctl_write(sl->ifname, "disable_ipv6", sl->disable_ipv6, first ? NULL : e);
+	if (err && !first)
+		first = err;
+	return first;
+}
