@@ -22,7 +22,8 @@
  *      disable_ipv6 back;
  *   1. re-add the addresses with their flags, lifetimes, peer, broadcast
  *      and label (an address still there is fine);
- *   2. make each link's main-table routes equal the saved set: routes the
+ *   2. make each link's main-table routes equal the saved set (the face's
+ *      TUN gets its routes the same way, ns_routes_copy()): routes the
  *      kernel re-created on its own but that were not there before are
  *      deleted (e.g. the prefix route a CNI ptp plugin had removed), missing
  *      ones are added, on-link routes before gateway routes, in up to three
@@ -526,50 +527,44 @@ int ns_addrs_copy(struct nl_sock *sk, const struct ns_state *st, int from, int t
 }
 
 /**
- * ns_routes_copy() - put a link's saved main-table routes on another link
+ * ns_routes_copy() - make another link's main-table routes the saved ones of @from
  * @sk:		rtnetlink socket in the namespace
  * @st:		the state
  * @from:	the link whose routes @st saved
- * @to:		the link that gets them
+ * @to:		the link that gets them (the face's TUN, its addresses in place)
  * @to_name:	its name, for messages
  * @e:		error message
  *
- * The kernel's own routes (proto kernel: prefix routes of the addresses)
- * came back with the addresses; the rest are added on-link first, then
- * gateway routes (a default route's gateway needs its prefix route).
+ * The same as giving the routes back to @from (routes_restore()), on @to:
+ * routes the kernel made on @to for its addresses but @from did not have
+ * (a prefix route a CNI plugin had replaced) go, the saved ones come, on-link
+ * before gateway routes.
  *
  * Return: 0 or -errno.
  */
 int ns_routes_copy(struct nl_sock *sk, const struct ns_state *st, int from, int to, const char *to_name,
 		   struct ns_err *e)
 {
+	struct ns_state_link link = { .ifindex = to };
+	struct ns_state map = { .links = &link, .n_links = 1 };
 	unsigned int i;
 	int err;
 
-	for (int gwpass = 0; gwpass < 2; gwpass++) {
-		for (i = 0; i < st->n_routes; i++) {
-			struct ns_route r = st->routes[i];
-			struct rtnl_route *rr;
-			char name[128];
-
-			if (r.ifindex != from || r.protocol == RTPROT_KERNEL || r.r.has_gateway != (gwpass == 1))
-				continue;
-			r.ifindex = to;
-			rr = route_build(&r);
-			if (!rr) {
-				ns_err_set(e, "face %s: out of memory", to_name);
-				return -ENOMEM;
-			}
-			err = rtnl_route_add(sk, rr, NLM_F_EXCL);
-			rtnl_route_put(rr);
-			if (err < 0 && err != -NLE_EXIST) {
-				route_name(&r, name, sizeof(name));
-				ns_err_set(e, "face %s: adding route %s: %s", to_name, name, nl_geterror(err));
-				return -EIO;
-			}
-		}
+	snprintf(link.ifname, sizeof(link.ifname), "%s", to_name);
+	map.routes = calloc(st->n_routes + 1, sizeof(*map.routes));
+	if (!map.routes) {
+		ns_err_set(e, "face %s: out of memory", to_name);
+		return -ENOMEM;
 	}
-	return 0;
+	for (i = 0; i < st->n_routes; i++) {
+		if (st->routes[i].ifindex != from)
+			continue;
+		map.routes[map.n_routes] = st->routes[i];
+		map.routes[map.n_routes++].ifindex = to;
+	}
+	err = routes_restore(sk, &map, to, e);
+	free(map.routes);
+	return err;
 }
 
 /**

@@ -283,13 +283,27 @@ static void tcp_in_syn_sent(struct tcp_conn *c, const struct tcp_seg_in *seg, ui
  * A segment for a catch-all's connection whose SYN-ACK is not sent yet
  * (tcp_synq.c): the peer only knows its own SYN. A copy of it is dropped
  * (it is retransmitting while the answer waits), a RST for it ends the
- * connection (its owner hears TCP_EV_RESET), anything else cannot be about
- * this connection and is dropped.
+ * connection (its owner hears TCP_EV_RESET), a SYN with another ISN replaces
+ * it (the peer started over), anything else cannot be about this
+ * connection and is dropped.
  */
 static void tcp_in_deferred(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_t now_us)
 {
+	struct tcp_listener *l = c->listener;
+
 	if ((seg->flags & TCP_RST) && seg->seq == c->rcv_nxt) {
 		tcp_conn_drop(c, -ECONNRESET, now_us);
+		return;
+	}
+	if ((seg->flags & (TCP_SYN | TCP_ACK | TCP_RST)) == TCP_SYN && seg->seq != c->irs && l) {
+		/*
+		 * A new SYN on the same 4-tuple: the peer gave up waiting and
+		 * tries again (a new connect() from the same port). The old
+		 * attempt ends (its owner hears TCP_EV_RESET) and the new SYN
+		 * is taken as if it were the first.
+		 */
+		tcp_conn_drop(c, -ECONNRESET, now_us);
+		tcp_synq_syn(l, seg, now_us);
 		return;
 	}
 	if (!((seg->flags & TCP_SYN) && seg->seq == c->irs))

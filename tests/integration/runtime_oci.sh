@@ -9,7 +9,9 @@
 # private mount namespace; a tmpfs over /sys/fs/cgroup there makes crun see
 # no cgroup hierarchy, since it refuses this machine's hybrid one). The peer
 # (the host side) pings the container through sandnet and reaches the
-# published UDP port (echoed by a backend on 127.0.0.1:6000); crun delete
+# published UDP port (echoed by a backend on 127.0.0.1:6000); the
+# container's own programs use the container face: busybox wget fetches a
+# file from the peer, and busybox httpd answers the peer; crun delete
 # runs poststop, which stops the datapath and gives back what ptp made.
 # Before crun, the hook is fed state JSON directly: malformed input refused,
 # poststop with nothing attached is a no-op; create by pid (no bundle, so no
@@ -87,14 +89,24 @@ sn_log "a busybox container under crun, hooks in config.json"
 B=$SN_TMP/bundle
 mkdir -p "$B/rootfs/bin" "$SN_TMP/crun"
 cp "$BUSYBOX" "$B/rootfs/bin/busybox"
-for c in sh sleep; do ln -s busybox "$B/rootfs/bin/$c"; done
+for c in sh sleep httpd wget timeout cat; do ln -s busybox "$B/rootfs/bin/$c"; done
+mkdir -p "$B/rootfs/www"
+echo "served from inside the container" >"$B/rootfs/www/index.html"
+head -c 3000000 /dev/urandom >"$SN_TMP/from-peer"
+GW=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ips"][0]["gateway"])' "$SN_TMP/ptp-result.json")
+(cd "$SN_TMP" && exec ip netns exec "$HOSTNS" python3 -m http.server --bind "$GW" 8000) >"$SN_TMP/peer-http.log" 2>&1 &
+sn_on_exit "kill $!"
+sn_wait_for 10 ip netns exec "$HOSTNS" curl -sf -o /dev/null "http://$GW:8000/" || sn_fail "the peer's http.server"
+# busybox-static's wget -T crashes: its own timeout bounds it instead
+CT_CMD="httpd -p 8080 -h /www && timeout 20 wget -q -O /www/got http://$GW:8000/from-peer; sleep 60"
 (cd "$B" && crun spec) || sn_fail "crun spec"
-python3 - "$B/config.json" "$NETSETUP" "$DATAPATH" "$NSP" "$SANDNET_STATE_DIR" <<'EOF'
+python3 - "$B/config.json" "$NETSETUP" "$DATAPATH" "$NSP" "$SANDNET_STATE_DIR" "$CT_CMD" <<'EOF'
 import json, sys
-path, netsetup, datapath, nsp, statedir = sys.argv[1:]
+path, netsetup, datapath, nsp, statedir, cmd = sys.argv[1:]
 c = json.load(open(path))
 c["process"]["terminal"] = False
-c["process"]["args"] = ["sleep", "60"]
+c["process"]["args"] = ["sh", "-c", cmd]
+c["root"]["readonly"] = False		# wget writes what it fetched
 c["linux"].pop("resources", None)
 c["linux"]["namespaces"] = [{"type": t} for t in ("pid", "ipc", "uts", "mount")] + \
     [{"type": "network", "path": nsp}]
@@ -148,6 +160,15 @@ assert d == b"sandnet-oci"[::-1] and a == (sys.argv[1], 5000), (d, a)
 print("published udp:5000 answered", d, "from", a)
 EOF
 
+sn_log "the container's own programs: wget to the peer, httpd for the peer (the container face)"
+sn_wait_for 25 cmp -s "$B/rootfs/www/got" "$SN_TMP/from-peer" ||
+	sn_fail "busybox wget inside the container did not fetch the peer's file intact"
+grep -q "^$CT_IP .*GET /from-peer" "$SN_TMP/peer-http.log" || sn_fail "the peer did not see the container's address"
+got=$(ip netns exec "$HOSTNS" curl -sS --max-time 10 "http://$CT_IP:8080/index.html") ||
+	sn_fail "the peer cannot reach busybox httpd in the container"
+[ "$got" = "served from inside the container" ] || sn_fail "httpd answered '$got'"
+echo "wget from inside and httpd inside both work"
+
 sn_log "crun delete runs poststop: datapath stopped, addresses back"
 crun_ kill "$CID" KILL || sn_fail "crun kill"
 sn_wait_for 10 sh -c "crun --root '$SN_TMP/crun' state '$CID' | grep -q '\"stopped\"'" || sn_fail "container does not stop"
@@ -157,5 +178,7 @@ sn_wait_for 5 sh -c "[ ! -e /proc/$DP_PID ] || grep -q ') Z' /proc/$DP_PID/stat"
 ns_settle "$CT"
 ns_snapshot "$CT" "$SN_TMP/after"
 ns_same "$SN_TMP/before" "$SN_TMP/after" "namespace after crun run + delete"
+ip -n "$CT" -o link show | grep -q ": sn-" && sn_fail "the container face's TUN is left"
+ip netns exec "$CT" nft list tables | grep -q sandnet_ && sn_fail "the nftables table is left"
 ip netns exec "$HOSTNS" ping -c 1 -W 2 "$CT_IP" || sn_fail "the kernel does not answer after poststop"
 echo "crun + oci-hook: attached, pinged, published, given back"

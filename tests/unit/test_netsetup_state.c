@@ -46,8 +46,8 @@ static void sample(struct ns_state *st)
 	memset(routes, 0, sizeof(routes));
 	st->dev = 0x4;
 	st->ino = 4026532177ULL;
-	links[0] = (struct ns_state_link){ 2, "eth0", 0, 1, 1 };
-	links[1] = (struct ns_state_link){ 3, "eth1", -1, -1, -1 };
+	links[0] = (struct ns_state_link){ 2, "eth0", 0, 1, 1, true, "sn-eth0", 0 };
+	links[1] = (struct ns_state_link){ 3, "eth1", -1, -1, -1, false, "", 0 };
 	st->links = links;
 	st->n_links = 2;
 
@@ -188,6 +188,11 @@ static const struct {
 	{ "sandnet-netsetup-state 1\nnetns 4 5\nroute 2 4 10.0.0.0 8 10.0.0.1 0 254 300 0 1 -\n", "line 3" },
 	{ "sandnet-netsetup-state 1\nnetns 4 5\nroute 2 6 ::1 129 - 0 254 3 0 1 -\n", "line 3" },
 	{ "sandnet-netsetup-state 1\nnetns 4 5\nfrob 1\n", "line 3: malformed: frob 1" },
+	/* a face line needs its link first, a sn- name and a sysctl value */
+	{ "sandnet-netsetup-state 1\nnetns 4 5\nface 2 sn-eth0 0\n", "line 3: malformed" },
+	{ "sandnet-netsetup-state 1\nnetns 4 5\nlink 2 eth0 0 1 1\nface 2 eth0 0\n", "line 4" },
+	{ "sandnet-netsetup-state 1\nnetns 4 5\nlink 2 eth0 0 1 1\nface 2 sn-eth0 7\n", "line 4" },
+	{ "sandnet-netsetup-state 1\nnetns 4 5\nlink 2 eth0 0 1 1\nface 2 sn-eth0 0\nface 2 sn-eth0 0\n", "line 5" },
 };
 
 START_TEST(test_malformed)

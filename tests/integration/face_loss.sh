@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The container face under loss (issue 9): with nftables dropping 1 % and
+# then 5 % of the frames each way on the peer's veth, 64 MiB go each way
+# between a program inside the container and the peer's kernel, intact
+# (sha256): the outer connection recovers, the inner one never sees a loss.
+. "$SANDNET_TESTS/lib/common.sh"
+. "$SANDNET_TESTS/integration/datapath_env.inc"
+. "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
+. "$SANDNET_TESTS/integration/face_env.inc"
+
+dp_env_up
+face_check_fenced
+tcp_peer_csum_off
+tcp_files "$SN_TMP"
+tcp_http "$PEER" 10.77.0.1 8000 "$SN_TMP"
+# a sink in the peer: reads to EOF, answers with the sha256 of what it read
+ip netns exec "$PEER" python3 - <<'PY' &
+import hashlib, socket
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("10.77.0.1", 7100)); ls.listen(4)
+while True:
+    c, a = ls.accept(); h = hashlib.sha256()
+    while True:
+        d = c.recv(1 << 20)
+        if not d:
+            break
+        h.update(d)
+    c.sendall(h.hexdigest().encode()); c.close()
+PY
+sn_on_exit "kill $!"
+tcp_wait_listen "$PEER" 7100
+want=$(sha256sum <"$SN_TMP/f64m" | cut -d' ' -f1)
+
+for pct in 1 5; do
+	sn_log "$pct % loss each way"
+	tcp_peer_loss "$pct"
+	tcp_fetch "$CT" "http://10.77.0.1:8000/f64m" "$SN_TMP/f64m"
+	t0=$(date +%s.%N)
+	got=$(ip netns exec "$CT" timeout 120 python3 - "$SN_TMP/f64m" <<'PY'
+import socket, sys
+s = socket.create_connection(("10.77.0.1", 7100), timeout=60)
+with open(sys.argv[1], "rb") as f:
+    s.sendfile(f)
+s.shutdown(socket.SHUT_WR)
+print(s.recv(100).decode())
+PY
+) || sn_fail "upload at $pct % loss failed"
+	[ "$got" = "$want" ] || sn_fail "upload at $pct % loss: the peer hashed $got, want $want"
+	echo "upload of 64 MiB at $pct % loss intact in $(python3 -c "import time; print(f'{time.time() - $t0:.2f}')") s"
+	echo "frames dropped by the peer (in, out): $(tcp_peer_loss_counts)"
+done
+tcp_peer_loss 0
+dp_stats | grep -E "^  (retrans_segs|rtos|sack_recoveries):" | head -3
+[ "$(dp_stat "d['tcp']['retrans_segs']")" -gt 0 ] || sn_fail "no retransmission: was there any loss?"
+[ "$(dp_stat "d['face_tcp']['retrans_segs']")" -eq 0 ] || sn_fail "the inner connections retransmitted"
+face_check_clean
+dp_env_down
+echo ok
