@@ -139,7 +139,20 @@ void face_tcp_pump(struct face *f);
 void face_tcp_print(struct face *f, struct out *o);
 
 /* face_udp.c */
+
+/**
+ * struct face_udp_usage - the UDP flow table as stats show it
+ * @flows:	flows open; @inbound of them opened by the network
+ * @max:	the total cap; @per_source_max the cap per remote source (0: none)
+ * @cap_hits:	flows the total cap pushed out; @per_source_hits those a source's cap did
+ */
+struct face_udp_usage {
+	unsigned int flows, inbound, max, per_source_max;
+	uint64_t cap_hits, per_source_hits;
+};
+
 int face_udp_init(struct face *f);
+void face_udp_usage(const struct face *f, struct face_udp_usage *u);
 void face_udp_fini(struct face *f);
 void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *src, const struct net_addr *dst);
 bool face_udp_flow_known(struct face *f, const struct net_addr *c, uint16_t cport, const struct net_addr *r,

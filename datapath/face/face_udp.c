@@ -491,20 +491,38 @@ void face_udp_fini(struct face *f)
 }
 
 /**
+ * face_udp_usage() - the flow table's figures
+ * @f:	the face
+ * @u:	filled
+ */
+void face_udp_usage(const struct face *f, struct face_udp_usage *u)
+{
+	const struct face_flows *fl = f->flows;
+
+	u->flows = fl->n;
+	u->inbound = fl->n_inbound;
+	u->max = fl->max;
+	u->per_source_max = fl->per_source_max;
+	u->cap_hits = fl->cap_hits;
+	u->per_source_hits = fl->per_source_hits;
+}
+
+/**
  * face_udp_print() - the "udp" object of the face's stats
  * @f:	the face
  * @o:	printer
  */
 void face_udp_print(struct face *f, struct out *o)
 {
-	const struct face_flows *fl = f->flows;
+	struct face_udp_usage u;
 
+	face_udp_usage(f, &u);
 	out_obj_begin(o, "udp");
-	out_u64(o, "flows", fl->n);
-	out_u64(o, "flows_inbound", fl->n_inbound);
-	out_u64(o, "flows_max", fl->max);
-	out_u64(o, "flows_per_source_max", fl->per_source_max);
-	out_u64(o, "cap_hits", fl->cap_hits);
-	out_u64(o, "per_source_hits", fl->per_source_hits);
+	out_u64(o, "flows", u.flows);
+	out_u64(o, "flows_inbound", u.inbound);
+	out_u64(o, "flows_max", u.max);
+	out_u64(o, "flows_per_source_max", u.per_source_max);
+	out_u64(o, "cap_hits", u.cap_hits);
+	out_u64(o, "per_source_hits", u.per_source_hits);
 	out_obj_end(o);
 }
