@@ -27,7 +27,8 @@
  * Time is CLOCK_MONOTONIC in milliseconds, read once per turn. A loop made
  * with a fake clock never reads it: tests move time with loop_advance_ms(),
  * which also runs the timers that came due, so timer-driven behaviour
- * (ARP retries, reassembly timeouts) is tested deterministically.
+ * (ARP retries, reassembly timeouts) is tested deterministically. It runs
+ * a turn at every timer's tick and skips the time in between in one step.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -353,11 +354,20 @@ void loop_advance_ms(struct loop *l, uint64_t ms)
 {
 	uint64_t end = l->now_ms + ms;
 
-	/* In tick steps so timers armed by callbacks run in order. */
+	/*
+	 * A turn at each timer's tick, in order (timers armed by callbacks
+	 * then run in order too), and none in between: time with no timer due
+	 * passes in one step, as an idle loop sleeps through it.
+	 */
 	while (l->now_ms < end) {
+		int next = loop_next_timeout(l);
 		uint64_t step = end - l->now_ms;
 
-		l->now_ms += step < LOOP_TICK_MS ? step : LOOP_TICK_MS;
+		if (next >= 0 && (uint64_t)next < step)
+			step = next < LOOP_TICK_MS ? LOOP_TICK_MS : (uint64_t)next;
+		if (step > end - l->now_ms)
+			step = end - l->now_ms;
+		l->now_ms += step;
 		loop_run_timers(l);
 		loop_turn_end(l);
 	}

@@ -108,10 +108,12 @@ int link_channel_add(struct link *l, int fd, size_t rx_bytes, unsigned int n_buf
 	ch = &l->ch[l->n_channels++];
 	ch->link = l;
 	ch->fd = fd;
+	ch->rx_bytes = rx_bytes;
 	for (j = 0; j < n_bufs && j < LINK_RX_BATCH; j++) {
 		ch->rx[j] = pkt_alloc(rx_bytes);
 		if (!ch->rx[j])
 			return -ENOMEM;
+		ch->n_rx++;
 	}
 	return 0;
 }

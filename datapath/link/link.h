@@ -16,7 +16,8 @@
 #include "datapath/pkt.h"
 #include "proto/proto.h"
 
-#define LINK_RX_BATCH	64		/* frames per recvmmsg (and TUN reads per turn) */
+#define LINK_RX_BATCH	64		/* frames per recvmmsg at most (and TUN reads per turn) */
+#define LINK_RX_BATCH_MIN 8		/* receive buffers a channel starts with */
 #define LINK_TX_BATCH	64		/* frames per sendmmsg */
 #define LINK_TXQ_MAX	1024		/* frames waiting to be sent */
 /* Largest frame a kernel peer hands us in one read: 64 KiB GSO plus the
@@ -76,12 +77,20 @@ struct link_addr6 {
 	uint64_t dad_ms;		/* when the DAD probe was sent */
 };
 
+/**
+ * struct link_channel - one socket (or device) of a link
+ * @rx:		receive buffers, @n_rx of them (packet.c grows them to a full batch)
+ * @rx_bytes:	the size of each
+ * @rx_big:	they are LINK_RX_BYTES_BIG (a BIG TCP peer was seen)
+ */
 struct link_channel {
 	struct link *link;
 	struct loop_fd lfd;
 	int fd;
 	struct pkt *rx[LINK_RX_BATCH];
-	bool rx_big;			/* buffers are LINK_RX_BYTES_BIG */
+	unsigned int n_rx;
+	size_t rx_bytes;
+	bool rx_big;
 };
 
 /*

@@ -9,9 +9,11 @@
  * the container's interface; with several, the kernel spreads flows over them
  * (PACKET_FANOUT). The link owns them from then on.
  *
- * Receive: each channel has LINK_RX_BATCH packet buffers of LINK_RX_BYTES,
- * allocated once. When epoll says a channel is readable, one recvmmsg() fills
- * up to a batch; in hw mode each frame starts with a struct virtio_net_hdr,
+ * Receive: each channel starts with LINK_RX_BATCH_MIN packet buffers of
+ * LINK_RX_BYTES and doubles them, up to LINK_RX_BATCH, each time one
+ * recvmmsg() fills them all (a busy channel reads 64 frames a call, an idle
+ * one holds 512 KiB, not 4 MiB). When epoll says a channel is readable, one
+ * recvmmsg() fills up to its buffers; in hw mode each frame starts with a struct virtio_net_hdr,
  * which is read into pkt->vnet through its own iovec so the frame itself
  * lands at PKT_HEADROOM (room to turn a request into a reply in place if a
  * layer wants to). Without a vnet header (sw and off modes) the kernel's
@@ -136,7 +138,7 @@ struct link *link_packet_new(struct stack *st, struct proto_link *cfg, char *err
 		 * only partial; on other socket types (tests) it is not there. */
 		if (!l->vnet)
 			setsockopt(fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one));
-		if (link_channel_add(l, fd, LINK_RX_BYTES, LINK_RX_BATCH) < 0) {
+		if (link_channel_add(l, fd, LINK_RX_BYTES, LINK_RX_BATCH_MIN) < 0) {
 			snprintf(err, err_len, "link %s: out of memory for receive buffers", l->name);
 			goto err;
 		}
@@ -180,7 +182,7 @@ static void packet_rx_grow(struct link_channel *ch)
 	struct pkt *big[LINK_RX_BATCH];
 	unsigned int j;
 
-	for (j = 0; j < LINK_RX_BATCH; j++) {
+	for (j = 0; j < ch->n_rx; j++) {
 		big[j] = pkt_alloc(LINK_RX_BYTES_BIG);
 		if (!big[j]) {
 			while (j--)
@@ -188,12 +190,27 @@ static void packet_rx_grow(struct link_channel *ch)
 			return;
 		}
 	}
-	for (j = 0; j < LINK_RX_BATCH; j++) {
+	for (j = 0; j < ch->n_rx; j++) {
 		pkt_free(ch->rx[j]);
 		ch->rx[j] = big[j];
 	}
 	ch->rx_big = true;
+	ch->rx_bytes = LINK_RX_BYTES_BIG;
 	ch->link->stats.rx_buffers_grown++;
+}
+
+/* A batch filled every buffer: twice as many for the next (out of memory: as many). */
+static void packet_rx_more(struct link_channel *ch)
+{
+	unsigned int want = ch->n_rx * 2 < LINK_RX_BATCH ? ch->n_rx * 2 : LINK_RX_BATCH;
+
+	while (ch->n_rx < want) {
+		struct pkt *p = pkt_alloc(ch->rx_bytes);
+
+		if (!p)
+			return;
+		ch->rx[ch->n_rx++] = p;
+	}
 }
 
 /**
@@ -214,9 +231,11 @@ void link_packet_rx(struct link_channel *ch)
 	int n, i;
 
 	for (round = 0; round < LINK_RX_ROUNDS; round++) {
+		unsigned int batch = ch->n_rx;
+
 		if (truncated && !ch->rx_big)
 			packet_rx_grow(ch);
-		for (i = 0; i < LINK_RX_BATCH; i++) {
+		for (i = 0; i < (int)batch; i++) {
 			struct pkt *p = ch->rx[i];
 			unsigned int k = 0;
 
@@ -235,7 +254,7 @@ void link_packet_rx(struct link_channel *ch)
 				msgs[i].msg_hdr.msg_controllen = sizeof(ctrl[i].buf);
 			}
 		}
-		n = recvmmsg(ch->fd, msgs, LINK_RX_BATCH, MSG_DONTWAIT, NULL);
+		n = recvmmsg(ch->fd, msgs, batch, MSG_DONTWAIT, NULL);
 		l->stats.rx_syscalls++;
 		if (n <= 0)
 			break;
@@ -261,8 +280,10 @@ void link_packet_rx(struct link_channel *ch)
 				p->csum_ok = packet_aux_csum_ok(&msgs[i].msg_hdr);
 			link_input(l, p);
 		}
-		if (n < LINK_RX_BATCH)
+		if (n < (int)batch)
 			break;
+		if (batch < LINK_RX_BATCH)
+			packet_rx_more(ch);
 	}
 	if (truncated && !ch->rx_big)
 		packet_rx_grow(ch);

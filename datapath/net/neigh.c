@@ -23,7 +23,10 @@
  * non-permanent entry that has nothing queued; when there is none, the new
  * neighbour is not learned and a packet for it is dropped as no_neighbour.
  * Lookups are linear: the table is small and a container talks to a
- * handful of neighbours (its gateway, mostly).
+ * handful of neighbours (its gateway, mostly). Slots are taken lowest
+ * first, and lookups and the timer stop at st->neigh_hi, the end of the
+ * slots ever used: with three neighbours a lookup reads three entries, not
+ * NEIGH_MAX (it runs for every frame sent).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,7 +56,7 @@ unsigned int neigh_count(const struct stack *st)
 {
 	unsigned int i, n = 0;
 
-	for (i = 0; i < NEIGH_MAX; i++)
+	for (i = 0; i < st->neigh_hi; i++)
 		n += st->neigh[i].used;
 	return n;
 }
@@ -70,7 +73,7 @@ struct neigh *neigh_lookup(struct stack *st, uint8_t family, const union proto_i
 {
 	unsigned int i;
 
-	for (i = 0; i < NEIGH_MAX; i++) {
+	for (i = 0; i < st->neigh_hi; i++) {
 		struct neigh *n = &st->neigh[i];
 
 		if (n->used && n->family == family &&
@@ -105,9 +108,14 @@ static struct neigh *neigh_alloc(struct stack *st)
 	unsigned int i, lim = neigh_limit(st);
 	struct neigh *victim = NULL;
 
-	for (i = 0; i < lim; i++)
-		if (!st->neigh[i].used)
+	for (i = 0; i < lim; i++) {
+		if (!st->neigh[i].used) {
+			/* slots are taken lowest first: lookups scan only up to here */
+			if (i >= st->neigh_hi)
+				st->neigh_hi = i + 1;
 			return &st->neigh[i];
+		}
+	}
 	stack_count(st, CTR_NEIGH_TABLE_FULL);
 	for (i = 0; i < lim; i++) {
 		struct neigh *n = &st->neigh[i];
@@ -271,7 +279,7 @@ void neigh_timer(struct stack *st)
 	uint64_t now = stack_now_ms(st);
 	unsigned int i;
 
-	for (i = 0; i < NEIGH_MAX; i++) {
+	for (i = 0; i < st->neigh_hi; i++) {
 		struct neigh *n = &st->neigh[i];
 
 		if (!n->used || n->state == NEIGH_PERMANENT)
@@ -311,4 +319,5 @@ void neigh_flush(struct stack *st)
 	for (i = 0; i < NEIGH_MAX; i++)
 		if (st->neigh[i].used)
 			neigh_remove(st, &st->neigh[i], DROP_NO_NEIGHBOUR);
+	st->neigh_hi = 0;
 }

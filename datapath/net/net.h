@@ -143,6 +143,7 @@ struct stack {
 	unsigned int n_routes;
 	struct route routes[ROUTE_MAX];
 	struct neigh neigh[NEIGH_MAX];
+	unsigned int neigh_hi;		/* slots at and above it are free (neigh.c) */
 	size_t neigh_pending_bytes;
 	struct udp_sock **udp_hash;
 	unsigned int n_udp;

@@ -7,14 +7,19 @@
  * Each input builds a fresh stack (datapath/net/) on a fake-clock loop with
  * one link, as tests/unit/test_datapath_stack.c does: 10.0.0.2/24 and
  * fd00::2/64 (no DAD), default route via 10.0.0.1, permanent neighbours for
- * 10.0.0.1 and fd00::1, MTU 1500. The link's channel is one end of a unix
- * SOCK_DGRAM socketpair: the target writes each frame into the other end and
- * calls link_packet_rx(), so a frame takes the real receive path (recvmmsg,
- * vnet header, UDP GSO split) into eth_input() -> ARP / IPv4 / IPv6 ->
- * ICMP / ICMPv6 / UDP / TCP. A UDP echo socket listens on port 7 (any
- * address), so a datagram to it is answered through udp_sendto() and the
- * output path. What the stack sends comes out of the same socketpair and is
- * read back in memory; nothing leaves the process.
+ * 10.0.0.1 and fd00::1, MTU 1500, and the container face (datapath/face/)
+ * on it, whose TUN is a second socketpair. The link's channel is one end of
+ * a unix SOCK_DGRAM socketpair: the target writes each frame into the other
+ * end and calls link_packet_rx(), so a frame takes the real receive path
+ * (recvmmsg, vnet header, UDP GSO split) into eth_input() -> ARP / IPv4 /
+ * IPv6 -> ICMP / ICMPv6 / UDP / TCP, and on to the face for what is the
+ * container's. A record can also go the other way, into the TUN as the
+ * container's kernel (or a program in it with CAP_NET_RAW) would write it:
+ * a virtio_net_hdr and an IP packet into link_tun_rx() -> the face's checks
+ * -> TCP / UDP / ICMP termination -> the outer stack. A UDP echo socket
+ * listens on port 7 (any address), so a datagram to it is answered through
+ * udp_sendto() and the output path. What the stack sends comes out of the
+ * socketpairs and is read back in memory; nothing leaves the process.
  *
  * One input is a sequence of frames on one stack, so the state one frame
  * leaves (reassembly queues, neighbours, TCP connections, timers) meets the
@@ -31,6 +36,10 @@
  *              or with bit 15 set twice the low 15 bits: up to 64 KiB), 1 byte flags,
  *              the frame. Flag bit 0: the harness fixes the IPv4 header
  *              checksum of the frame (so that the fuzzer gets past it);
+ *              bit 1: the record goes into the TUN (10 bytes of vnet header,
+ *              then the IP packet), with bit 2 its source address set to the
+ *              container's (10.0.0.2, or fd00::2 for IPv6) so that the face's
+ *              source check lets it in;
  *              bits 4-7, when not 0: advance the clock by 2^N ms (2 ms
  *              to 32 s; the fake clock's wheel ticks every ms, so long
  *              steps cost time; 5 minutes per input at most) and run one loop turn (timers: ARP,
@@ -39,7 +48,10 @@
  * report": every frame the stack sends has our source MAC, is at least an
  * Ethernet header and at most 14 + 65535 bytes (+ vnet header) long, and a
  * sent IPv4 header has a correct checksum and a total length within the
- * frame; after stack_fini() no packet buffer is left (pkt_live() == 0).
+ * frame; what the face writes to the container is an IPv4 or IPv6 packet
+ * to one of the container's addresses, whose IPv4 header checksum is right
+ * and whose vnet checksum offsets lie inside it; after stack_fini() no
+ * packet buffer is left (pkt_live() == 0).
  *
  * Seeds: tests/fuzz/corpus/frame/.
  */
@@ -51,7 +63,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "datapath/face/face.h"
 #include "datapath/net/net.h"
+#include "datapath/net/tcp_glue.h"
 
 #define FZ_FRAME_MAX	(65535 + 14 + 64)
 /* The fake clock's wheel ticks every ms: bound one input's virtual time. */
@@ -65,7 +79,8 @@ static struct {
 	struct stack st;
 	struct link *lk;
 	struct udp_sock *echo;
-	int peer_fd;
+	struct link *tun;
+	int peer_fd, ct_fd;
 	bool hw;
 } F;
 
@@ -107,6 +122,8 @@ static void fz_setup(bool hw)
 	char err[256];
 	int sv[2], err_no;
 
+	struct proto_face face = { .ifindex = 3, .ifname = "sn-eth0", .mtu = 1500, .offloads = 0x67 };
+
 	if (!cfg)
 		fz_fail("calloc");
 	memset(&F, 0, sizeof(F));
@@ -117,6 +134,15 @@ static void fz_setup(bool hw)
 	loop_advance_ms(F.lp, 2000);	/* the wheel ticks every ms: keep it short */
 	if (stack_init(&F.st, F.lp))
 		fz_fail("stack_init");
+	/* small tables: each input builds both engines anew (the caps' own paths meet sooner) */
+	F.st.limits.max_conns = 256;
+	F.st.limits.max_half_open = 32;
+	F.st.limits.max_timewait = 32;
+	F.st.limits.tcp_mem = 16u << 20;
+	F.st.limits.udp_flows = 64;
+	F.st.limits.udp_flows_per_source = 16;
+	if (tcp_stack_set_limits(tcp_glue_stack(&F.st), 256, 32, 32, 16u << 20))
+		fz_fail("tcp_stack_set_limits");
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv))
 		fz_fail("socketpair");
 	F.peer_fd = sv[1];
@@ -140,6 +166,13 @@ static void fz_setup(bool hw)
 		fz_fail(err);
 	if (stack_add_link(&F.st, F.lk))
 		fz_fail("stack_add_link");
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv))
+		fz_fail("socketpair (TUN)");
+	face.fd = sv[0];
+	F.ct_fd = sv[1];
+	if (face_add(&F.st, F.lk, &face, err, sizeof(err)))
+		fz_fail(err);
+	F.tun = F.st.inner[0];
 	inet_pton(AF_INET, "10.0.0.1", &r.gateway.v4);
 	if (route_add(&F.st, F.lk, &r))
 		fz_fail("route_add");
@@ -152,12 +185,62 @@ static void fz_setup(bool hw)
 	if (neigh_add_permanent(&F.st, F.lk, &n))
 		fz_fail("neigh_add_permanent v6");
 	free(cfg);
-	if (stack_start(&F.st))
+	if (stack_start(&F.st) || face_start(F.st.face))
 		fz_fail("stack_start");
 	F.echo = udp_open(&F.st, NULL, 7, fz_echo_recv, NULL, &err_no);
 	if (!F.echo)
 		fz_fail("udp_open(7)");
 	link_tx_flush(F.lk);
+}
+
+/* Read back and check what the face wrote to the container. */
+static void fz_drain_tun(void)
+{
+	struct virtio_net_hdr vh;
+	ssize_t n;
+
+	while ((n = recv(F.ct_fd, fz_buf, sizeof(fz_buf), MSG_DONTWAIT)) >= 0) {
+		const uint8_t *ip = fz_buf + sizeof(vh);
+		size_t len;
+
+		if ((size_t)n < sizeof(vh) + IPV4_HLEN)
+			fz_fail("the face wrote less than a vnet and an IPv4 header");
+		memcpy(&vh, fz_buf, sizeof(vh));
+		len = (size_t)n - sizeof(vh);
+		if ((vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && (size_t)vh.csum_start + vh.csum_offset + 2 > len)
+			fz_fail("the face's checksum offsets lie outside its packet");
+		if ((ip[0] >> 4) == 4) {
+			if (fz_sum(ip, IPV4_HLEN) || (ip[0] & 15) != 5)
+				fz_fail("the face wrote a bad IPv4 header");
+			if (memcmp(ip + 16, "\x0a\x00\x00\x02", 4))
+				fz_fail("the face wrote to another address than the container's");
+		} else if ((ip[0] >> 4) == 6) {
+			static const uint8_t c6[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 };
+
+			if (len < IPV6_HLEN || memcmp(ip + 24, c6, 16))
+				fz_fail("the face wrote a bad IPv6 header or to another address");
+		} else {
+			fz_fail("the face wrote a packet of no IP version");
+		}
+	}
+}
+
+/* The container writes @len bytes ([vnet][IP]) into the TUN. */
+static void fz_from_container(uint8_t *f, size_t len, bool own_source)
+{
+	uint8_t *ip = f + sizeof(struct virtio_net_hdr);
+
+	if (len < sizeof(struct virtio_net_hdr) + 1)
+		return;
+	if (own_source && (ip[0] >> 4) == 4 && len >= sizeof(struct virtio_net_hdr) + IPV4_HLEN)
+		memcpy(ip + 12, "\x0a\x00\x00\x02", 4);
+	if (own_source && (ip[0] >> 4) == 6 && len >= sizeof(struct virtio_net_hdr) + IPV6_HLEN) {
+		static const uint8_t c6[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 };
+
+		memcpy(ip + 8, c6, 16);
+	}
+	if (send(F.ct_fd, f, len, 0) == (ssize_t)len)
+		link_tun_rx(&F.tun->ch[0]);
 }
 
 /* Read back and check everything the stack sent. */
@@ -195,21 +278,27 @@ static void fz_drain(void)
 	}
 }
 
+/* The IPv4 header checksum of the packet at @ip (@len bytes), made right. */
+static void fz_fix_ipv4_at(uint8_t *ip, size_t len)
+{
+	size_t ihl = (size_t)(ip[0] & 15) * 4;
+	uint16_t s;
+
+	if ((ip[0] >> 4) != 4 || ihl < IPV4_HLEN || len < ihl)
+		return;
+	ip[10] = ip[11] = 0;
+	s = fz_sum(ip, ihl);
+	ip[10] = (uint8_t)(s >> 8);
+	ip[11] = (uint8_t)s;
+}
+
 static void fz_fix_ipv4(uint8_t *f, size_t len)
 {
-	size_t off = F.hw ? sizeof(struct virtio_net_hdr) : 0, ihl;
+	size_t off = F.hw ? sizeof(struct virtio_net_hdr) : 0;
 
 	if (len < off + 14 + IPV4_HLEN || (f[off + 12] << 8 | f[off + 13]) != ETHERTYPE_IPV4)
 		return;
-	f += off + 14;
-	ihl = (size_t)(f[0] & 15) * 4;
-	if (ihl < IPV4_HLEN || len < off + 14 + ihl)
-		return;
-	f[10] = f[11] = 0;
-	uint16_t s = fz_sum(f, ihl);
-
-	f[10] = (uint8_t)(s >> 8);
-	f[11] = (uint8_t)s;
+	fz_fix_ipv4_at(f + off + 14, len - off - 14);
 }
 
 /*
@@ -251,25 +340,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			len = sizeof(fz_buf);
 		memcpy(fz_buf, data + i, len);
 		i += len;
-		if (flags & 1)
-			fz_fix_ipv4(fz_buf, len);
-		if (send(F.peer_fd, fz_buf, len, 0) == (ssize_t)len) {
-			link_packet_rx(&F.lk->ch[0]);
-			link_tx_flush(F.lk);
+		if (flags & 2) {
+			if ((flags & 1) && len >= sizeof(struct virtio_net_hdr) + IPV4_HLEN)
+				fz_fix_ipv4_at(fz_buf + sizeof(struct virtio_net_hdr), len - sizeof(struct virtio_net_hdr));
+			fz_from_container(fz_buf, len, flags & 4);
+			stack_links_flush(&F.st, false);
+		} else {
+			if (flags & 1)
+				fz_fix_ipv4(fz_buf, len);
+			if (send(F.peer_fd, fz_buf, len, 0) == (ssize_t)len) {
+				link_packet_rx(&F.lk->ch[0]);
+				link_tx_flush(F.lk);
+			}
 		}
+		loop_run_once(F.lp, 0);	/* the turn's end: the face moves bytes, the links flush */
 		fz_drain();
+		fz_drain_tun();
 		if ((flags >> 4) && clock_ms + (1U << (flags >> 4)) <= FZ_CLOCK_MAX_MS) {
 			clock_ms += 1U << (flags >> 4);
 			loop_advance_ms(F.lp, 1ULL << (flags >> 4));
 			loop_run_once(F.lp, 0);
 			link_tx_flush(F.lk);
 			fz_drain();
+			fz_drain_tun();
 		}
 	}
 	udp_close(F.echo);
 	stack_fini(&F.st);
 	loop_free(F.lp);
 	close(F.peer_fd);
+	close(F.ct_fd);
 	if (pkt_live() != 0)
 		fz_fail("packet buffers left after stack_fini()");
 	pkt_pool_drain();
