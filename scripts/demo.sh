@@ -6,8 +6,12 @@
 # A "container" netns and a "peer" netns joined by a veth, the kernel of the
 # peer as the far end; netsetup takes the container's link away from its
 # kernel and hands it to the datapath (running in a third netns of its own),
-# which answers ping, serves HTTP through a published TCP port, carries a
-# short iperf3 through a forward to the peer's kernel, and a UDP exchange.
+# with the container face: a TUN in the container that carries its own
+# programs' traffic through sandnet's stack. A program inside the container
+# fetches from the peer, a server inside the container answers the peer
+# (and logs the peer's address), ping goes both ways; then the services:
+# HTTP through a published TCP port, a short iperf3 through a forward to the
+# peer's kernel, and a UDP exchange.
 set -u
 build=${1:?usage: demo.sh BUILD_DIR}
 NETSETUP=$build/netsetup
@@ -32,6 +36,14 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# wait_listen NS PORT: until something listens on TCP PORT in NS (5 s at most)
+wait_listen() {
+	for _ in $(seq 50); do
+		ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
+		sleep 0.1
+	done
+	echo "demo: nothing listens on port $2 in $1"
+}
 run() { printf '$ %s\n' "$*"; "$@"; }
 
 step "a container netns and a peer netns joined by a veth"
@@ -59,12 +71,22 @@ while True:
     d, a = s.recvfrom(65535); s.sendto(d.upper(), a)' &
 pids+=($!)
 
-step "an HTTP backend next to the datapath, and an iperf3 server on the peer's kernel"
+step "an HTTP backend next to the datapath, a web server on the peer, one in the container, and an iperf3 server on the peer's kernel"
 mkdir -p "$TMP/www"
 head -c 8000000 /dev/urandom >"$TMP/www/blob"
 ip netns exec "$DPNS" python3 -m http.server --bind 127.0.0.1 --directory "$TMP/www" 8080 \
 	>/dev/null 2>&1 &
 pids+=($!)
+ip netns exec "$PEER" python3 -m http.server --bind 10.88.0.1 --directory "$TMP/www" 8000 \
+	>/dev/null 2>&1 &
+pids+=($!)
+echo "hello from a server inside the container" >"$TMP/www/hello"
+ip netns exec "$CT" python3 -u -m http.server --bind :: --directory "$TMP/www" 8000 \
+	>"$TMP/ct-server.log" 2>&1 &
+pids+=($!)
+wait_listen "$DPNS" 8080
+wait_listen "$PEER" 8000
+wait_listen "$CT" 8000
 ip netns exec "$PEER" iperf3 -s -1 -B 10.88.0.1 -p 5201 >/dev/null 2>&1 &
 pids+=($!)
 
@@ -79,10 +101,28 @@ for _ in $(seq 100); do
 	ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" >/dev/null 2>&1 && break
 	sleep 0.1
 done
-echo "the container's kernel now holds:"
-run ip -n "$CT" -br addr show dev eth0
+echo "the container's kernel now holds no address on eth0, and its addresses and routes on the TUN:"
+run ip -n "$CT" -br addr
+run ip -n "$CT" route
+echo "and it sees nothing that arrives on eth0 (sandnet's channels see everything, before this hook):"
+run ip netns exec "$CT" nft list ruleset
 
-step "ping from the peer: answered by sandnet"
+step "a program inside the container fetches from the peer: through the TUN, sandnet's TCP, eth0"
+run ip netns exec "$CT" curl -sS -o "$TMP/got" -w 'HTTP %{http_code}, %{size_download} bytes in %{time_total} s\n' \
+	http://10.88.0.1:8000/blob
+if cmp -s "$TMP/www/blob" "$TMP/got"; then echo "content identical"; else echo "content DIFFERS"; fi
+
+step "the peer reaches a server inside the container, which sees the peer's own address"
+run ip netns exec "$PEER" curl -sS http://10.88.0.2:8000/hello
+run ip netns exec "$PEER" curl -sS "http://[fd88::2]:8000/hello"
+echo "the container's server log:"
+grep "GET /hello" "$TMP/ct-server.log"
+
+step "ping from inside the container: the echo proxied by sandnet"
+run ip netns exec "$CT" ping -c 3 -i 0.3 10.88.0.1
+run ip netns exec "$CT" ping -6 -c 3 -i 0.3 fd88::1
+
+step "ping from the peer to the container: answered by sandnet"
 run ip netns exec "$PEER" ping -c 3 -i 0.3 10.88.0.2
 run ip netns exec "$PEER" ping -6 -c 3 -i 0.3 fd88::2
 run ip -n "$PEER" neigh show dev veth0
@@ -107,10 +147,14 @@ echo "\$ iperf3 -c 127.0.0.1 -p 5201 -t 3   (in the datapath's netns)"
 ip netns exec "$DPNS" iperf3 -c 127.0.0.1 -p 5201 -t 3 -f g --connect-timeout 3000 |
 	grep -E 'sender|receiver'
 
-step "datapath stats"
-run ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL"
+step "datapath stats (the face's part: what crossed, and each connection pair)"
+ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" >"$TMP/stats"
+sed -n '/^face:/,/^face_tcp:/p' "$TMP/stats" | grep -vE ': 0$' | grep -v '^face_tcp:'
+step "datapath stats (all of it)"
+cat "$TMP/stats"
 
-step "clean up: the addresses go back to the container's kernel"
+step "clean up: the addresses go back to the container's kernel, the TUN and the nftables table go"
 kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null
 pids=("${pids[@]:1}")
-run ip -n "$CT" -br addr show dev eth0
+run ip -n "$CT" -br addr
+run ip netns exec "$CT" nft list ruleset
