@@ -141,7 +141,7 @@ int config_receive(struct stack *st, int fd, uint32_t *done_seq, char *err, size
 	uint8_t version;
 	int ret;
 
-	ret = proto_handshake(fd, false, DP_SOFTWARE, &version, &why);
+	ret = proto_handshake(fd, false, DP_SOFTWARE, &version, NULL, &why);
 	if (ret < 0) {
 		snprintf(err, err_len, "handshake with netsetup: %s", why.text);
 		return ret;

@@ -282,7 +282,7 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 		if (err)
 			return err;
 	}
-	err = ns_handoff_hello(a->sock, e);
+	err = ns_handoff_hello(a->sock, !o->no_face, e);
 	if (err)
 		return err;
 

@@ -95,18 +95,30 @@ static int why_to_err(const struct proto_why *why, const char *step, struct ns_e
 /**
  * ns_handoff_hello() - agree on a protocol version with the datapath
  * @sock:	connected socket
+ * @face:	a container face will be sent: the datapath must know LINK FACE
  * @e:		error message
  *
- * Return: 0 or -errno (-EPROTONOSUPPORT for a version we do not speak).
+ * A datapath of an older minor would skip the FACE attribute and then
+ * refuse the LINK for its extra fd, a reason that names the wrong thing:
+ * it is refused here, before anything changed.
+ *
+ * Return: 0 or -errno (-EPROTONOSUPPORT for a version we do not speak, or
+ * a datapath too old for the face).
  */
-int ns_handoff_hello(int sock, struct ns_err *e)
+int ns_handoff_hello(int sock, bool face, struct ns_err *e)
 {
 	struct proto_why why = { 0 };
-	uint8_t version;
+	uint8_t version, minor;
 
 	timeouts_set(sock);
-	if (proto_handshake(sock, true, NS_SOFTWARE, &version, &why))
+	if (proto_handshake(sock, true, NS_SOFTWARE, &version, &minor, &why))
 		return why_to_err(&why, "HELLO", e);
+	if (face && minor < PROTO_MINOR_FACE) {
+		ns_err_set(e, "HELLO: the datapath speaks protocol %u.%u, the container face needs %u.%u "
+			   "(a datapath of this release, or --face off)", version, minor, version,
+			   PROTO_MINOR_FACE);
+		return -EPROTONOSUPPORT;
+	}
 	return 0;
 }
 

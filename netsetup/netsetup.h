@@ -353,7 +353,7 @@ int ns_face_remove(struct nl_sock *sk, const struct ns_state_link *sl, struct ns
 /* --- handoff.c -------------------------------------------------------- */
 
 int ns_handoff_connect(const char *path, int *sockp, struct ns_err *e);
-int ns_handoff_hello(int sock, struct ns_err *e);
+int ns_handoff_hello(int sock, bool face, struct ns_err *e);
 int ns_handoff_links(int sock, const struct ns_net *net, int *const *fds,
 		     unsigned int n_channels, const struct ns_face *faces, struct ns_err *e);
 int ns_link_to_proto(const struct ns_net *net, const struct ns_link *link,

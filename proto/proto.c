@@ -1516,12 +1516,13 @@ static int recv_expect(int sock, enum proto_msg_type type, struct proto_msg **ms
  *		false for the datapath: it answers with the version chosen
  * @software:	free text naming this side, or NULL
  * @versionp:	the agreed major version
+ * @minorp:	the peer's minor version (what it added: proto.h), or NULL
  * @why:	on failure, the reason in words (the peer has been told too)
  *
  * Return: 0 or a negative errno
  */
 int proto_handshake(int sock, bool initiator, const char *software, uint8_t *versionp,
-		    struct proto_why *why)
+		    uint8_t *minorp, struct proto_why *why)
 {
 	struct proto_msg *msg = NULL;
 	uint8_t chosen;
@@ -1562,6 +1563,8 @@ int proto_handshake(int sock, bool initiator, const char *software, uint8_t *ver
 		}
 	}
 	*versionp = chosen;
+	if (minorp)
+		*minorp = msg->hello.minor;
 	ret = 0;
 out:
 	proto_msg_free(msg);

@@ -29,6 +29,7 @@
 #define PROTO_VERSION_MIN	1
 #define PROTO_VERSION_MAX	1
 #define PROTO_VERSION_MINOR	2	/* 1: ATTACH; 2: FACE */
+#define PROTO_MINOR_FACE	2	/* a peer below it knows no LINK FACE */
 
 /* Limits; a message over any of them is refused with ERROR (E2BIG). */
 #define PROTO_MSG_MAX_BYTES	65536	/* one message, header included */
@@ -344,7 +345,7 @@ void proto_msg_free(struct proto_msg *msg);
 
 int proto_version_choose(const struct proto_hello *peer, struct proto_why *why);
 int proto_handshake(int sock, bool initiator, const char *software, uint8_t *versionp,
-		    struct proto_why *why);
+		    uint8_t *minorp, struct proto_why *why);
 int proto_expect_ack(int sock, uint32_t seq, struct proto_why *why);
 
 #endif /* SANDNET_PROTO_H */

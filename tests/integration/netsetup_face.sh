@@ -8,7 +8,9 @@
 #  - a netns with only IPv6, or only IPv4, gets a face for what it has;
 #  - a link without a default route: the container reaches its on-link peer,
 #    and its own kernel says ENETUNREACH for the rest;
-#  - --face off keeps the container dark, as before.
+#  - --face off keeps the container dark, as before;
+#  - a datapath of protocol 1.1 (no FACE) is refused before any change, and
+#    served with --face off.
 . "$SANDNET_TESTS/lib/common.sh"
 . "$SANDNET_TESTS/lib/netsetup.sh"
 . "$SANDNET_TESTS/integration/datapath_env.inc"
@@ -70,6 +72,24 @@ DP_FACE=off dp_start
 ip -n "$CT" -o link show | grep -q ": sn-" && sn_fail "--face off made a TUN"
 ip netns exec "$CT" ping -c 1 -W 1 10.77.0.1 >/dev/null 2>&1 && sn_fail "the container has a network with --face off"
 kill "$DP_NS_PID"; wait "$DP_NS_PID"
+
+sn_log "a datapath of protocol 1.1, which knows no FACE"
+ns_sink_start old --answer minor1
+ns_expect_fail "attach to a 1.1 datapath" "speaks protocol 1\.1, the container face needs 1\.2.*--face off" -- \
+	ip netns exec "$DPNS" "$NETSETUP" attach --netns "/run/netns/$CT" --datapath "$SN_TMP/old.sock"
+ip -n "$CT" -o link show | grep -q ": sn-" && sn_fail "a refused attach left a TUN behind"
+ns_settle "$CT"	# the give-back of the --face off run above restarted DAD
+ns_snapshot "$CT" "$SN_TMP/after-old"
+ns_same "$SN_TMP/before" "$SN_TMP/after-old" "after a refused attach (a 1.1 datapath)"
+ns_sink_start old2 --answer minor1
+ip netns exec "$DPNS" "$NETSETUP" attach --face off --netns "/run/netns/$CT" --datapath "$SN_TMP/old2.sock" ||
+	sn_fail "attach --face off to a 1.1 datapath failed"
+grep -q '"done":1' "$SN_TMP/old2.out" || sn_fail "the 1.1 datapath did not get its link: $(cat "$SN_TMP/old2.out")"
+"$NETSETUP" detach --netns "/run/netns/$CT" || sn_fail "detach after --face off"
+ns_settle "$CT"
+ns_snapshot "$CT" "$SN_TMP/after-old2"
+ns_same "$SN_TMP/before" "$SN_TMP/after-old2" "after detach (a 1.1 datapath, --face off)"
+echo "a 1.1 datapath: refused with the face before any change, served with --face off"
 
 sn_log "only IPv6, no default route"
 ip -n "$CT" addr flush dev eth0 scope global

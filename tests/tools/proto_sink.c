@@ -2,11 +2,12 @@
 /*
  * proto_sink.c - a stand-in datapath for netsetup's tests
  *
- *   proto_sink (--listen PATH | --fd N) [--answer ok|error|error-link|badversion]
+ *   proto_sink (--listen PATH | --fd N) [--answer ok|error|error-link|badversion|minor1]
  *              [--hold SECONDS] [--user USER]
  *
  * Theory of operation: it plays the datapath's side of proto/: answers HELLO
- * (or, with --answer badversion, answers with a version nobody speaks),
+ * (or, with --answer badversion, answers with a version nobody speaks; with
+ * --answer minor1, as a datapath of protocol 1.1 that knows no FACE),
  * receives LINK messages until DONE and prints one JSON line per LINK on
  * stdout with the decoded configuration and, per channel fd, what the kernel
  * says about the socket: SO_DOMAIN, SO_TYPE, the ifindex and protocol it is
@@ -34,7 +35,7 @@
 
 #include "proto/proto.h"
 
-enum answer { ANSWER_OK, ANSWER_ERROR, ANSWER_ERROR_LINK, ANSWER_BADVERSION };
+enum answer { ANSWER_OK, ANSWER_ERROR, ANSWER_ERROR_LINK, ANSWER_BADVERSION, ANSWER_MINOR1 };
 
 static void json_str(const char *s)
 {
@@ -171,6 +172,35 @@ static int listen_accept(const char *path)
 }
 
 /* Answer HELLO with version 99 only, then wait for the peer to give up. */
+/* HELLO answered with our major and minor 1: an older datapath. */
+static int answer_minor1(int sock)
+{
+	struct proto_msg *msg = NULL, *reply;
+	struct proto_why why = { 0 };
+	int ret;
+
+	ret = proto_recv(sock, &msg, &why);
+	if (ret <= 0) {
+		fprintf(stderr, "proto_sink: HELLO: %s\n", ret ? why.text : "peer closed");
+		return -1;
+	}
+	reply = calloc(1, sizeof(*reply));
+	if (!reply) {
+		proto_msg_free(msg);
+		return -1;
+	}
+	reply->type = PROTO_MSG_HELLO;
+	reply->seq = msg->seq;
+	reply->hello.n_versions = 1;
+	reply->hello.versions[0] = PROTO_VERSION_MAX;
+	reply->hello.minor = 1;
+	snprintf(reply->hello.software, sizeof(reply->hello.software), "proto_sink minor1");
+	ret = proto_send(sock, reply);
+	free(reply);
+	proto_msg_free(msg);
+	return ret;
+}
+
 static int answer_badversion(int sock)
 {
 	struct proto_msg *msg = NULL, *reply;
@@ -210,7 +240,10 @@ static int serve(int sock, enum answer answer, unsigned int hold_s)
 
 	if (answer == ANSWER_BADVERSION)
 		return answer_badversion(sock);
-	if (proto_handshake(sock, false, "proto_sink", &version, &why)) {
+	if (answer == ANSWER_MINOR1) {
+		if (answer_minor1(sock))
+			return 1;
+	} else if (proto_handshake(sock, false, "proto_sink", &version, NULL, &why)) {
 		fprintf(stderr, "proto_sink: handshake: %s\n", why.text);
 		return 1;
 	}
@@ -286,6 +319,8 @@ int main(int argc, char **argv)
 				answer = ANSWER_ERROR_LINK;
 			else if (!strcmp(optarg, "badversion"))
 				answer = ANSWER_BADVERSION;
+			else if (!strcmp(optarg, "minor1"))
+				answer = ANSWER_MINOR1;
 			else
 				goto usage;
 			break;
@@ -311,7 +346,7 @@ int main(int argc, char **argv)
 	close(sock);
 	return ret;
 usage:
-	fprintf(stderr, "usage: proto_sink (--listen PATH | --fd N) [--answer ok|error|error-link|badversion]"
+	fprintf(stderr, "usage: proto_sink (--listen PATH | --fd N) [--answer ok|error|error-link|badversion|minor1]"
 			" [--hold SECONDS] [--user USER]\n");
 	return 2;
 }

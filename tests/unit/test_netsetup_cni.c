@@ -120,6 +120,10 @@ START_TEST(refusals)
 		     "\\\"gso\\\"");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"channels\": 0}", 7,
 		     "\\\"channels\\\"");
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"face\": \"off\"}", 7,
+		     "\\\"face\\\": expected true or false");
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"face\": 0}", 7,
+		     "\\\"face\\\": expected true or false");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"datapathArgs\": [1]}",
 		     7, "\\\"datapathArgs\\\"");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"datapath\": 5}", 7,

@@ -78,6 +78,10 @@ START_TEST(refusals)
 	REFUSED("missing the value of option '--datapath'", "{}", "create", "--datapath", NULL);
 	REFUSED("--gso 'fast'", "{}", "--gso", "fast", NULL);
 	REFUSED("--channels '0'", "{}", "--channels", "0", NULL);
+	REFUSED("--face 'maybe': expected on or off", "{}", "--face", "maybe", NULL);
+	REFUSED("annotation sandnet.face 'maybe': expected on or off",
+		"{\"id\": \"c1\", \"pid\": 42, \"status\": \"creating\", \"annotations\": {\"sandnet.face\": \"maybe\"}}",
+		"create", NULL);
 	REFUSED("unexpected argument 'extra'", "{}", "create", "extra", NULL);
 }
 END_TEST

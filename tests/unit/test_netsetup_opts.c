@@ -69,6 +69,11 @@ START_TEST(test_attach)
 	ck_assert_uint_eq(o.n_ifaces, 2);
 	ck_assert_str_eq(o.ifaces[1], "eth1");
 	ck_assert_int_eq(parse(ARGV("attach", "--pid=7", "--datapath=s"), &o, &e), 0);
+	ck_assert(!o.no_face);	/* the container face is on by default */
+	ck_assert_int_eq(parse(ARGV("attach", "--pid=7", "--datapath=s", "--face", "off"), &o, &e), 0);
+	ck_assert(o.no_face);
+	ck_assert_int_eq(parse(ARGV("attach", "--pid=7", "--datapath=s", "--face=off", "--face", "on"), &o, &e), 0);
+	ck_assert(!o.no_face);
 }
 END_TEST
 
@@ -120,6 +125,11 @@ static const struct {
 	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--gso-max-size", "10000000" }, "out of range" },
 	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--iface", "" }, "not an interface name" },
 	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--iface", "0123456789abcdef" }, "not an interface name" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--face", "maybe" }, "--face 'maybe': expected on or off" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--face", "" }, "expected on or off" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--face", "OFF" }, "expected on or off" },
+	{ { "netsetup", "gso", "show", "--face", "off" }, "option '--face' does not apply" },
+	{ { "netsetup", "detach", "--pid", "3", "--face", "off" }, "option '--face' does not apply" },
 	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "-x" }, "unknown option" },
 	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--nope" }, "unknown option '--nope'" },
 	{ { "netsetup", "attach", "--netns", "n", "--datapath" }, "missing the value" },
