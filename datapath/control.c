@@ -167,6 +167,15 @@ static void control_limits(struct out *o, struct dp *dp)
 	control_limit(o, "tcp_half_open", lim->max_half_open, t.half_open, t.synq_overflow);
 	control_limit(o, "tcp_timewait", lim->max_timewait, t.timewait, t.timewait_evicted);
 	control_limit(o, "tcp_mem", lim->tcp_mem, t.buf_mem, t.buf_pressure);
+	if (st->face) {
+		/* the container side's engine: caps of the same size, its own use */
+		memset(&t, 0, sizeof(t));
+		tcp_stack_stats(face_tcp_engine(st->face), &t);
+		control_limit(o, "face_tcp_conns", lim->max_conns, t.conns, t.conns_limited);
+		control_limit(o, "face_tcp_half_open", lim->max_half_open, t.half_open, t.synq_overflow);
+		control_limit(o, "face_tcp_timewait", lim->max_timewait, t.timewait, t.timewait_evicted);
+		control_limit(o, "face_tcp_mem", lim->tcp_mem, t.buf_mem, t.buf_pressure);
+	}
 	control_limit(o, "reasm_mem", ip_reasm_limit(st), ip_reasm_bytes(st), st->drop[DROP_FRAG_NO_MEMORY]);
 	control_limit(o, "neigh", neigh_limit(st), neigh_count(st), st->ctr[CTR_NEIGH_TABLE_FULL]);
 	svc_udp_usage(st, dp->svcs, dp->n_svcs, &u);

@@ -675,6 +675,15 @@ void face_turn_end(struct face *f, bool quiet)
 }
 
 /**
+ * face_tcp_engine() - the face's TCP engine (the container side), for the
+ * limits of `datapath stats`
+ */
+struct tcp_stack *face_tcp_engine(const struct face *f)
+{
+	return tcp_glue_engine(f->tcp);
+}
+
+/**
  * face_print_stats() - the "face" object of `datapath stats`
  * @f:	the face, or NULL (nothing is printed)
  * @o:	printer

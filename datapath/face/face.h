@@ -14,6 +14,7 @@
 
 struct face;
 struct out;
+struct tcp_stack;
 
 int face_add(struct stack *st, struct link *outer, struct proto_face *cfg, char *err, size_t err_len);
 void face_free(struct face *f);
@@ -21,6 +22,7 @@ int face_start(struct face *f);
 void face_pump(struct face *f);
 void face_turn_end(struct face *f, bool quiet);
 void face_print_stats(struct face *f, struct out *o);
+struct tcp_stack *face_tcp_engine(const struct face *f);
 
 /* What the outer stack hands the face (face_udp.c, face_icmp.c) */
 bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sport,
