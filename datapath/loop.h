@@ -7,6 +7,7 @@
 #define SANDNET_DATAPATH_LOOP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct loop;
@@ -57,6 +58,9 @@ struct loop_defer {
 	struct loop_defer *next;
 	void (*fn)(struct loop_defer *d);
 };
+
+/* The object a struct loop_defer is embedded in, from a deferred free's @d. */
+#define loop_defer_owner(d, type, member) ((type *)((char *)(d) - offsetof(type, member)))
 
 struct loop *loop_new(bool fake_clock);
 void loop_free(struct loop *l);

@@ -105,7 +105,7 @@ static void face_orphan_event(struct tcp_conn *c, void *user, enum tcp_event ev,
 
 static void face_pair_free(struct loop_defer *d)
 {
-	free((struct face_pair *)((char *)d - offsetof(struct face_pair, defer)));
+	free(loop_defer_owner(d, struct face_pair, defer));
 }
 
 static struct face_pair *face_pair_new(struct face *f, bool outbound)

@@ -74,10 +74,11 @@ struct svc_tcp;
  * @host_shut:	shutdown(SHUT_WR) done on the host socket
  * @want_in, @want_out: epoll interest in the host socket
  * @in_epoll:	the host socket is registered
- * @dead:	finished; freed at the end of the turn
+ * @dead:	finished; freed at the end of the turn (@defer)
  */
 struct svc_tcp_pair {
 	struct svc_tcp_pair *next, *prev;
+	struct loop_defer defer;
 	struct svc_tcp *svc;
 	struct tcp_conn *c;
 	int fd;
@@ -100,10 +101,6 @@ struct svc_tcp {
 };
 
 static uint8_t svc_tcp_buf[SVC_TCP_BUF];
-/* Finished pairs waiting for the end of the turn; started services (the
- * first one adds the turn-end hook that frees them, the last one removes it). */
-static struct svc_tcp_pair *svc_tcp_dead;
-static unsigned int svc_tcp_started;
 
 static void svc_tcp_pair_event(struct tcp_conn *c, void *user, enum tcp_event ev, int err);
 
@@ -121,15 +118,10 @@ static void svc_tcp_orphan_event(struct tcp_conn *c, void *user, enum tcp_event 
 	(void)err;
 }
 
-static void svc_tcp_reap(void *ctx)
+/* the end of the turn after a pair finished: no callback of the turn names it any more */
+static void svc_tcp_pair_release(struct loop_defer *d)
 {
-	(void)ctx;
-	while (svc_tcp_dead) {
-		struct svc_tcp_pair *p = svc_tcp_dead;
-
-		svc_tcp_dead = p->next;
-		free(p);
-	}
+	free(loop_defer_owner(d, struct svc_tcp_pair, defer));
 }
 
 /*
@@ -170,8 +162,7 @@ static void svc_tcp_pair_kill(struct svc_tcp_pair *p, bool rst_conn, bool rst_ho
 	if (p->next)
 		p->next->prev = p->prev;
 	s->n_pairs--;
-	p->next = svc_tcp_dead;
-	svc_tcp_dead = p;
+	loop_defer(s->st->loop, &p->defer, svc_tcp_pair_release);
 }
 
 static void svc_tcp_host_event(struct loop_fd *h, uint32_t events);
@@ -610,14 +601,6 @@ err:
  */
 int svc_tcp_start(struct svc_tcp *s)
 {
-	int ret;
-
-	if (!svc_tcp_started) {
-		ret = loop_on_turn_end(s->st->loop, svc_tcp_reap, NULL);
-		if (ret < 0)
-			return ret;
-	}
-	svc_tcp_started++;
 	s->started = true;
 	if (s->listen_fd >= 0)
 		return loop_fd_add(s->st->loop, &s->lfd, s->listen_fd, EPOLLIN, svc_tcp_fwd_accept, s);
@@ -637,12 +620,9 @@ void svc_tcp_free(struct svc_tcp *s)
 		return;
 	while (s->pairs)
 		svc_tcp_pair_kill(s->pairs, true, true);
-	svc_tcp_reap(NULL);
 	for (i = 0; i < 2; i++)
 		if (s->ls[i])
 			tcp_listener_close(s->ls[i]);
-	if (s->started && --svc_tcp_started == 0)
-		loop_off_turn_end(s->st->loop, svc_tcp_reap, NULL);
 	svc_listen_close(s->started ? s->st->loop : NULL, &s->lfd, s->listen_fd, &s->spec);
 	free(s);
 }

@@ -61,7 +61,7 @@
  *
  * A flow closed by a cap (or the sweep) may still have an event in the
  * loop's current epoll batch, so its memory is only released at the end of
- * the loop turn (svc_udp_reap(), a turn-end hook): closing takes it off
+ * the loop turn (loop_defer()): closing takes it off
  * every list and closes its sockets at once, and svc_pub_backend() ignores a
  * closed flow (fd -1). Freeing it at once was a use after free under
  * integration/hardening_udp_flows in the ASan build.
@@ -85,6 +85,7 @@
 
 struct svc_flow {
 	struct svc_flow *next;
+	struct loop_defer defer;		/* freed at the end of the turn */
 	struct svc_flow *lru_prev, *lru_next;	/* svc_lru, most recent first */
 	struct svc *svc;
 	uint64_t last_ms;
@@ -107,7 +108,6 @@ struct svc {
 	int listen_fd;			/* forward */
 	struct loop_fd lfd;
 	bool started;
-	bool reaps;			/* counted in svc_reap_users */
 	struct svc_flow *flows;
 	unsigned int n_flows;
 	struct loop_timer sweep;
@@ -122,9 +122,6 @@ struct svc {
 static struct svc_flow *svc_lru_head, *svc_lru_tail;
 static unsigned int svc_flows_total;
 static uint64_t svc_flows_cap_hits;
-/* Closed flows, freed at the end of the loop turn; services that reap them. */
-static struct svc_flow *svc_dead;
-static unsigned int svc_reap_users;
 
 /* Receive buffers for recvmmsg(); only the pages datagrams touch are used. */
 static uint8_t svc_rxbuf[SVC_UDP_BATCH][SVC_UDP_BUF];
@@ -304,6 +301,12 @@ static void svc_flow_link(struct svc *s, struct svc_flow *f)
 	svc_flows_total++;
 }
 
+/* the end of the turn after a flow closed: nothing of the turn names it any more */
+static void svc_flow_release(struct loop_defer *d)
+{
+	free(loop_defer_owner(d, struct svc_flow, defer));
+}
+
 static void svc_flow_free(struct svc_flow *f)
 {
 	struct svc *s = f->svc;
@@ -328,20 +331,8 @@ static void svc_flow_free(struct svc_flow *f)
 	}
 	udp_close(f->us);
 	f->us = NULL;
-	f->next = svc_dead;	/* its event may be in this turn's batch */
-	svc_dead = f;
-}
-
-/* turn-end hook: free the flows closed during the turn */
-static void svc_udp_reap(void *ctx)
-{
-	struct svc_flow *f;
-
-	(void)ctx;
-	while ((f = svc_dead)) {
-		svc_dead = f->next;
-		free(f);
-	}
+	/* its event may be in this turn's batch */
+	loop_defer(s->st->loop, &f->defer, svc_flow_release);
 }
 
 static unsigned int svc_max_flows(const struct stack *st)
@@ -641,13 +632,6 @@ int svc_udp_start(struct svc *s)
 		if (ret < 0)
 			return ret;
 	}
-	if (!svc_reap_users) {
-		ret = loop_on_turn_end(s->st->loop, svc_udp_reap, NULL);
-		if (ret < 0)
-			return ret;
-	}
-	svc_reap_users++;
-	s->reaps = true;
 	s->started = true;
 	loop_timer_arm(s->st->loop, &s->sweep, SVC_UDP_SWEEP_MS);
 	return 0;
@@ -664,9 +648,6 @@ void svc_udp_free(struct svc *s)
 	loop_timer_cancel(s->st->loop, &s->sweep);
 	while (s->flows)
 		svc_flow_free(s->flows);
-	if (s->reaps && !--svc_reap_users)
-		loop_off_turn_end(s->st->loop, svc_udp_reap, NULL);
-	svc_udp_reap(NULL);	/* not called from a loop callback */
 	udp_close(s->us);
 	svc_listen_close(s->started ? s->st->loop : NULL, &s->lfd, s->listen_fd, &s->spec);
 	free(s);
