@@ -4,7 +4,8 @@
 #   make check           install missing Debian packages, then build and run every
 #                        test twice (plain, then ASan+UBSan) and the fuzz targets briefly
 #   make demo            run the main job on a demo network it creates itself
-#   make bench           UDP and TCP benchmarks next to the kernel (docs/benchmarks.md)
+#   make bench           UDP, TCP and container-face benchmarks next to the kernel
+#                        (docs/benchmarks.md)
 #   make fuzz            run every libFuzzer target for FUZZ_SECONDS each
 #   make install         PREFIX=/usr/local DESTDIR=
 #
@@ -114,7 +115,7 @@ deps:
 # SANDNET_SANITIZED tells the tests they run under the sanitizers: the long
 # transfers then move 256 MiB instead of 1 GiB (the plain build moves 1 GiB).
 test: all unit-bins tools
-	SANDNET_SANITIZED=$(if $(SANITIZE),1,) tests/run-tests.sh $(abspath $(O))
+	SANDNET_SANITIZED=$(if $(filter 1,$(SANITIZE)),1,) tests/run-tests.sh $(abspath $(O))
 
 check: deps
 	$(MAKE) O=build test
@@ -137,12 +138,13 @@ fuzz: deps
 
 demo: deps all
 	@if [ -x scripts/demo.sh ]; then scripts/demo.sh $(abspath $(O)); \
-	else echo "make demo: not built yet (comes with the datapath issue)"; fi
+	else echo "make demo: scripts/demo.sh is missing"; exit 1; fi
 
 bench: deps all tools
 	bench/csum.sh $(abspath $(O))
 	bench/run.sh $(abspath $(O))
 	bench/tcp.sh $(abspath $(O))
+	bench/face.sh $(abspath $(O))
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8
@@ -158,7 +160,8 @@ install: all
 	# The CNI plugin is netsetup under the name "sandnet" (docs/runtime.md).
 	ln -sf ../../sbin/netsetup $(DESTDIR)$(PREFIX)/lib/cni/sandnet
 
+# build/ and any other O= folder given (relative paths only: never O=/ or O=..)
 clean:
-	rm -rf build
+	rm -rf build $(filter-out /% ..%,$(O))
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
