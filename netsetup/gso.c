@@ -22,7 +22,7 @@
  *
  * frame_max_bytes is the largest frame the datapath may build: below the
  * link's gso_max_size (a frame at or above it is split by the kernel, or
- * dropped with PACKET_QDISC_BYPASS), at most 65535 (DESIGN.md: IPv6 and
+ * dropped with PACKET_QDISC_BYPASS), at most 65535 (docs/netsetup.md: IPv6 and
  * plain IPv4 stay under 64 KiB), and at most the user's --gso-max-size. In
  * off mode it is one MTU-sized frame. frame_max_ipv4_bytes is the same
  * limit for IPv4, except in hw mode on a link whose gso_max_size and

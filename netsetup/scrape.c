@@ -37,7 +37,7 @@
 
 #include "netsetup/netsetup.h"
 
-/* Missing from Debian 12's linux/if_link.h (DESIGN.md). */
+/* Missing from Debian 12's linux/if_link.h (docs/netsetup.md). */
 #define NS_IFLA_GSO_IPV4_MAX_SIZE	63
 #define NS_IFLA_PARSE_MAX		70
 

@@ -32,8 +32,8 @@
  * a prefix of the batch: the sent frames leave the ring head and the rest
  * stay in order. EAGAIN stops the flush and asks epoll for EPOLLOUT on
  * channel 0; nothing is dropped and nothing overtakes. A frame the kernel
- * refuses (EMSGSIZE, EINVAL, ENOBUFS: DESIGN.md says ENOBUFS means that
- * frame was dropped) is counted in tx_errors and removed, then the flush
+ * refuses (EMSGSIZE, EINVAL, ENOBUFS, which means that frame was dropped:
+ * docs/datapath.md) is counted in tx_errors and removed, then the flush
  * goes on with the next. Only a full ring drops new frames (tx_queue_full).
  * Transmit always uses channel 0.
  *

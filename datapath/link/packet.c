@@ -31,7 +31,7 @@
  * (vnet_udp_split()) and gives everything else to eth_input() whole.
  *
  * Transmit: link.c's queue; link_packet_xmit() sends a batch with one
- * sendmmsg(). In off mode (the seed's baseline) the batch is one frame per
+ * sendmmsg(). In off mode the batch is one frame per
  * syscall.
  */
 #include <errno.h>

@@ -7,7 +7,7 @@
  * A link that speaks virtio-net headers (an AF_PACKET channel with
  * PACKET_VNET_HDR in hw mode, and the container face's TUN with
  * IFF_VNET_HDR) carries one struct virtio_net_hdr in front of every frame.
- * This file is the only place that knows its rules (DESIGN.md's table):
+ * This file is the only place that knows its rules (docs/gso.md's table):
  *
  *  - Transmit. A transport asks for an offload on the pkt it builds, before
  *    it knows the link: vnet_set_csum() (checksum only: NEEDS_CSUM, the

@@ -15,7 +15,7 @@
 #define VNET_GSO_UDP_L4		5
 /*
  * Largest frame built for a link, its L2 header included: at or above a
- * veth's gso_max_size (65536) the kernel splits a frame itself (DESIGN.md).
+ * veth's gso_max_size (65536) the kernel splits a frame itself (docs/gso.md).
  */
 #define VNET_FRAME_MAX		65535u
 /* Largest IPv4 BIG TCP frame: the kernel's GSO_MAX_SIZE. */

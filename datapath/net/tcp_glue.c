@@ -17,7 +17,7 @@
  * pkt_data(). The header and its options are read with pkt_peek() only; the
  * checksum over the pseudo-header is verified unless the kernel vouched for
  * it (pkt->csum_ok: VIRTIO_NET_HDR_F_DATA_VALID, or NEEDS_CSUM, a frame from
- * the local kernel whose checksum is not even computed yet; DESIGN.md). The
+ * the local kernel whose checksum is not even computed yet; docs/gso.md). The
  * outer stack drops segments to a broadcast or multicast address (RFC 9293
  * 3.10.7.1). The engine copies what it keeps, so the packet stays borrowed.
  *

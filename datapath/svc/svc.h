@@ -39,7 +39,7 @@ struct svc_endpoint {
 /**
  * struct svc_spec - one parsed --publish or --forward
  * @kind:	publish or forward
- * @proto:	IPPROTO_UDP (IPPROTO_TCP comes with the TCP issue)
+ * @proto:	IPPROTO_UDP or IPPROTO_TCP (whose services are svc_tcp.c's)
  * @addr:	publish: the stack address to listen on, AF_UNSPEC for all
  * @port:	publish: the stack port
  * @target:	publish: where datagrams go

@@ -144,7 +144,7 @@ struct out_seg {
 /*
  * The next TCP frame the stack sent. In hw mode the frame starts with a
  * virtio_net_hdr; with NEEDS_CSUM the checksum field must hold the folded,
- * not inverted, pseudo-header sum (DESIGN.md), and the kernel's completion
+ * not inverted, pseudo-header sum (docs/gso.md), and the kernel's completion
  * is simulated (sum from csum_start on, inverted, stored) before the full
  * checksum is verified like any other.
  */
@@ -669,7 +669,7 @@ END_TEST
 
 /*
  * hw mode: one frame for the large segment with the virtio_net_hdr of
- * DESIGN.md's table, the partial checksum checked in next_tcp(); the next
+ * docs/gso.md's table, the partial checksum checked in next_tcp(); the next
  * frame's IPv4 id skips the ids the kernel gave the segments; a
  * retransmission is one MSS and not a GSO frame.
  */

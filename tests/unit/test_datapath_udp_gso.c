@@ -288,7 +288,7 @@ static unsigned int check_gso_frame(struct out_frame *o, int family, const uint8
 
 /*
  * hw: 10 datagrams of 1000 bytes and a short last one of 333 leave as one
- * frame with the header of DESIGN.md's table; the next IPv4 id skips the
+ * frame with the header of docs/gso.md's table; the next IPv4 id skips the
  * ids the kernel gives the 11 datagrams.
  */
 START_TEST(test_hw_frame_fields)
