@@ -4,7 +4,8 @@
 #   bench/tcp.sh BUILD_DIR
 #
 # Environment: SECS (iperf3 -t, default 5), REPS (runs per figure, median,
-# default 3), ROWS (default "kernel pasta slirp4netns off sw hw nginx rr loss"),
+# default 3), ROWS (default "kernel anchors pasta slirp4netns off sw hw nginx rr
+# loss"),
 # LOSS (percent for the loss rows, default 1), LOSS_MODES (sandnet modes that
 # get loss rows, default "off": issue 5's measure),
 # PERF (sandnet modes to profile with perf record, e.g. "hw"; default none),
@@ -27,6 +28,11 @@
 #            127.0.0.1:5202 iperf3 -s in ct
 #            The same hops as sandnet's (loopback + user-space relay + veth);
 #            CPU is the relay's (socat and its reaped children).
+#   anchors  kernel-notso and kernel-nogso: the kernel rows again with
+#            "ethtool -K tso off" (the kernel segments in software, as
+#            sandnet's sw mode does) and "tso off gso off" (one segment per
+#            skb, as off mode) on both ends of the veth: sw's and off's
+#            like-for-like bars
 #   off/sw/hw  netsetup run --gso MODE -- datapath
 #            --forward tcp:127.0.0.1:5301=10.66.0.1:5201 (out: iperf3 -c in dp)
 #            --publish tcp:5201=127.0.0.1:5201 (in: iperf3 -s in dp)
@@ -61,7 +67,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 SECS=${SECS:-5}
 REPS=${REPS:-3}
-ROWS=${ROWS:-kernel pasta slirp4netns off sw hw nginx rr loss}
+ROWS=${ROWS:-kernel anchors pasta slirp4netns off sw hw nginx rr loss}
 LOSS=${LOSS:-1}
 LOSS_MODES=${LOSS_MODES:-off}
 OUT=${OUT:-$repo/bench/results}
@@ -387,6 +393,23 @@ if want kernel; then
 		row kernel out "$s" "$CT" 127.0.0.1 5301 "$K_OUT"
 		row kernel in "$s" "$PEER" 10.66.0.2 5201 "$K_IN"
 	done
+fi
+# the like-for-like anchors for sw and off: the same relay and veth with the
+# kernel's own software GSO (tso off) and with no GSO at all (tso off gso off),
+# on both ends of the veth; restored before sandnet's rows, whose hw mode needs TSO
+if want anchors; then
+	for a in notso nogso; do
+		feats="tso off"
+		[ "$a" = nogso ] && feats="tso off gso off"
+		ip netns exec "$CT" ethtool -K eth0 $feats && ip netns exec "$PEER" ethtool -K veth0 $feats ||
+			{ echo "kernel-$a: n/a (ethtool -K $feats refused)"; continue; }
+		for s in 1 4; do
+			row "kernel-$a" out "$s" "$CT" 127.0.0.1 5301 "$K_OUT"
+			row "kernel-$a" in "$s" "$PEER" 10.66.0.2 5201 "$K_IN"
+		done
+	done
+	ip netns exec "$CT" ethtool -K eth0 tso on gso on
+	ip netns exec "$PEER" ethtool -K veth0 tso on gso on
 fi
 want loss && loss_rows kernel "$CT" 127.0.0.1 "$PEER" "$K_OUT" "$K_IN"
 
