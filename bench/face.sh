@@ -80,39 +80,8 @@ want() { case " $ROWS " in *" $1 "*) return 0;; esac; return 1; }
 csv=$OUT/face.csv
 rrcsv=$OUT/face-rr.csv
 
-face_plot() {
-	command -v gnuplot >/dev/null || { echo "(no plot: gnuplot not installed)"; return; }
-	python3 - "$csv" "$TMP/plot.dat" <<'PY'
-import sys
-cols = ["out 1", "out 4", "in 1", "in 4"]
-names = {"out 1": "out, 1 stream", "out 4": "out, 4 streams", "in 1": "in, 1 stream", "in 4": "in, 4 streams"}
-rows, val = [], {}
-for line in list(open(sys.argv[1]))[1:]:
-    f = line.split(",")
-    if f[0] not in rows: rows.append(f[0])
-    val[(f[0], f"{f[1]} {f[2]}")] = f[3] or "0"
-with open(sys.argv[2], "w") as o:
-    o.write("row " + " ".join(f'"{names[c]}"' for c in cols) + "\n")
-    for r in rows:
-        o.write(r + " " + " ".join(val.get((r, c), "0") for c in cols) + "\n")
-PY
-	mkdir -p "$(dirname "$PLOT")"
-	gnuplot <<EOF 2>"$TMP/gnuplot.err" || echo "bench/face.sh: gnuplot failed: $(tail -n1 "$TMP/gnuplot.err")"
-set terminal png size 960,540
-set output "$PLOT"
-set title "A program inside the container against the peer's kernel, iperf3 -t $SECS, median of $REPS\\n$(date -u +%F), $(nproc) CPUs, kernel $(uname -r)"
-set ylabel "Gbit/s (receiver)"
-set style data histogram
-set style histogram cluster gap 1
-set style fill solid 0.8 border -1
-set key below horizontal
-set grid ytics
-set yrange [0:*]
-plot "$TMP/plot.dat" using 2:xtic(1) title columnheader(2), '' using 3 title columnheader(3), \
-	'' using 4 title columnheader(4), '' using 5 title columnheader(5)
-EOF
-	echo "(plot: $PLOT)"
-}
+. "$here/lib.sh"
+face_plot() { bench_plot "$csv" "$PLOT" "A program inside the container against the peer's kernel, iperf3 -t $SECS, median of $REPS" "$TMP"; }
 if [ -n "${PLOT_ONLY:-}" ]; then
 	face_plot
 	exit 0
@@ -145,19 +114,8 @@ echo "row,transactions,min_us,p50_us,p90_us,p99_us,tps,ratio_tps_to_kernel,note"
 
 cpu_ticks() { [ -n "$1" ] && awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 sys_busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
-wait_port() {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		ip netns exec "$1" ss -Htln "sport = :$2" 2>/dev/null | grep -q . && return 0
-		sleep 0.1
-	done
-	return 1
-}
-bg() {
-	local ns=$1; shift
-	ip netns exec "$ns" "$@" >"$TMP/log-$(basename "$1")-$RANDOM" 2>&1 &
-	BG_PID=$!
-}
+wait_port() { bench_wait_port "$@"; }
+bg() { bench_bg "$@"; }
 
 # iperf_once NS ADDR STREAMS REVERSE CPU_PID: "bits_per_s bytes carrier_ticks system_ticks" or "fail WHY"
 iperf_once() {

@@ -106,44 +106,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# tcp_plot: Gbit/s per row from $csv, one cluster per row, one bar per direction x streams
-tcp_plot() {
-	if command -v gnuplot >/dev/null; then
-		python3 - "$csv" "$TMP/plot.dat" <<'PY'
-import sys
-rows, cols = [], ["out 1", "out 4", "in 1", "in 4"]
-names = {"out 1": "out, 1 stream", "out 4": "out, 4 streams", "in 1": "in, 1 stream", "in 4": "in, 4 streams"}
-val = {}
-for line in list(open(sys.argv[1]))[1:]:
-    f = line.split(",")
-    if f[1] not in ("out", "in") or "-loss" in f[0]: continue
-    if f[0] not in rows: rows.append(f[0])
-    val[(f[0], f"{f[1]} {f[2]}")] = f[3] or "0"
-with open(sys.argv[2], "w") as o:
-    o.write("row " + " ".join(f'"{names[c]}"' for c in cols) + "\n")
-    for r in rows:
-        o.write(r + " " + " ".join(val.get((r, c), "0") for c in cols) + "\n")
-PY
-		mkdir -p "$(dirname "$PLOT")"
-		gnuplot <<EOF 2>"$TMP/gnuplot.err" || echo "bench/tcp.sh: gnuplot failed: $(tail -n1 "$TMP/gnuplot.err")"
-set terminal png size 960,540
-set output "$PLOT"
-set title "TCP into (in) and out of (out) the container, iperf3 -t $SECS, median of $REPS\\n$(date -u +%F), $(nproc) CPUs, kernel $(uname -r)"
-set ylabel "Gbit/s (receiver)"
-set style data histogram
-set style histogram cluster gap 1
-set style fill solid 0.8 border -1
-set key below horizontal
-set grid ytics
-set yrange [0:*]
-plot "$TMP/plot.dat" using 2:xtic(1) title columnheader(2), '' using 3 title columnheader(3), \
-	'' using 4 title columnheader(4), '' using 5 title columnheader(5)
-EOF
-		echo "(plot: $PLOT)"
-	else
-		echo "(no plot: gnuplot not installed, scripts/install-deps.sh)"
-	fi
-}
+. "$here/lib.sh"
+tcp_plot() { bench_plot "$csv" "$PLOT" "TCP into (in) and out of (out) the container, iperf3 -t $SECS, median of $REPS" "$TMP"; }
 
 # PLOT_ONLY=1: redraw the plot from an existing $OUT/tcp.csv (give the SECS
 # and REPS it was measured with, for the title) and stop
@@ -181,21 +145,8 @@ cpu_ticks() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$1/stat" 2>/dev/null 
 
 # wait_port NS ADDR PORT: until something listens on PORT in NS (5 s; ADDR is
 # documentation: pasta listens on the wildcard of either family)
-wait_port() {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		ip netns exec "$1" ss -Htln "sport = :$3" 2>/dev/null | grep -q . && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-# bg NS CMD...: start CMD in NS in the background, output to $TMP/log-*, pid in $BG_PID
-bg() {
-	local ns=$1; shift
-	ip netns exec "$ns" "$@" >"$TMP/log-$(basename "$1")-$RANDOM" 2>&1 &
-	BG_PID=$!
-}
+wait_port() { bench_wait_port "$1" "$3"; }
+bg() { bench_bg "$@"; }
 
 # iperf_once NS ADDR PORT STREAMS CPU_PID: prints "bits_per_s bytes cpu_ticks" or "fail REASON"
 iperf_once() {

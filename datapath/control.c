@@ -58,6 +58,16 @@ static double control_ratio(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0.0;
 }
 
+/* Receive buffers the link's channels hold now (they grow with the load, packet.c). */
+static unsigned int control_rx_buffers(const struct link *l)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < l->n_channels; i++)
+		n += l->ch[i].n_rx;
+	return n;
+}
+
 static void control_link(struct out *o, struct link *l)
 {
 	const struct link_stats *s = &l->stats;
@@ -110,6 +120,7 @@ static void control_link(struct out *o, struct link *l)
 	out_u64(o, "rx_truncated", s->rx_truncated);
 	out_u64(o, "rx_bad_vnet", s->rx_bad_vnet);
 	out_u64(o, "rx_buffers_grown", s->rx_buffers_grown);
+	out_u64(o, "rx_buffers", control_rx_buffers(l));
 	out_u64(o, "rx_kernel_drops", s->rx_kernel_drops);
 	out_u64(o, "tx_frames", s->tx_frames);
 	out_u64(o, "tx_bytes", s->tx_bytes);

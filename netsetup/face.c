@@ -187,47 +187,6 @@ static int ns_face_nft(const char *cmd, const char *ifname, const char *what, st
 	return ret ? -EIO : 0;
 }
 
-/* /proc/sys/net/ipv6/conf/IF/KEY: the value, or -1 when it is not there. */
-static int ns_face_sysctl_read(const char *ifname, const char *key)
-{
-	char path[128], buf[32];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/%s", ifname, key);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return atoi(buf);
-}
-
-static int ns_face_sysctl_write(const char *ifname, const char *key, int val, struct ns_err *e)
-{
-	char path[128], buf[32];
-	int fd, n, err = 0;
-
-	if (val < 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/%s", ifname, key);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-	} else {
-		n = snprintf(buf, sizeof(buf), "%d\n", val);
-		if (write(fd, buf, n) != n)
-			err = errno ? -errno : -EIO;
-		close(fd);
-	}
-	if (err)
-		ns_err_set(e, "link %s: writing %s: %s", ifname, path, strerror(-err));
-	return err;
-}
-
 /**
  * ns_face_prepare() - record in the state what the face will change on a link
  * @sl:		the link's state entry
@@ -237,7 +196,7 @@ void ns_face_prepare(struct ns_state_link *sl, const struct ns_face *fc)
 {
 	sl->face = true;
 	snprintf(sl->face_tun, sizeof(sl->face_tun), "%s", fc->name);
-	sl->disable_ipv6 = ns_face_sysctl_read(sl->ifname, "disable_ipv6");
+	sl->disable_ipv6 = ns_sysctl6_read(sl->ifname, "disable_ipv6");
 }
 
 /* Up with the link's MTU; IPv6 autoconfiguration off first. */
@@ -252,9 +211,9 @@ static int ns_face_link_up(struct nl_sock *sk, const struct ns_face *fc, struct 
 		ns_err_set(e, "face %s: out of memory", fc->name);
 		return -ENOMEM;
 	}
-	err = ns_face_sysctl_write(fc->name, "addr_gen_mode", 1, e);
+	err = ns_sysctl6_write(fc->name, "addr_gen_mode", 1, e);
 	if (!err)
-		err = ns_face_sysctl_write(fc->name, "accept_ra", 0, e);
+		err = ns_sysctl6_write(fc->name, "accept_ra", 0, e);
 	if (err)
 		goto out;
 	rtnl_link_set_ifindex(orig, fc->ifindex);
@@ -296,7 +255,7 @@ int ns_face_setup(struct nl_sock *sk, const struct ns_state *st, const struct ns
 		 table, table, sl->ifname, NS_FACE_NFT_PRIO);
 	err = ns_face_nft(cmd, sl->ifname, "keeping the kernel off the link", e);
 	if (!err && sl->disable_ipv6 >= 0)
-		err = ns_face_sysctl_write(sl->ifname, "disable_ipv6", 1, e);
+		err = ns_sysctl6_write(sl->ifname, "disable_ipv6", 1, e);
 	if (!err)
 		err = ns_face_link_up(sk, fc, e);
 	if (!err)
@@ -342,7 +301,7 @@ int ns_face_remove(struct nl_sock *sk, const struct ns_state_link *sl, struct ns
 	err = ns_face_nft(cmd, sl->ifname, "removing the nftables table", first ? NULL : e);
 	if (err && !first)
 		first = err;
-	err = ns_face_sysctl_write(sl->ifname, "disable_ipv6", sl->disable_ipv6, first ? NULL : e);
+	err = ns_sysctl6_write(sl->ifname, "disable_ipv6", sl->disable_ipv6, first ? NULL : e);
 	if (err && !first)
 		first = err;
 	return first;

@@ -312,6 +312,8 @@ void ns_state_free(struct ns_state *st);
 
 /* --- takeover.c ------------------------------------------------------- */
 
+int ns_sysctl6_read(const char *ifname, const char *key);
+int ns_sysctl6_write(const char *ifname, const char *key, int val, struct ns_err *e);
 int ns_takeover_prepare(const struct ns_net *net, const struct ns_netns *ns,
 			struct ns_state *st, struct ns_err *e);
 int ns_takeover(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e);

@@ -61,8 +61,11 @@ static int sysctl_path(const char *ifname, const char *key, char *buf, size_t si
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-/* Return: the value, -1 when the file does not exist (no IPv6 on the link). */
-static int sysctl_read(const char *ifname, const char *key)
+/**
+ * ns_sysctl6_read() - /proc/sys/net/ipv6/conf/IFNAME/KEY
+ * Return: the value, -1 when the file does not exist (no IPv6 on the link).
+ */
+int ns_sysctl6_read(const char *ifname, const char *key)
 {
 	char path[128], buf[32];
 	ssize_t n;
@@ -81,7 +84,14 @@ static int sysctl_read(const char *ifname, const char *key)
 	return atoi(buf);
 }
 
-static int sysctl_write(const char *ifname, const char *key, int val, struct ns_err *e)
+/**
+ * ns_sysctl6_write() - set /proc/sys/net/ipv6/conf/IFNAME/KEY
+ * @val:	the value; negative (not recorded) writes nothing
+ * @e:		error message, or NULL
+ *
+ * Return: 0 or -errno.
+ */
+int ns_sysctl6_write(const char *ifname, const char *key, int val, struct ns_err *e)
 {
 	char path[128], buf[32];
 	int fd, n, err = 0;
@@ -139,9 +149,9 @@ int ns_takeover_prepare(const struct ns_net *net, const struct ns_netns *ns,
 		sl = &st->links[st->n_links++];
 		sl->ifindex = l->ifindex;
 		snprintf(sl->ifname, sizeof(sl->ifname), "%s", l->ifname);
-		sl->addr_gen_mode = sysctl_read(l->ifname, "addr_gen_mode");
-		sl->accept_ra = sysctl_read(l->ifname, "accept_ra");
-		sl->autoconf = sysctl_read(l->ifname, "autoconf");
+		sl->addr_gen_mode = ns_sysctl6_read(l->ifname, "addr_gen_mode");
+		sl->accept_ra = ns_sysctl6_read(l->ifname, "accept_ra");
+		sl->autoconf = ns_sysctl6_read(l->ifname, "autoconf");
 		for (j = 0; j < net->n_addrs; j++)
 			if (net->addrs[j].ifindex == l->ifindex)
 				st->addrs[st->n_addrs++] = net->addrs[j];
@@ -231,11 +241,11 @@ int ns_takeover(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e)
 		const struct ns_state_link *sl = &st->links[i];
 
 		if (sl->accept_ra >= 0)
-			err = sysctl_write(sl->ifname, "accept_ra", 0, e);
+			err = ns_sysctl6_write(sl->ifname, "accept_ra", 0, e);
 		if (!err && sl->autoconf >= 0)
-			err = sysctl_write(sl->ifname, "autoconf", 0, e);
+			err = ns_sysctl6_write(sl->ifname, "autoconf", 0, e);
 		if (!err && sl->addr_gen_mode >= 0)
-			err = sysctl_write(sl->ifname, "addr_gen_mode", IN6_ADDR_GEN_MODE_NONE_VAL, e);
+			err = ns_sysctl6_write(sl->ifname, "addr_gen_mode", IN6_ADDR_GEN_MODE_NONE_VAL, e);
 	}
 	/* Backwards: IPv4 secondaries go before their primary. */
 	for (i = st->n_addrs; i-- > 0 && !err;) {
@@ -618,11 +628,11 @@ int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e)
 		const struct ns_state_link *sl = &st->links[i];
 		struct ns_err *pe = first ? NULL : e;
 
-		err = sysctl_write(sl->ifname, "accept_ra", sl->accept_ra, pe);
+		err = ns_sysctl6_write(sl->ifname, "accept_ra", sl->accept_ra, pe);
 		if (!err)
-			err = sysctl_write(sl->ifname, "autoconf", sl->autoconf, pe);
+			err = ns_sysctl6_write(sl->ifname, "autoconf", sl->autoconf, pe);
 		if (!err)
-			err = sysctl_write(sl->ifname, "addr_gen_mode", sl->addr_gen_mode, pe);
+			err = ns_sysctl6_write(sl->ifname, "addr_gen_mode", sl->addr_gen_mode, pe);
 		if (err && !first)
 			first = err;
 	}

@@ -171,9 +171,8 @@ static int listen_accept(const char *path)
 	return sock;
 }
 
-/* Answer HELLO with version 99 only, then wait for the peer to give up. */
-/* HELLO answered with our major and minor 1: an older datapath. */
-static int answer_minor1(int sock)
+/* Receive the peer's HELLO and answer it with @version and @minor, as our handshake would not. */
+static int answer_hello(int sock, uint8_t version, uint8_t minor, const char *software)
 {
 	struct proto_msg *msg = NULL, *reply;
 	struct proto_why why = { 0 };
@@ -192,39 +191,25 @@ static int answer_minor1(int sock)
 	reply->type = PROTO_MSG_HELLO;
 	reply->seq = msg->seq;
 	reply->hello.n_versions = 1;
-	reply->hello.versions[0] = PROTO_VERSION_MAX;
-	reply->hello.minor = 1;
-	snprintf(reply->hello.software, sizeof(reply->hello.software), "proto_sink minor1");
+	reply->hello.versions[0] = version;
+	reply->hello.minor = minor;
+	snprintf(reply->hello.software, sizeof(reply->hello.software), "%s", software);
 	ret = proto_send(sock, reply);
 	free(reply);
 	proto_msg_free(msg);
 	return ret;
 }
 
+/* Answer HELLO with version 99 only, then wait for the peer to give up. */
 static int answer_badversion(int sock)
 {
-	struct proto_msg *msg = NULL, *reply;
 	struct proto_why why = { 0 };
-	int ret;
+	struct proto_msg *msg;
 
-	ret = proto_recv(sock, &msg, &why);
-	if (ret <= 0) {
-		fprintf(stderr, "proto_sink: HELLO: %s\n", ret ? why.text : "peer closed");
+	if (answer_hello(sock, 99, 0, "proto_sink badversion"))
 		return 1;
-	}
-	reply = calloc(1, sizeof(*reply));
-	if (!reply)
-		return 1;
-	reply->type = PROTO_MSG_HELLO;
-	reply->seq = msg->seq;
-	reply->hello.n_versions = 1;
-	reply->hello.versions[0] = 99;
-	snprintf(reply->hello.software, sizeof(reply->hello.software), "proto_sink badversion");
-	proto_send(sock, reply);
-	free(reply);
-	proto_msg_free(msg);
 	/* Drain what the peer answers (ERROR) until it closes. */
-	while ((ret = proto_recv(sock, &msg, &why)) > 0)
+	while (proto_recv(sock, &msg, &why) > 0)
 		proto_msg_free(msg);
 	printf("{\"badversion_sent\":true}\n");
 	return 0;
@@ -241,7 +226,8 @@ static int serve(int sock, enum answer answer, unsigned int hold_s)
 	if (answer == ANSWER_BADVERSION)
 		return answer_badversion(sock);
 	if (answer == ANSWER_MINOR1) {
-		if (answer_minor1(sock))
+		/* an older datapath: our major, minor 1 (no FACE) */
+		if (answer_hello(sock, PROTO_VERSION_MAX, 1, "proto_sink minor1"))
 			return 1;
 	} else if (proto_handshake(sock, false, "proto_sink", &version, NULL, &why)) {
 		fprintf(stderr, "proto_sink: handshake: %s\n", why.text);
