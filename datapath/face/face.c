@@ -655,12 +655,13 @@ void face_free(struct face *f)
 
 /**
  * face_pump() - move what connection pairs received this turn to their other end
- * @f:	the face, or NULL
+ * @f:		the face, or NULL
+ * @quiet:	stack_turn_end() just flushed the links and none holds a borrowed frame
  */
-void face_pump(struct face *f)
+void face_pump(struct face *f, bool quiet)
 {
 	if (f)
-		face_tcp_pump(f);
+		face_tcp_pump(f, quiet);
 }
 
 /**

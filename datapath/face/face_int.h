@@ -135,7 +135,7 @@ const char *face_drop_name(unsigned int d);
 /* face_tcp.c */
 int face_tcp_init(struct face *f);
 void face_tcp_fini(struct face *f);
-void face_tcp_pump(struct face *f);
+void face_tcp_pump(struct face *f, bool quiet);
 void face_tcp_print(struct face *f, struct out *o);
 
 /* face_udp.c */

@@ -339,13 +339,14 @@ static void face_pair_pump(struct face_pair *pr)
 
 /**
  * face_tcp_pump() - move what the pairs received this turn (face_pump())
- * @f:	the face
+ * @f:		the face
+ * @quiet:	the links were just flushed and none holds a borrowed frame
  */
-void face_tcp_pump(struct face *f)
+void face_tcp_pump(struct face *f, bool quiet)
 {
 	if (!f->pending)
 		return;
-	if (stack_links_flush(f->st, true)) {
+	if (!quiet) {
 		face_count(f, FACE_CTR_TCP_HELD);	/* a link is blocked: the next turn */
 		return;
 	}

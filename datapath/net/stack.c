@@ -80,10 +80,8 @@ static void stack_turn_end(void *ctx)
 
 	for (i = 0; i < st->n_turn_fns; i++)
 		st->turn_fns[i].fn(st->turn_fns[i].ctx);
-	if (st->face) {
-		stack_links_flush(st, false);
-		face_pump(st->face);
-	}
+	if (st->face)
+		face_pump(st->face, stack_links_flush(st, false) == 0);
 	borrowed = stack_links_flush(st, false);
 	if (st->tcp)
 		tcp_glue_turn_end(st->tcp, !borrowed);
