@@ -96,12 +96,16 @@ static void fwd_signals(sigset_t *set)
 static int child_start(struct attach *a, struct ns_err *e)
 {
 	const struct ns_opts *o = a->o;
-	char fdbuf[16];
+	char fdbuf[16], path[PATH_MAX];
 	char **argv;
 	unsigned int n = 0, i;
+	int sv[2], status_pipe[2], exec_errno, err;
 	sigset_t set;
-	int sv[2], err;
+	ssize_t got;
 
+	err = ns_datapath_find(o->child_argv[0], o->datapath_hint, path, sizeof(path), e);
+	if (err)
+		return err;
 	for (i = 0; o->child_argv[i]; i++)
 		;
 	argv = calloc(i + 6, sizeof(*argv));
@@ -112,6 +116,15 @@ static int child_start(struct attach *a, struct ns_err *e)
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		err = -errno;
 		ns_err_set(e, "run: socketpair: %s", strerror(errno));
+		free(argv);
+		return err;
+	}
+	/* The child writes execv()'s errno here; a successful exec closes it empty. */
+	if (pipe2(status_pipe, O_CLOEXEC) < 0) {
+		err = -errno;
+		ns_err_set(e, "run: pipe: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
 		free(argv);
 		return err;
 	}
@@ -147,6 +160,8 @@ static int child_start(struct attach *a, struct ns_err *e)
 		ns_err_set(e, "run: fork: %s", strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
+		close(status_pipe[0]);
+		close(status_pipe[1]);
 		free(argv);
 		return err;
 	}
@@ -164,12 +179,27 @@ static int child_start(struct attach *a, struct ns_err *e)
 			}
 		}
 		fcntl(sv[1], F_SETFD, 0);
-		execvp(argv[0], argv);
-		fprintf(stderr, "netsetup: run: cannot execute %s: %s\n", argv[0], strerror(errno));
+		execv(path, argv);
+		exec_errno = errno;
+		if (write(status_pipe[1], &exec_errno, sizeof(exec_errno)) < 0)
+			_exit(126);
 		_exit(127);
 	}
 	close(sv[1]);
+	close(status_pipe[1]);
 	free(argv);
+	do {
+		got = read(status_pipe[0], &exec_errno, sizeof(exec_errno));
+	} while (got < 0 && errno == EINTR);
+	close(status_pipe[0]);
+	if (got == sizeof(exec_errno)) {
+		ns_err_set(e, "cannot execute %s: %s%s%s", path, strerror(exec_errno),
+			   o->datapath_hint ? "; " : "", o->datapath_hint ? o->datapath_hint : "");
+		close(sv[0]);
+		waitpid(a->child, NULL, 0);
+		a->child = 0;
+		return -exec_errno;
+	}
 	a->sock = sv[0];
 	return 0;
 }

@@ -268,6 +268,7 @@ static int cni_add(struct cni *c)
 		o.channels = json_integer_value(chan);
 	}
 	o.user = user;
+	o.datapath_hint = "set \"datapath\" in the network configuration";
 	o.netns_path = c->netns;
 	o.ifaces[0] = c->ifname;
 	o.n_ifaces = 1;

@@ -410,6 +410,7 @@ struct ns_opts {
 	bool json;
 	const char *show_iface;
 	const char *datapath;
+	const char *datapath_hint;	/* run: how to name another datapath, for messages (dpexec.c) */
 	enum ns_gso_request gso;
 	uint32_t gso_max_bytes;		/* 0: the link's own limit */
 	unsigned int channels;
@@ -443,6 +444,10 @@ int ns_select(struct ns_net *net, const char *const *ifaces, unsigned int n_ifac
 int ns_cmd_gso_show(const struct ns_opts *o, FILE *out, struct ns_err *e);
 int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e);
 int ns_cmd_detach(const struct ns_opts *o, struct ns_err *e);
+
+/* --- dpexec.c: find the datapath program ----------------------------- */
+
+int ns_datapath_find(const char *name, const char *hint, char *path, size_t size, struct ns_err *e);
 
 /* --- dpproc.c: datapaths that outlive the command that started them --- */
 

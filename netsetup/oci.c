@@ -289,6 +289,7 @@ static int oci_create(struct oci *h, const char *owner, struct ns_err *e)
 	h->o.netns_path = nspath;
 	h->o.pid = nspath ? 0 : (pid_t)json_integer_value(pid);
 	h->o.child_argv = h->argv;
+	h->o.datapath_hint = "give the hook --datapath PATH";
 	h->o.detach_child = true;
 	h->o.owner = owner;
 	h->o.child_pidp = &dp;

@@ -653,7 +653,7 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct proto_why why = { 0 };
 	struct proto_msg *msg = NULL;
-	char nsbuf[64], fdbuf[16], **dargv;
+	char nsbuf[64], fdbuf[16], path[PATH_MAX], **dargv;
 	int opt, sock = -1, err, i, n, mode;
 	long v;
 	char *end;
@@ -718,6 +718,10 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 					       : "no datapath command after '--'", serve_usage);
 		return -EINVAL;
 	}
+	/* Found before serve attaches anything: a missing datapath changes nothing. */
+	err = ns_datapath_find(argv[optind], NULL, path, sizeof(path), e);
+	if (err)
+		return err;
 	req.netns_fd = open(netns, O_RDONLY | O_CLOEXEC);
 	if (req.netns_fd < 0) {
 		err = -errno;
@@ -778,9 +782,9 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 	proto_msg_free(msg);
 	msg = NULL;
 	fflush(NULL);
-	execvp(dargv[0], dargv);
+	execv(path, dargv);
 	err = -errno;
-	ns_err_set(e, "cannot execute %s: %s", dargv[0], strerror(errno));
+	ns_err_set(e, "cannot execute %s: %s", path, strerror(errno));
 	free(dargv);
 out:
 	proto_msg_free(msg);

@@ -118,7 +118,23 @@ expect_cni_error "unknown command" 4 "CNI_COMMAND 'FROB'" -- cni sandnet FROB "$
 expect_cni_error "CHECK before ADD" 101 "not attached" -- cni sandnet CHECK "$SN_TMP/sandnet.json"
 python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["datapath"]="/nonexistent/datapath"; json.dump(c, open(sys.argv[2],"w"))' \
 	"$SN_TMP/sandnet.json" "$SN_TMP/bad.json"
-expect_cni_error "datapath that cannot start" 100 "attach failed" -- cni sandnet ADD "$SN_TMP/bad.json"
+expect_cni_error "datapath that does not exist" 100 \
+	'attach failed: cannot execute /nonexistent/datapath: No such file or directory; set "datapath" in the network configuration' \
+	-- cni sandnet ADD "$SN_TMP/bad.json"
+printf 'not a program\n' >"$SN_TMP/notexec"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["datapath"]=sys.argv[3]; json.dump(c, open(sys.argv[2],"w"))' \
+	"$SN_TMP/sandnet.json" "$SN_TMP/bad.json" "$SN_TMP/notexec"
+expect_cni_error "datapath not executable" 100 "cannot execute $SN_TMP/notexec: Permission denied" \
+	-- cni sandnet ADD "$SN_TMP/bad.json"
+# Executable but no program: only execv() itself can tell, in the child.
+chmod +x "$SN_TMP/notexec"
+expect_cni_error "datapath not a program" 100 "cannot execute $SN_TMP/notexec: Exec format error" \
+	-- cni sandnet ADD "$SN_TMP/bad.json"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["datapath"]="no-such-datapath"; json.dump(c, open(sys.argv[2],"w"))' \
+	"$SN_TMP/sandnet.json" "$SN_TMP/bad.json"
+expect_cni_error "datapath found nowhere" 100 \
+	"cannot execute no-such-datapath: not found next to netsetup \\($(dirname "$(readlink -f "$NETSETUP")").*nor in PATH" \
+	-- cni sandnet ADD "$SN_TMP/bad.json"
 ns_snapshot "$CT" "$SN_TMP/after-errors"
 ns_same "$SN_TMP/before" "$SN_TMP/after-errors" "namespace after refused ADDs"
 [ -z "$(ls "$SANDNET_STATE_DIR" 2>/dev/null)" ] || sn_fail "refused ADDs left files: $(ls "$SANDNET_STATE_DIR")"
@@ -202,4 +218,35 @@ cni sandnet DEL "$SN_TMP/sandnet.json" || sn_fail "DEL after SIGKILL"
 ns_settle "$CT"
 ns_snapshot "$CT" "$SN_TMP/after-kill"
 ns_same "$SN_TMP/before" "$SN_TMP/after-kill" "namespace after ADD + SIGKILL + DEL"
-echo "CNI chain ptp -> sandnet: ADD, CHECK, DEL, errors"
+sn_log "installed as make install lays it out, with a runtime's PATH: the datapath is found next to netsetup"
+# PREFIX/sbin/netsetup, PREFIX/bin/datapath, PREFIX/lib/cni/sandnet -> ../../sbin/netsetup;
+# no "datapath" key, and PATH as podman gives its plugins, without PREFIX/bin.
+PREFIX=$SN_TMP/prefix
+mkdir -p "$PREFIX/sbin" "$PREFIX/bin" "$PREFIX/lib/cni"
+cp "$NETSETUP" "$PREFIX/sbin/netsetup"
+cp "$DATAPATH" "$PREFIX/bin/datapath"
+ln -s ../../sbin/netsetup "$PREFIX/lib/cni/sandnet"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); del c["datapath"]; json.dump(c, open(sys.argv[2],"w"))' \
+	"$SN_TMP/sandnet.json" "$SN_TMP/nodp.json"
+runtime_path=/usr/sbin:/usr/bin:/sbin:/bin
+ip netns exec "$HOSTNS" env -i PATH=$runtime_path CNI_COMMAND=ADD CNI_CONTAINERID="$CID" CNI_NETNS="$NSP" \
+	CNI_IFNAME=eth0 CNI_PATH="$PREFIX/lib/cni" SANDNET_STATE_DIR="$SANDNET_STATE_DIR" \
+	"$PREFIX/lib/cni/sandnet" <"$SN_TMP/nodp.json" >"$SN_TMP/add.json" 2>"$SN_TMP/add.err" ||
+	sn_fail "ADD installed, runtime PATH: $(cat "$SN_TMP/add.json" "$SN_TMP/add.err")"
+DP_PID=$(awk '$1 == "datapath" { print $2 }' "$SANDNET_STATE_DIR"/*.state)
+[ "$(readlink "/proc/$DP_PID/exe")" = "$PREFIX/bin/datapath" ] ||
+	sn_fail "the datapath started is $(readlink "/proc/$DP_PID/exe"), not $PREFIX/bin/datapath"
+ip netns exec "$HOSTNS" ping -c 1 -W 2 "$CT_IP" || sn_fail "ping through the installed datapath"
+cni sandnet DEL "$SN_TMP/nodp.json" || sn_fail "DEL of the installed one"
+! alive "$DP_PID" || sn_fail "datapath $DP_PID still runs after DEL"
+rm "$PREFIX/bin/datapath"
+expect_cni_error "installed without its datapath" 100 \
+	"cannot execute datapath: not found next to netsetup \\($PREFIX/sbin, $PREFIX/bin\\) nor in PATH \\($runtime_path\\); set \"datapath\" in the network configuration" \
+	-- ip netns exec "$HOSTNS" env -i PATH=$runtime_path CNI_COMMAND=ADD CNI_CONTAINERID="$CID" CNI_NETNS="$NSP" \
+	CNI_IFNAME=eth0 CNI_PATH="$PREFIX/lib/cni" SANDNET_STATE_DIR="$SANDNET_STATE_DIR" \
+	"$PREFIX/lib/cni/sandnet" <"$SN_TMP/nodp.json"
+ns_settle "$CT"
+ns_snapshot "$CT" "$SN_TMP/after-installed"
+ns_same "$SN_TMP/before" "$SN_TMP/after-installed" "namespace after the installed ADD + DEL and the refused one"
+[ -z "$(ls "$SANDNET_STATE_DIR")" ] || sn_fail "left files: $(ls "$SANDNET_STATE_DIR")"
+echo "CNI chain ptp -> sandnet: ADD, CHECK, DEL, errors, the datapath found next to netsetup"

@@ -70,6 +70,14 @@ CPID=$!
 sn_on_exit "kill $CPID"
 sn_wait_for 5 sh -c "[ \"\$(readlink /proc/$CPID/ns/net)\" = \"\$(ip netns exec '$CT' readlink /proc/self/ns/net)\" ]" ||
 	sn_fail "the container process did not enter $CT"
+ns_expect_fail "a datapath that does not exist" \
+	"cannot execute /nonexistent/datapath: No such file or directory; give the hook --datapath PATH" -- \
+	hook create --datapath /nonexistent/datapath <<<"{\"id\": \"direct-$$\", \"status\": \"creating\", \"pid\": $CPID}"
+ns_expect_fail "no datapath next to netsetup nor in PATH" \
+	"cannot execute no-such-datapath: not found next to netsetup .* nor in PATH \\(/usr/sbin:/usr/bin:/sbin:/bin\\); give the hook --datapath PATH" -- \
+	env PATH=/usr/sbin:/usr/bin:/sbin:/bin "$NETSETUP" oci-hook create --datapath no-such-datapath \
+	<<<"{\"id\": \"direct-$$\", \"status\": \"creating\", \"pid\": $CPID}"
+[ -z "$(ls "$SANDNET_STATE_DIR" 2>/dev/null)" ] || sn_fail "a refused hook left: $(ls "$SANDNET_STATE_DIR")"
 hook create --datapath "$DATAPATH" <<<"{\"ociVersion\": \"1.0.2\", \"id\": \"direct-$$\", \"status\": \"creating\", \"pid\": $CPID}" ||
 	sn_fail "hook create by pid"
 STATE=$(ls "$SANDNET_STATE_DIR"/*.state) || sn_fail "no state after hook create"
@@ -100,9 +108,9 @@ sn_wait_for 10 ip netns exec "$HOSTNS" curl -sf -o /dev/null "http://$GW:8000/" 
 # busybox-static's wget -T crashes: its own timeout bounds it instead
 CT_CMD="httpd -p 8080 -h /www && timeout 20 wget -q -O /www/got http://$GW:8000/from-peer; sleep 60"
 (cd "$B" && crun spec) || sn_fail "crun spec"
-python3 - "$B/config.json" "$NETSETUP" "$DATAPATH" "$NSP" "$SANDNET_STATE_DIR" "$CT_CMD" <<'EOF'
+python3 - "$B/config.json" "$NETSETUP" "$NSP" "$SANDNET_STATE_DIR" "$CT_CMD" <<'EOF'
 import json, sys
-path, netsetup, datapath, nsp, statedir, cmd = sys.argv[1:]
+path, netsetup, nsp, statedir, cmd = sys.argv[1:]
 c = json.load(open(path))
 c["process"]["terminal"] = False
 c["process"]["args"] = ["sh", "-c", cmd]
@@ -112,7 +120,8 @@ c["linux"]["namespaces"] = [{"type": t} for t in ("pid", "ipc", "uts", "mount")]
     [{"type": "network", "path": nsp}]
 env = ["SANDNET_STATE_DIR=" + statedir, "PATH=/usr/sbin:/usr/bin:/sbin:/bin"]
 c["hooks"] = {
-    "createRuntime": [{"path": netsetup, "args": ["netsetup", "oci-hook", "create", "--datapath", datapath],
+    # No --datapath, and a runtime's PATH: the hook finds the datapath next to netsetup.
+    "createRuntime": [{"path": netsetup, "args": ["netsetup", "oci-hook", "create"],
                        "env": env, "timeout": 30}],
     "poststop": [{"path": netsetup, "args": ["netsetup", "oci-hook", "poststop"], "env": env, "timeout": 30}],
 }
