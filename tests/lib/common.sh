@@ -40,11 +40,41 @@ sn_fail() { echo "FAIL: $*" >&2; exit 1; }
 sn_skip() { echo "skipped: $*"; exit 77; }
 sn_log() { echo "--- $*"; }
 
-# sn_netns_add NAME: create namespace ${SN_PREFIX}NAME with lo up.
+# Every namespace sysctl the tests rely on, at the kernel's own defaults. A
+# new namespace inherits its IPv4 settings from the root one
+# (net.core.devconf_inherit_init_net=0), and a container host has them the
+# other way round: CNI's bridge and ptp plugins, Docker and podman turn on
+# ip_forward where they run, distributions set rp_filter. So each namespace
+# sets them itself, "default" before any link arrives (a link copies it).
+SN_SYSCTL_BASELINE="net.ipv4.ip_forward=0
+net.ipv4.conf.all.forwarding=0 net.ipv4.conf.default.forwarding=0
+net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+net.ipv4.conf.all.accept_redirects=1 net.ipv4.conf.default.accept_redirects=1
+net.ipv4.conf.all.send_redirects=1 net.ipv4.conf.default.send_redirects=1
+net.ipv4.conf.all.accept_local=0 net.ipv4.conf.default.accept_local=0
+net.ipv4.conf.all.route_localnet=0 net.ipv4.conf.default.route_localnet=0
+net.ipv4.conf.all.proxy_arp=0 net.ipv4.conf.default.proxy_arp=0
+net.ipv4.conf.all.arp_ignore=0 net.ipv4.conf.default.arp_ignore=0
+net.ipv4.conf.all.arp_announce=0 net.ipv4.conf.default.arp_announce=0
+net.ipv4.conf.all.arp_filter=0 net.ipv4.conf.default.arp_filter=0
+net.ipv6.conf.all.forwarding=0 net.ipv6.conf.default.forwarding=0
+net.ipv6.conf.all.accept_ra=1 net.ipv6.conf.default.accept_ra=1
+net.ipv6.conf.all.autoconf=1 net.ipv6.conf.default.autoconf=1
+net.ipv6.conf.all.accept_dad=1 net.ipv6.conf.default.accept_dad=1
+net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.default.disable_ipv6=0
+net.ipv4.ping_group_range=1\t0"
+
+# sn_netns_add NAME: create namespace ${SN_PREFIX}NAME with lo up and
+# SN_SYSCTL_BASELINE set. SN_HOST_SYSCTLS (tests/integration/host_sysctls.sh)
+# is applied first: what a namespace inherits on a container host.
 sn_netns_add() {
-	local ns=$SN_PREFIX$1
+	local ns=$SN_PREFIX$1 kv settings=()
 	ip netns add "$ns" || sn_fail "ip netns add $ns"
 	_sn_netns+=("$ns")
+	for kv in ${SN_HOST_SYSCTLS:-} $SN_SYSCTL_BASELINE; do
+		settings+=("${kv//\\t/	}")
+	done
+	ip netns exec "$ns" sysctl -qw "${settings[@]}" >/dev/null || sn_fail "$ns: sysctl ${settings[*]}"
 	ip -n "$ns" link set lo up
 }
 
