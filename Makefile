@@ -157,8 +157,16 @@ install: all
 	for u in dist/systemd/*.service dist/systemd/*.socket; do \
 		sed 's#/usr/local#$(PREFIX)#g' "$$u" > $(DESTDIR)$(PREFIX)/lib/systemd/system/$$(basename "$$u"); done
 	install -m 0644 dist/systemd/netsetup.conf $(DESTDIR)$(PREFIX)/share/doc/sandnet/netsetup.conf.example
-	# The CNI plugin is netsetup under the name "sandnet" (docs/runtime.md).
+	# The CNI plugin is netsetup under the name "sandnet" (docs/runtime.md),
+	# in PREFIX/lib/cni: one of podman's default cni_plugin_dirs for /usr/local and /usr.
 	ln -sf ../../sbin/netsetup $(DESTDIR)$(PREFIX)/lib/cni/sandnet
+	# oci-hooks(5) files, enabled per container by io.sandnet.enable=true; an example
+	# conflist (bridge, then sandnet); the documentation.
+	install -d $(DESTDIR)$(PREFIX)/share/containers/oci/hooks.d $(DESTDIR)$(PREFIX)/share/sandnet/cni
+	for h in dist/oci/hooks.d/*.json; do \
+		sed 's#/usr/local#$(PREFIX)#g' "$$h" > $(DESTDIR)$(PREFIX)/share/containers/oci/hooks.d/$$(basename "$$h"); done
+	install -m 0644 dist/cni/*.conflist $(DESTDIR)$(PREFIX)/share/sandnet/cni/
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/sandnet/
 
 # build/ and any other O= folder given (relative paths only: never O=/ or O=..)
 clean:

@@ -5,7 +5,9 @@
  * Theory of operation: --control SOCKET makes a unix SOCK_STREAM listener,
  * bound before privileges are dropped (so it may live in /run/sandnet) and
  * made 0600: only root and the datapath's own user may ask. A client sends
- * one line, "stats" or "stats json", and reads the answer until EOF. The
+ * one line, "stats" or "stats json" (everything), "summary" or "summary
+ * json" (the totals and the policy's hits: control_print_summary(), what
+ * `datapath stats --all` shows per container), and reads the answer until EOF. The
  * request is read and the answer written with 1-second socket timeouts right
  * in the loop's turn: the answer is a few KiB and the client is local, so a
  * stuck client costs at most a second or two, and no state is kept per
@@ -17,7 +19,9 @@
  * and hits (how often the cap was reached).
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +37,7 @@
 #include "datapath/face/face.h"
 #include "datapath/net/tcp_glue.h"
 #include "datapath/out.h"
+#include "datapath/policy.h"
 
 #define CONTROL_REQ_MAX	64
 
@@ -195,6 +200,77 @@ static void control_limits(struct out *o, struct dp *dp)
 	out_obj_end(o);
 }
 
+/* Bytes and frames of a set of links, both ways. */
+static void control_link_sums(struct link *const *links, unsigned int n, uint64_t sum[4])
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		sum[0] += links[i]->stats.rx_bytes;
+		sum[1] += links[i]->stats.tx_bytes;
+		sum[2] += links[i]->stats.rx_frames;
+		sum[3] += links[i]->stats.tx_frames;
+	}
+}
+
+/*
+ * "totals": one container at a glance. The inner links' receive side is what
+ * the container sent; the outer links' is what the network sent.
+ */
+static void control_totals(struct out *o, struct dp *dp)
+{
+	uint64_t outer[4] = { 0 }, inner[4] = { 0 };
+	struct stack *st = &dp->st;
+	struct face_totals t;
+
+	control_link_sums(st->links, st->n_links, outer);
+	control_link_sums(st->inner, st->n_inner, inner);
+	face_totals(st->face, &t);
+	out_obj_begin(o, "totals");
+	out_u64(o, "network_rx_bytes", outer[0]);
+	out_u64(o, "network_tx_bytes", outer[1]);
+	out_u64(o, "network_rx_frames", outer[2]);
+	out_u64(o, "network_tx_frames", outer[3]);
+	out_u64(o, "container_tx_bytes", inner[0]);
+	out_u64(o, "container_rx_bytes", inner[1]);
+	out_u64(o, "tcp_outbound", t.tcp_outbound);
+	out_u64(o, "tcp_inbound", t.tcp_inbound);
+	out_u64(o, "udp_flows", t.udp_flows);
+	out_u64(o, "refused_egress", policy_refusals(st->policy, POLICY_EGRESS));
+	out_u64(o, "refused_ingress", policy_refusals(st->policy, POLICY_INGRESS));
+	out_u64(o, "face_drops", t.drops);
+	out_obj_end(o);
+}
+
+/* What both the full stats and the summary begin with. */
+static void control_head(struct out *o, struct dp *dp)
+{
+	out_str(o, "name", dp->name ? dp->name : "");
+	out_u64(o, "pid", (uint64_t)getpid());
+	out_u64(o, "uid", (uint64_t)geteuid());
+	out_u64(o, "uptime_ms", loop_now_ms(dp->loop) - dp->start_ms);
+}
+
+/**
+ * control_print_summary() - what an operator looks at per container: the
+ * totals and every policy rule with its hits (`datapath stats --all`)
+ * @dp:		the datapath
+ * @f:		stream
+ * @json:	JSON instead of text
+ */
+void control_print_summary(struct dp *dp, FILE *f, bool json)
+{
+	struct out o;
+
+	out_init(&o, f, json);
+	control_head(&o, dp);
+	out_u64(&o, "links", dp->st.n_links);
+	out_u64(&o, "faces", dp->st.n_inner);
+	control_totals(&o, dp);
+	policy_print(dp->st.policy, &o);
+	out_finish(&o);
+}
+
 /**
  * control_print_stats() - every counter of the process, as text or JSON
  * @dp:		the datapath
@@ -209,9 +285,7 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 	unsigned int i;
 
 	out_init(&o, f, json);
-	out_u64(&o, "pid", (uint64_t)getpid());
-	out_u64(&o, "uid", (uint64_t)geteuid());
-	out_u64(&o, "uptime_ms", now - dp->start_ms);
+	control_head(&o, dp);
 	out_u64(&o, "loop_turns", loop_turns(dp->loop));
 	out_u64(&o, "packets_live", (uint64_t)pkt_live());
 	{
@@ -275,7 +349,9 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 		svc_tcp_stats(dp->tcp_svcs[i], &o);
 	out_arr_end(&o);
 	tcp_glue_print_stats(st, &o);
+	control_totals(&o, dp);
 	face_print_stats(st->face, &o);
+	policy_print(st->policy, &o);
 	out_finish(&o);
 }
 
@@ -309,8 +385,10 @@ static void control_serve(struct dp *dp, int fd)
 		return;
 	if (!strcmp(req, "stats\n") || !strcmp(req, "stats json\n"))
 		control_print_stats(dp, f, req[5] == ' ');
+	else if (!strcmp(req, "summary\n") || !strcmp(req, "summary json\n"))
+		control_print_summary(dp, f, req[7] == ' ');
 	else
-		fprintf(f, "error: unknown request (expected \"stats\" or \"stats json\")\n");
+		fprintf(f, "error: unknown request (expected \"stats\", \"stats json\", \"summary\" or \"summary json\")\n");
 	fclose(f);
 	while (off < text_len) {
 		n = send(fd, text + off, text_len - off, MSG_NOSIGNAL);
@@ -400,19 +478,10 @@ void control_close(struct dp *dp)
 	unlink(dp->control_path);
 }
 
-/**
- * control_client() - `datapath stats`: ask a running datapath, print to stdout
- * @path:	its control socket
- * @json:	ask for JSON
- * @err:	reason on failure
- * @err_len:	size of @err
- *
- * Return: 0 or negative errno.
- */
-int control_client(const char *path, bool json, char *err, size_t err_len)
+/* Send @req to the control socket at @path, copy the answer to @out. */
+static int control_ask(const char *path, const char *req, FILE *out, char *err, size_t err_len)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	const char *req = json ? "stats json\n" : "stats\n";
 	char buf[4096];
 	ssize_t n;
 	int fd, ret;
@@ -439,10 +508,108 @@ int control_client(const char *path, bool json, char *err, size_t err_len)
 		return ret;
 	}
 	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
-		fwrite(buf, 1, n, stdout);
+		fwrite(buf, 1, n, out);
 	ret = n < 0 ? -errno : 0;
 	if (n < 0)
 		snprintf(err, err_len, "--control %s: recv: %s", path, strerror(errno));
 	close(fd);
 	return ret;
+}
+
+/**
+ * control_client() - `datapath stats`: ask a running datapath, print to stdout
+ * @path:	its control socket
+ * @json:	ask for JSON
+ * @err:	reason on failure
+ * @err_len:	size of @err
+ *
+ * Return: 0 or negative errno.
+ */
+int control_client(const char *path, bool json, char *err, size_t err_len)
+{
+	return control_ask(path, json ? "stats json\n" : "stats\n", stdout, err, err_len);
+}
+
+static int control_name_cmp(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int control_is_socket_file(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return n > 4 && !strcmp(d->d_name + n - 4, ".ctl");
+}
+
+/**
+ * control_client_all() - `datapath stats --all`: the summary of every
+ * datapath whose control socket is in @dir (netsetup gives the ones it
+ * starts detached STATEFILE.ctl there), in name order
+ * @dir:	the folder (/run/sandnet)
+ * @json:	one JSON array of the summaries instead of text
+ * @err:	the first failure, when one failed
+ * @err_len:	size of @err
+ *
+ * A datapath that does not answer is reported on stderr and skipped: the
+ * others are still shown.
+ *
+ * Return: the number shown, or negative errno when one failed or @dir
+ * cannot be read.
+ */
+int control_client_all(const char *dir, bool json, char *err, size_t err_len)
+{
+	struct dirent **names;
+	char path[PATH_MAX], why[256];
+	int n, i, shown = 0, ret = 0;
+
+	n = scandir(dir, &names, control_is_socket_file, control_name_cmp);
+	if (n < 0) {
+		ret = -errno;
+		snprintf(err, err_len, "--all: %s: %s", dir, strerror(errno));
+		return ret;
+	}
+	if (json)
+		fputc('[', stdout);
+	for (i = 0; i < n; i++) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		int r;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
+		free(names[i]);
+		if (!f) {
+			ret = -ENOMEM;
+			snprintf(err, err_len, "out of memory");
+			continue;
+		}
+		r = control_ask(path, json ? "summary json\n" : "summary\n", f, why, sizeof(why));
+		fclose(f);
+		if (r < 0 || !len) {
+			fprintf(stderr, "datapath stats: %s\n", r < 0 ? why : "empty answer");
+			if (!ret) {
+				ret = r < 0 ? r : -EPROTO;
+				snprintf(err, err_len, "%s", r < 0 ? why : "empty answer");
+			}
+			free(text);
+			continue;
+		}
+		if (json) {
+			/* one document each, without its newline, into the array */
+			while (len && text[len - 1] == '\n')
+				len--;
+			if (shown)
+				fputc(',', stdout);
+			fwrite(text, 1, len, stdout);
+		} else {
+			printf("%s== %s\n%s", shown ? "\n" : "", path, text);
+		}
+		shown++;
+		free(text);
+	}
+	free(names);
+	if (json)
+		fputs("]\n", stdout);
+	return ret < 0 ? ret : shown;
 }

@@ -31,6 +31,7 @@
  * @proto_fd:	the socket netsetup configured us through, -1 once closed
  * @control_fd:	listening control socket, -1 without --control
  * @start_ms:	loop time at start (uptime in stats)
+ * @name:	--name: who the datapath serves ("cni:ID:IFNAME"), for stats
  */
 struct dp {
 	struct loop *loop;
@@ -45,6 +46,7 @@ struct dp {
 	struct loop_fd control_lfd;
 	char control_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uint64_t start_ms;
+	const char *name;
 };
 
 /* config.c */
@@ -62,6 +64,8 @@ int control_open(struct dp *dp, const char *path, char *err, size_t err_len);
 int control_start(struct dp *dp);
 void control_close(struct dp *dp);
 void control_print_stats(struct dp *dp, FILE *f, bool json);
+void control_print_summary(struct dp *dp, FILE *f, bool json);
 int control_client(const char *path, bool json, char *err, size_t err_len);
+int control_client_all(const char *dir, bool json, char *err, size_t err_len);
 
 #endif /* SANDNET_DATAPATH_DATAPATH_H */

@@ -14,7 +14,8 @@
  *   7. run the loop until SIGTERM/SIGINT, then release everything
  *
  * `datapath stats --control SOCKET [--json]` is the client side of the
- * control socket (control.c).
+ * control socket (control.c); `datapath stats --all` asks every datapath
+ * whose socket is in /run/sandnet for its summary (one per container).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,17 +29,19 @@
 
 #include "datapath/datapath.h"
 #include "datapath/face/face.h"
+#include "datapath/policy.h"
 #include "datapath/seccomp.h"
 
 static const char usage[] =
 	"usage: datapath [--listen SOCKET | --fd N] [--user USER] [--control SOCKET]\n"
-	"                [--publish SPEC]... [--forward SPEC]... [CAPS]\n"
-	"       datapath stats --control SOCKET [--json]\n"
+	"                [--publish SPEC]... [--forward SPEC]... [POLICY]... [CAPS]\n"
+	"       datapath stats (--control SOCKET | --all [--dir DIR]) [--json]\n"
 	"\n"
 	"  --fd N            read the configuration from fd N (netsetup run passes it)\n"
 	"  --listen SOCKET   accept one netsetup connection on SOCKET (netsetup attach)\n"
 	"  --user USER       run as USER after start-up (default: nobody)\n"
 	"  --control SOCKET  serve statistics on this unix socket\n"
+	"  --name NAME       who this datapath serves, for stats (netsetup gives cni:ID:IFNAME)\n"
 	"  --publish udp:[ADDR:]PORT=TARGET   datagrams to the container's PORT go to\n"
 	"                    TARGET (HOST:PORT or unix:/path); replies come back\n"
 	"  --forward udp:LISTEN=REMOTE        datagrams to LISTEN (HOST:PORT or\n"
@@ -47,6 +50,11 @@ static const char usage[] =
 	"                    joined to new connections to TARGET (HOST:PORT or unix:/path)\n"
 	"  --forward tcp:LISTEN=REMOTE        connections to LISTEN (HOST:PORT or\n"
 	"                    unix:/path) are joined to connections to REMOTE (ADDR:PORT)\n"
+	"policy for the container face, first match wins, then deny of the cloud\n"
+	"metadata addresses, then allow (docs/face.md; RULE: [tcp:|udp:|icmp:]NETWORK[:PORTS],\n"
+	"NETWORK an address, a CIDR or any, IPv6 in [] before :PORTS):\n"
+	"  --egress-allow RULE, --egress-deny RULE    what the container may reach\n"
+	"  --ingress-allow RULE, --ingress-deny RULE  who may reach the container\n"
 	"resource caps (docs/security.md; BYTES may end in K, M or G):\n"
 	"  --max-conns N       TCP connections, every state (default 65536)\n"
 	"  --max-half-open N   SYN-RECEIVED connections; then SYN cookies (default 1024)\n"
@@ -65,29 +73,39 @@ struct dp_opts {
 	const char *listen;
 	const char *user;
 	const char *control;
+	const char *name;
 	unsigned int n_specs;
 	struct svc_spec specs[DP_MAX_SVCS];
 	struct stack_limits limits;
+	struct policy policy;
 };
 
 static int dp_stats_main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "control", required_argument, NULL, 'c' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "dir", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *control = NULL;
-	bool json = false;
+	const char *control = NULL, *dir = NULL;
+	bool json = false, all = false;
 	char err[512];
-	int c;
+	int c, n;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:jh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			control = optarg;
+			break;
+		case 'a':
+			all = true;
+			break;
+		case 'd':
+			dir = optarg;
 			break;
 		case 'j':
 			json = true;
@@ -100,9 +118,23 @@ static int dp_stats_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!control || optind != argc) {
-		fprintf(stderr, "datapath stats: --control SOCKET is required\n");
+	if (optind != argc || !control == !all || (dir && !all)) {
+		fprintf(stderr, "datapath stats: give either --control SOCKET or --all [--dir DIR]\n");
 		return 2;
+	}
+	if (all) {
+		/* where netsetup keeps its state, as netsetup finds it */
+		if (!dir)
+			dir = getenv("SANDNET_STATE_DIR") && *getenv("SANDNET_STATE_DIR") ?
+			      getenv("SANDNET_STATE_DIR") : "/run/sandnet";
+		n = control_client_all(dir, json, err, sizeof(err));
+		if (n < 0) {
+			fprintf(stderr, "datapath stats: %s\n", err);
+			return 1;
+		}
+		if (!n && !json)
+			printf("no datapath has a control socket in %s\n", dir);
+		return 0;
 	}
 	if (control_client(control, json, err, sizeof(err)) < 0) {
 		fprintf(stderr, "datapath stats: %s\n", err);
@@ -118,6 +150,7 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "control", required_argument, NULL, 'c' },
+		{ "name", required_argument, NULL, 'n' },
 		{ "publish", required_argument, NULL, 'p' },
 		{ "forward", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
@@ -129,6 +162,10 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "max-neigh", required_argument, NULL, 'L' },
 		{ "max-udp-flows", required_argument, NULL, 'L' },
 		{ "max-udp-flows-per-source", required_argument, NULL, 'L' },
+		{ "egress-allow", required_argument, NULL, 'P' },
+		{ "egress-deny", required_argument, NULL, 'P' },
+		{ "ingress-allow", required_argument, NULL, 'P' },
+		{ "ingress-deny", required_argument, NULL, 'P' },
 		{ 0 }
 	};
 	char err[1024];
@@ -140,6 +177,14 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		switch (c) {
 		case 'L':
 			if (config_limit_parse(&o->limits, lopts[li].name, optarg, err, sizeof(err)) < 0) {
+				fprintf(stderr, "datapath: %s\n", err);
+				return 2;
+			}
+			break;
+		case 'P':
+			if (policy_add(&o->policy, lopts[li].name[0] == 'e' ? POLICY_EGRESS : POLICY_INGRESS,
+				       strstr(lopts[li].name, "deny") ? POLICY_DENY : POLICY_ALLOW, optarg, err,
+				       sizeof(err)) < 0) {
 				fprintf(stderr, "datapath: %s\n", err);
 				return 2;
 			}
@@ -160,6 +205,9 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 			break;
 		case 'c':
 			o->control = optarg;
+			break;
+		case 'n':
+			o->name = optarg;
 			break;
 		case 'p':
 		case 'F':
@@ -184,6 +232,10 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 	}
 	if (optind != argc) {
 		fprintf(stderr, "datapath: unexpected argument '%s'\n%s", argv[optind], usage);
+		return 2;
+	}
+	if (policy_finish(&o->policy, err, sizeof(err)) < 0) {
+		fprintf(stderr, "datapath: %s\n", err);
 		return 2;
 	}
 	if ((o->fd >= 0) == (o->listen != NULL)) {
@@ -259,6 +311,8 @@ int main(int argc, char **argv)
 		snprintf(err, sizeof(err), "stack: %s", strerror(-ret));
 		goto out;
 	}
+	dp.st.policy = &opts.policy;
+	dp.name = opts.name;
 	ret = config_limits_apply(&dp.st, &opts.limits);
 	if (ret < 0) {
 		snprintf(err, sizeof(err), "resource caps: %s", strerror(-ret));

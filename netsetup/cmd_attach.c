@@ -43,7 +43,8 @@
  * serve, never from the command line): the datapath is started exactly as
  * run starts it, but in its own session with stdin/stdout on /dev/null and
  * stderr appended to STATEFILE.log (a runtime reading our stdout to EOF must
- * not wait for the datapath), its pid and start time go into the state file,
+ * not wait for the datapath), its control socket at STATEFILE.ctl and its
+ * owner as --name (`datapath stats --all` shows every container), its pid and start time go into the state file,
  * and we return once it serves, leaving it running: dpproc.c stops it and
  * gives the addresses back later.
  */
@@ -66,6 +67,7 @@
 struct attach {
 	const struct ns_opts *o;
 	char log_path[PATH_MAX + 8];	/* detached run: the datapath's stderr */
+	char ctl_path[PATH_MAX + 8];	/* detached run: its control socket (`datapath stats --all`) */
 	struct ns_netns ns;
 	struct nl_sock *sk;
 	struct ns_net net;
@@ -108,7 +110,7 @@ static int child_start(struct attach *a, struct ns_err *e)
 		return err;
 	for (i = 0; o->child_argv[i]; i++)
 		;
-	argv = calloc(i + 6, sizeof(*argv));
+	argv = calloc(i + 10, sizeof(*argv));
 	if (!argv) {
 		ns_err_set(e, "run: out of memory");
 		return -ENOMEM;
@@ -135,6 +137,15 @@ static int child_start(struct attach *a, struct ns_err *e)
 	if (o->user) {
 		argv[n++] = "--user";
 		argv[n++] = (char *)o->user;
+	}
+	if (o->detach_child) {
+		/* first, so that a --control among the user's arguments wins */
+		argv[n++] = "--control";
+		argv[n++] = a->ctl_path;
+		if (o->owner) {
+			argv[n++] = "--name";
+			argv[n++] = (char *)o->owner;
+		}
 	}
 	for (i = 1; o->child_argv[i]; i++)
 		argv[n++] = o->child_argv[i];
@@ -204,20 +215,42 @@ static int child_start(struct attach *a, struct ns_err *e)
 	return 0;
 }
 
+/*
+ * The last line a detached datapath wrote to its log (its reason: "datapath:
+ * --egress-deny 'x': ..."), which nobody else would see; "" when none.
+ */
+static void child_last_words(const struct attach *a, char *buf, size_t size)
+{
+	char line[256];
+	FILE *f;
+
+	buf[0] = 0;
+	if (!a->o->detach_child || !(f = fopen(a->log_path, "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (line[0])
+			snprintf(buf, size, ": %.200s", line);
+	}
+	fclose(f);
+}
+
 static void child_status_note(struct attach *a, struct ns_err *e)
 {
 	size_t used = strlen(e->text);
+	char words[256];
 	int status;
 
 	if (a->child <= 0 || waitpid(a->child, &status, WNOHANG) != a->child)
 		return;
 	a->child = 0;
+	child_last_words(a, words, sizeof(words));
 	if (WIFEXITED(status))
-		snprintf(e->text + used, sizeof(e->text) - used, " (the datapath exited with status %d)",
-			 WEXITSTATUS(status));
+		snprintf(e->text + used, sizeof(e->text) - used, " (the datapath exited with status %d%s)",
+			 WEXITSTATUS(status), words);
 	else if (WIFSIGNALED(status))
-		snprintf(e->text + used, sizeof(e->text) - used, " (the datapath was killed by signal %d)",
-			 WTERMSIG(status));
+		snprintf(e->text + used, sizeof(e->text) - used, " (the datapath was killed by signal %d%s)",
+			 WTERMSIG(status), words);
 }
 
 static void child_stop(struct attach *a)
@@ -468,6 +501,7 @@ int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e)
 		goto out;
 	}
 	snprintf(a.log_path, sizeof(a.log_path), "%s.log", a.state_path);
+	snprintf(a.ctl_path, sizeof(a.ctl_path), "%s.ctl", a.state_path);
 	if (o->detach_child && mkdir(ns_state_dir(), 0700) < 0 && errno != EEXIST) {
 		err = -errno;
 		ns_err_set(e, "state directory %s: %s", ns_state_dir(), strerror(errno));
@@ -565,8 +599,10 @@ out:
 	}
 	if (a.state_written)
 		unlink(a.state_path);
-	if (err && o->detach_child)
+	if (err && o->detach_child) {
 		unlink(a.log_path);
+		unlink(a.ctl_path);
+	}
 	attach_release(&a);
 	if (a.mask_set)
 		sigprocmask(SIG_SETMASK, &a.old_mask, NULL);

@@ -26,7 +26,7 @@
 
 /*
  * What the runtime entry points keep next to the state file (runtime.md):
- * a datapath's log, serve's bind mount of the namespace. Gone with it.
+ * a datapath's log and control socket, serve's bind mount of the namespace. Gone with it.
  */
 static void keep_remove(const char *state_path)
 {
@@ -34,6 +34,8 @@ static void keep_remove(const char *state_path)
 	size_t n = strlen(state_path) - strlen(".state");
 
 	snprintf(other, sizeof(other), "%s.log", state_path);
+	unlink(other);
+	snprintf(other, sizeof(other), "%s.ctl", state_path);
 	unlink(other);
 	snprintf(other, sizeof(other), "%.*s.netns", (int)n, state_path);
 	if (umount2(other, MNT_DETACH) == 0 || errno == EINVAL)

@@ -25,9 +25,9 @@
  *   VERSION prints the versions we speak.
  *
  * The plugin's own configuration keys (all optional) are documented in
- * docs/runtime.md: "datapath", "datapathArgs", "publish", "forward", "gso",
- * "channels", "user", "face" (false: no container face, the container stays
- * dark). Every malformed document, wrong type or missing field
+ * docs/runtime.md: "datapath", "datapathArgs", "publish", "forward", "policy"
+ * ("egress-deny=RULE"... in order: docs/face.md), "gso", "channels", "user",
+ * "face" (false: no container face, the container stays dark). Every malformed document, wrong type or missing field
  * is a CNI error naming the field, with the spec's well-known codes (1
  * version, 4 environment, 6 decoding, 7 configuration) and 100 and up for
  * our own failures.
@@ -217,6 +217,37 @@ bad:
 	return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration", why);
 }
 
+/* "policy": ["egress-deny=RULE", ...] into datapath flags, in order. */
+static int conf_policy(struct cni *c, char **argv, unsigned int *argc)
+{
+	json_t *arr = json_object_get(c->conf, "policy"), *v;
+	const char *flag, *rule;
+	char why[256];
+	size_t i;
+
+	if (!arr)
+		return 0;
+	if (!json_is_array(arr)) {
+		snprintf(why, sizeof(why), "\"policy\": expected an array of %s", NS_POLICY_ITEM_FORMS);
+		return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration", why);
+	}
+	json_array_foreach(arr, i, v) {
+		if (!json_is_string(v) || ns_policy_item_parse(json_string_value(v), &flag, &rule) < 0) {
+			snprintf(why, sizeof(why), "\"policy\" item %zu%s%.80s%s: expected %s", i,
+				 json_is_string(v) ? " '" : "", json_is_string(v) ? json_string_value(v) : "",
+				 json_is_string(v) ? "'" : "", NS_POLICY_ITEM_FORMS);
+			return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration", why);
+		}
+		if (*argc + 2 >= CNI_MAX_ARGS) {
+			snprintf(why, sizeof(why), "\"policy\": more than %d arguments", CNI_MAX_ARGS / 2);
+			return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration", why);
+		}
+		argv[(*argc)++] = (char *)flag;
+		argv[(*argc)++] = (char *)rule;
+	}
+	return 0;
+}
+
 static int cni_add(struct cni *c)
 {
 	char *argv[CNI_MAX_ARGS + 1] = { NULL };
@@ -242,7 +273,7 @@ static int cni_add(struct cni *c)
 	argv[n++] = (char *)datapath;
 	if ((err = conf_strings(c, "datapathArgs", NULL, argv, &n)) ||
 	    (err = conf_strings(c, "publish", "--publish", argv, &n)) ||
-	    (err = conf_strings(c, "forward", "--forward", argv, &n)))
+	    (err = conf_strings(c, "forward", "--forward", argv, &n)) || (err = conf_policy(c, argv, &n)))
 		return err;
 	if (gso) {
 		int g = ns_gso_request_parse(gso);

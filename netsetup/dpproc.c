@@ -202,6 +202,8 @@ static void state_remove(const char *path)
 	snprintf(log, sizeof(log), "%s.log", path);
 	unlink(path);
 	unlink(log);
+	snprintf(log, sizeof(log), "%s.ctl", path);
+	unlink(log);
 }
 
 /**

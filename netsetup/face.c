@@ -301,6 +301,9 @@ int ns_face_remove(struct nl_sock *sk, const struct ns_state_link *sl, struct ns
 	err = ns_face_nft(cmd, sl->ifname, "removing the nftables table", first ? NULL : e);
 	if (err && !first)
 		first = err;
+	/* the table goes in any case: it outlives the device it was hooked on */
+	if (ns_link_gone(sl))
+		return first;
 	err = ns_sysctl6_write(sl->ifname, "disable_ipv6", sl->disable_ipv6, first ? NULL : e);
 	if (err && !first)
 		first = err;

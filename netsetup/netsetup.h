@@ -318,6 +318,7 @@ int ns_takeover_prepare(const struct ns_net *net, const struct ns_netns *ns,
 			struct ns_state *st, struct ns_err *e);
 int ns_takeover(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e);
 int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e);
+bool ns_link_gone(const struct ns_state_link *sl);
 
 int ns_addrs_copy(struct nl_sock *sk, const struct ns_state *st, int from, int to, const char *to_name,
 		  struct ns_err *e);
@@ -430,6 +431,8 @@ struct ns_opts {
 
 int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e);
 int ns_face_parse(const char *s, bool *no_face);
+int ns_policy_item_parse(const char *item, const char **flag, const char **rule);
+#define NS_POLICY_ITEM_FORMS	"egress-allow=RULE, egress-deny=RULE, ingress-allow=RULE or ingress-deny=RULE"
 extern const char ns_usage[];
 
 /* --- probe.c --------------------------------------------------------- */

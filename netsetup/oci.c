@@ -21,7 +21,10 @@
  *
  * Publish and forward rules come from --publish/--forward, then from the
  * annotations "sandnet.publish" and "sandnet.forward" (comma-separated
- * datapath SPECs), of the state or else of config.json; the container face
+ * datapath SPECs), of the state or else of config.json; policy rules from
+ * the datapath arguments after "--", then from the annotation
+ * "sandnet.policy" ("egress-deny=RULE,ingress-deny=RULE", in order: the first
+ * match wins, docs/face.md); the container face
  * is on unless --face off or the annotation "sandnet.face" says "off". A hook that fails
  * exits non-zero with one message on stderr; the runtime then fails the
  * container's creation.
@@ -53,7 +56,7 @@ struct oci {
 	struct ns_opts o;
 	json_t *state;
 	json_t *config;
-	char *annot_copy[2];		/* strtok'd copies of the annotations */
+	char *annot_copy[3];		/* strtok'd copies of the annotations */
 };
 
 static int push(struct oci *h, const char *flag, const char *val, struct ns_err *e)
@@ -238,7 +241,8 @@ static const char *annotation(struct oci *h, const char *key)
 
 static int oci_annotations(struct oci *h, struct ns_err *e)
 {
-	static const char *const keys[2] = { "sandnet.publish", "sandnet.forward" };
+	static const char *const keys[3] = { "sandnet.publish", "sandnet.forward", "sandnet.policy" };
+	const char *flag, *rule;
 	char *tok, *save;
 	int k, err;
 
@@ -248,7 +252,7 @@ static int oci_annotations(struct oci *h, struct ns_err *e)
 		ns_err_set(e, "annotation sandnet.face '%s': expected on or off", face);
 		return -EINVAL;
 	}
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < 3; k++) {
 		const char *v = annotation(h, keys[k]);
 
 		if (!v)
@@ -259,7 +263,13 @@ static int oci_annotations(struct oci *h, struct ns_err *e)
 			return -ENOMEM;
 		}
 		for (tok = strtok_r(h->annot_copy[k], ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-			err = push(h, k ? "--forward" : "--publish", tok, e);
+			flag = k == 0 ? "--publish" : "--forward";
+			rule = tok;
+			if (k == 2 && ns_policy_item_parse(tok, &flag, &rule) < 0) {
+				ns_err_set(e, "annotation sandnet.policy: '%s': expected %s", tok, NS_POLICY_ITEM_FORMS);
+				return -EINVAL;
+			}
+			err = push(h, flag, rule, e);
 			if (err)
 				return err;
 		}
@@ -351,6 +361,7 @@ int ns_oci_main(int argc, char **argv, FILE *in, struct ns_err *e)
 out:
 	free(h.annot_copy[0]);
 	free(h.annot_copy[1]);
+	free(h.annot_copy[2]);
 	json_decref(h.config);
 	json_decref(h.state);
 	return err;
@@ -391,6 +402,7 @@ int ns_oci_check(int argc, char **argv, FILE *in, struct ns_err *e)
 out:
 	free(h.annot_copy[0]);
 	free(h.annot_copy[1]);
+	free(h.annot_copy[2]);
 	json_decref(h.state);
 	return err;
 }

@@ -102,6 +102,34 @@ int ns_face_parse(const char *s, bool *no_face)
 	return 0;
 }
 
+/**
+ * ns_policy_item_parse() - "egress-deny=RULE" into the datapath's flag and rule
+ * @item:	one policy item of the CNI configuration or the OCI annotation
+ * @flag:	receives "--egress-allow", "--egress-deny", "--ingress-allow"
+ *		or "--ingress-deny"
+ * @rule:	receives the RULE, which points into @item (the datapath
+ *		checks it: docs/face.md, "Policy")
+ *
+ * Return: 0, or -EINVAL for an unknown kind or an empty rule.
+ */
+int ns_policy_item_parse(const char *item, const char **flag, const char **rule)
+{
+	static const char *const flags[] = { "--egress-allow", "--egress-deny", "--ingress-allow",
+					     "--ingress-deny" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		size_t len = strlen(flags[i] + 2);
+
+		if (!strncmp(item, flags[i] + 2, len) && item[len] == '=' && item[len + 1]) {
+			*flag = flags[i];
+			*rule = item + len + 1;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 /* Strict unsigned decimal: no sign, no junk, no overflow. */
 static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *v)
 {

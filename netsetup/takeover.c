@@ -587,10 +587,50 @@ int ns_routes_copy(struct nl_sock *sk, const struct ns_state *st, int from, int 
  *
  * Return: 0 or the first -errno.
  */
-int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e)
+/**
+ * ns_link_gone() - the link a state entry names no longer exists
+ * @sl:		the entry; checked in the current namespace
+ *
+ * A runtime may tear the network down before it tells us (podman deletes
+ * the CNI interface, or slirp4netns's tap, before its poststop hook): what
+ * was taken from a link that is gone has nobody to go back to.
+ *
+ * Return: true when no link has the entry's index and name.
+ */
+bool ns_link_gone(const struct ns_state_link *sl)
+{
+	char name[IF_NAMESIZE];
+
+	return !if_indextoname((unsigned int)sl->ifindex, name) || strcmp(name, sl->ifname);
+}
+
+/* The entry of a link that is gone, for @ifindex; NULL when it is there. */
+static const struct ns_state_link *gone_link(const struct ns_state *st, const bool *gone, int ifindex)
 {
 	unsigned int i;
+
+	for (i = 0; i < st->n_links; i++)
+		if (st->links[i].ifindex == ifindex && gone[i])
+			return &st->links[i];
+	return NULL;
+}
+
+int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e)
+{
+	bool *gone = calloc(st->n_links + 1, sizeof(*gone));
+	unsigned int i;
 	int err, first = 0;
+
+	if (!gone) {
+		ns_err_set(e, "restore: out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < st->n_links; i++) {
+		gone[i] = ns_link_gone(&st->links[i]);
+		if (gone[i])
+			fprintf(stderr, "netsetup: link %s (index %d) is gone: nothing goes back to it\n",
+				st->links[i].ifname, st->links[i].ifindex);
+	}
 
 	/*
 	 * The container face first: its TUN holds the addresses and routes
@@ -606,20 +646,22 @@ int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e)
 	 * the kernel lists a link's IPv6 addresses newest first.
 	 */
 	for (i = 0; i < st->n_addrs; i++) {
-		if (st->addrs[i].a.family != AF_INET)
+		if (st->addrs[i].a.family != AF_INET || gone_link(st, gone, st->addrs[i].ifindex))
 			continue;
 		err = addr_restore(sk, st, &st->addrs[i], first ? NULL : e);
 		if (err && !first)
 			first = err;
 	}
 	for (i = st->n_addrs; i-- > 0;) {
-		if (st->addrs[i].a.family != AF_INET6)
+		if (st->addrs[i].a.family != AF_INET6 || gone_link(st, gone, st->addrs[i].ifindex))
 			continue;
 		err = addr_restore(sk, st, &st->addrs[i], first ? NULL : e);
 		if (err && !first)
 			first = err;
 	}
 	for (i = 0; i < st->n_links; i++) {
+		if (gone[i])
+			continue;
 		err = routes_restore(sk, st, st->links[i].ifindex, first ? NULL : e);
 		if (err && !first)
 			first = err;
@@ -628,6 +670,8 @@ int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e)
 		const struct ns_state_link *sl = &st->links[i];
 		struct ns_err *pe = first ? NULL : e;
 
+		if (gone[i])
+			continue;
 		err = ns_sysctl6_write(sl->ifname, "accept_ra", sl->accept_ra, pe);
 		if (!err)
 			err = ns_sysctl6_write(sl->ifname, "autoconf", sl->autoconf, pe);
@@ -636,5 +680,6 @@ int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e)
 		if (err && !first)
 			first = err;
 	}
+	free(gone);
 	return first;
 }

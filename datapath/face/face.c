@@ -685,6 +685,25 @@ struct tcp_stack *face_tcp_engine(const struct face *f)
 }
 
 /**
+ * face_totals() - the few figures per container
+ * @f:	the face, or NULL (all zero)
+ * @t:	receives them
+ */
+void face_totals(const struct face *f, struct face_totals *t)
+{
+	unsigned int i;
+
+	memset(t, 0, sizeof(*t));
+	if (!f)
+		return;
+	t->tcp_outbound = f->ctr[FACE_CTR_TCP_OUTBOUND];
+	t->tcp_inbound = f->ctr[FACE_CTR_TCP_INBOUND];
+	t->udp_flows = f->ctr[FACE_CTR_UDP_FLOWS_NEW];
+	for (i = 0; i < FACE_DROP_MAX; i++)
+		t->drops += f->drop[i];
+}
+
+/**
  * face_print_stats() - the "face" object of `datapath stats`
  * @f:	the face, or NULL (nothing is printed)
  * @o:	printer

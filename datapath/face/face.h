@@ -16,6 +16,17 @@ struct face;
 struct out;
 struct tcp_stack;
 
+/**
+ * struct face_totals - what an operator sees of one container (`datapath stats --all`)
+ * @tcp_outbound:	connections the container opened; @tcp_inbound: the network did
+ * @udp_flows:		UDP flows either side opened
+ * @drops:		packets dropped, every reason (the policy's refusals included)
+ */
+struct face_totals {
+	uint64_t tcp_outbound, tcp_inbound, udp_flows, drops;
+};
+
+void face_totals(const struct face *f, struct face_totals *t);
 int face_add(struct stack *st, struct link *outer, struct proto_face *cfg, char *err, size_t err_len);
 void face_free(struct face *f);
 int face_start(struct face *f);

@@ -42,6 +42,7 @@
 #include "datapath/face/face_int.h"
 #include "datapath/net/proto_hdr.h"
 #include "datapath/out.h"
+#include "datapath/policy.h"
 
 #define FACE_ECHO_BUCKETS	1024
 #define FACE_ECHO_MAX		1024
@@ -281,7 +282,18 @@ void face_icmp_from_inner(struct face *f, struct pkt *p, uint8_t family, const s
 	if (face_is_echo_request(family, ic->type) && ic->code == 0) {
 		const uint8_t *id = pkt_peek(p, 4, 2);
 
-		if (id && face_echo_get(f, src, dst, (uint16_t)(id[0] << 8 | id[1])))
+		if (!id)
+			return;
+		/* a new echo flow is a new conversation: the policy decides */
+		if (!face_echo_find(f->echoes, src, dst, (uint16_t)(id[0] << 8 | id[1])) &&
+		    policy_refuses(f->st->policy, POLICY_EGRESS, dst, family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6,
+				   0)) {
+			face_drop(f, FACE_DROP_POLICY);
+			face_icmp_prohibit(f, family, src, dst, pkt_data(p) - (p->off - p->l3_off),
+					   p->len + (p->off - p->l3_off), true);
+			return;
+		}
+		if (face_echo_get(f, src, dst, (uint16_t)(id[0] << 8 | id[1])))
 			face_echo_send(f, p, family, ic->type, src, dst, false);
 		return;
 	}
@@ -381,7 +393,7 @@ void face_icmp_unreach_for(struct face *f, int err, uint8_t family, const struct
 
 		type = ICMP_DEST_UNREACH;
 		code = err == -ENETUNREACH ? 0 : err == -ECONNREFUSED ? ICMP_PORT_UNREACH :
-		       err == -ENOPROTOOPT ? ICMP_PROT_UNREACH : err == -EACCES ? 13 : 1;
+		       err == -ENOPROTOOPT ? ICMP_PROT_UNREACH : err == -EACCES ? ICMP_PKT_FILTERED : 1;
 		ih->ver_ihl = 0x45;
 		ih->tot_len = htons(IPV4_HLEN + TCP_HLEN);
 		ih->ttl = 64;
@@ -393,7 +405,8 @@ void face_icmp_unreach_for(struct face *f, int err, uint8_t family, const struct
 		struct ipv6_hdr *ih = (struct ipv6_hdr *)quote;
 
 		type = ICMP6_DST_UNREACH;
-		code = err == -ENETUNREACH ? 0 : err == -EACCES ? 1 : err == -ECONNREFUSED ? 4 : 3;
+		code = err == -ENETUNREACH ? 0 : err == -EACCES ? ICMP6_DST_UNREACH_ADMIN :
+		       err == -ECONNREFUSED ? ICMP6_DST_UNREACH_NOPORT : 3;
 		ih->ver_tc_flow = htonl(6u << 28);
 		ih->payload_len = htons(TCP_HLEN);
 		ih->nexthdr = IPPROTO_TCP;
@@ -412,6 +425,77 @@ void face_icmp_unreach_for(struct face *f, int err, uint8_t family, const struct
 	t[12] = (TCP_HLEN / 4) << 4;
 	t[13] = TCP_SYN;
 	face_send_icmp(f, family, &d, &s, type, code, 0, quote, l3 + TCP_HLEN, to_inner);
+}
+
+/**
+ * face_icmp_prohibit() - refuse what the policy denies (policy.c)
+ * @f:		the face
+ * @family:	AF_INET or AF_INET6
+ * @sender:	who sent what is refused; the error goes to it
+ * @target:	where it went; the error comes from it
+ * @quote:	the refused packet from its IP header on (at least 8 bytes of
+ *		what the header carries, as RFC 792 asks)
+ * @quote_len:	its length
+ * @to_inner:	@sender is the container
+ *
+ * Destination unreachable, administratively prohibited: the sender's
+ * kernel ends the attempt at once (connect() and a connected UDP socket see
+ * EHOSTUNREACH over IPv4, EACCES over IPv6; ping says "Packet filtered").
+ */
+void face_icmp_prohibit(struct face *f, uint8_t family, const struct net_addr *sender,
+			const struct net_addr *target, const void *quote, size_t quote_len, bool to_inner)
+{
+	if (family == AF_INET)
+		face_send_icmp(f, family, target, sender, ICMP_DEST_UNREACH, ICMP_PKT_FILTERED, 0, quote,
+			       quote_len, to_inner);
+	else
+		face_send_icmp(f, family, target, sender, ICMP6_DST_UNREACH, ICMP6_DST_UNREACH_ADMIN, 0, quote,
+			       quote_len, to_inner);
+}
+
+/**
+ * face_icmp_prohibit_udp() - face_icmp_prohibit() for a datagram from the
+ * network, which the outer stack handed over without its headers
+ * @f:		the face
+ * @src:	its sender, and @sport
+ * @sport:	its source port
+ * @dst:	the container's address it went to, and @dport
+ * @dport:	its destination port
+ * @len:	its payload length
+ */
+void face_icmp_prohibit_udp(struct face *f, const struct net_addr *src, uint16_t sport,
+			    const struct net_addr *dst, uint16_t dport, size_t len)
+{
+	uint8_t quote[IPV6_HLEN + UDP_HLEN];
+	size_t l3 = src->family == AF_INET ? IPV4_HLEN : IPV6_HLEN;
+	uint16_t ulen = (uint16_t)(UDP_HLEN + len);
+	struct udp_hdr *uh = (struct udp_hdr *)(quote + l3);
+
+	memset(quote, 0, sizeof(quote));
+	if (src->family == AF_INET) {
+		struct ipv4_hdr *ih = (struct ipv4_hdr *)quote;
+
+		ih->ver_ihl = 0x45;
+		ih->tot_len = htons((uint16_t)(IPV4_HLEN + ulen));
+		ih->ttl = 64;
+		ih->proto = IPPROTO_UDP;
+		ih->saddr = src->a.v4.s_addr;
+		ih->daddr = dst->a.v4.s_addr;
+		ih->csum = htons(csum_fold(csum_partial(ih, sizeof(*ih), 0)));
+	} else {
+		struct ipv6_hdr *ih = (struct ipv6_hdr *)quote;
+
+		ih->ver_tc_flow = htonl(6u << 28);
+		ih->payload_len = htons(ulen);
+		ih->nexthdr = IPPROTO_UDP;
+		ih->hop_limit = 64;
+		ih->saddr = src->a.v6;
+		ih->daddr = dst->a.v6;
+	}
+	uh->sport = htons(sport);
+	uh->dport = htons(dport);
+	uh->len = htons(ulen);
+	face_icmp_prohibit(f, src->family, src, dst, quote, l3 + UDP_HLEN, false);
 }
 
 /**

@@ -35,6 +35,7 @@
 	X(NO_FLOW)		\
 	X(NO_ROUTE)		\
 	X(FLOW_LIMIT)		\
+	X(POLICY)		\
 	X(OUTER_ERROR)		\
 	X(NO_MEMORY)
 
@@ -167,6 +168,10 @@ void face_icmp_from_inner(struct face *f, struct pkt *p, uint8_t family, const s
 			  const struct net_addr *dst);
 void face_icmp_sweep(struct face *f, uint64_t now_ms);
 void face_icmp_print(struct face *f, struct out *o);
+void face_icmp_prohibit(struct face *f, uint8_t family, const struct net_addr *sender,
+			const struct net_addr *target, const void *quote, size_t quote_len, bool to_inner);
+void face_icmp_prohibit_udp(struct face *f, const struct net_addr *src, uint16_t sport,
+			    const struct net_addr *dst, uint16_t dport, size_t len);
 void face_icmp_unreach_for(struct face *f, int err, uint8_t family, const struct tcp_endpoint *from,
 			   const struct tcp_endpoint *to, uint32_t seq, bool to_inner);
 

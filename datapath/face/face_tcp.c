@@ -62,6 +62,7 @@
 
 #include "datapath/face/face_int.h"
 #include "datapath/out.h"
+#include "datapath/policy.h"
 
 /**
  * struct face_pair - one of the container's TCP connections, both halves
@@ -373,6 +374,11 @@ static int face_tcp_inner_syn(struct tcp_listener *l, void *user, struct tcp_con
 	(void)l;
 	tcp_conn_endpoints(c, &in_local, &in_remote);
 	tcp_glue_addr_to(&dst, &in_local.addr);
+	if (policy_refuses(f->st->policy, POLICY_EGRESS, &dst, IPPROTO_TCP, in_local.port)) {
+		face_drop(f, FACE_DROP_POLICY);
+		face_icmp_unreach_for(f, -EACCES, dst.family, &in_remote, &in_local, syn->seq, true);
+		return -EACCES;
+	}
 	if (!route_lookup(f->st, dst.family, &dst.a)) {
 		/* as the container's kernel would say without a route */
 		face_drop(f, FACE_DROP_NO_ROUTE);
@@ -437,6 +443,11 @@ static int face_tcp_outer_syn(struct tcp_listener *l, void *user, struct tcp_con
 		/* a link without a face: nothing listens, as before */
 		tcp_conn_refuse(c, true, face_now_us(f));
 		return 0;
+	}
+	if (policy_refuses(f->st->policy, POLICY_INGRESS, &ra, IPPROTO_TCP, out_local.port)) {
+		face_drop(f, FACE_DROP_POLICY);
+		face_icmp_unreach_for(f, -EACCES, ra.family, &out_remote, &out_local, syn->seq, false);
+		return -EACCES;
 	}
 	pr = face_pair_new(f, false);
 	if (!pr) {

@@ -51,6 +51,7 @@
 #include "datapath/link/vnet.h"
 #include "datapath/net/proto_hdr.h"
 #include "datapath/out.h"
+#include "datapath/policy.h"
 #include "datapath/svc/svc.h"
 
 #define FACE_UDP_BUCKETS	4096
@@ -368,9 +369,20 @@ void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *s
 		face_drop(f, FACE_DROP_BAD_CHECKSUM);
 		return;
 	}
-	fw = face_flow_get(f, src, ntohs(uh->sport), dst, ntohs(uh->dport), false);
-	if (!fw)
+	fw = face_flow_find(f->flows, src, ntohs(uh->sport), dst, ntohs(uh->dport));
+	if (fw) {
+		face_flow_touch(f, fw);
+	} else if (policy_refuses(f->st->policy, POLICY_EGRESS, dst, IPPROTO_UDP, ntohs(uh->dport))) {
+		/* a new flow the policy denies: quote the datagram back */
+		face_drop(f, FACE_DROP_POLICY);
+		face_icmp_prohibit(f, src->family, src, dst, pkt_data(p) - (p->off - p->l3_off),
+				   ulen + (p->off - p->l3_off), true);
 		return;
+	} else {
+		fw = face_flow_get(f, src, ntohs(uh->sport), dst, ntohs(uh->dport), false);
+		if (!fw)
+			return;
+	}
 	if ((p->vnet.gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VNET_GSO_UDP_L4) {
 		gso = p->vnet.gso_size;
 		face_count(f, FACE_CTR_UDP_GSO_FROM_INNER);
@@ -413,9 +425,18 @@ bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sp
 
 	if (!f || !face_is_container(f, dst) || len > 65535 - UDP_HLEN - IPV6_HLEN)
 		return false;
-	fw = face_flow_get(f, dst, dport, src, sport, true);
-	if (!fw)
-		return true;	/* counted: out of memory */
+	fw = face_flow_find(f->flows, dst, dport, src, sport);
+	if (fw) {
+		face_flow_touch(f, fw);
+	} else if (policy_refuses(f->st->policy, POLICY_INGRESS, src, IPPROTO_UDP, dport)) {
+		face_drop(f, FACE_DROP_POLICY);
+		face_icmp_prohibit_udp(f, src, sport, dst, dport, len);
+		return true;
+	} else {
+		fw = face_flow_get(f, dst, dport, src, sport, true);
+		if (!fw)
+			return true;	/* counted: out of memory */
+	}
 	p = pkt_alloc(sizeof(*uh) + len);
 	if (!p) {
 		face_drop(f, FACE_DROP_NO_MEMORY);

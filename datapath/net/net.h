@@ -86,6 +86,7 @@ struct udp_sock;
 struct ip_reasm;
 struct tcp_glue;
 struct face;
+struct policy;
 
 /* Work a layer above the stack hands down at the end of a turn (stack_turn_end()). */
 typedef void (*stack_turn_fn)(void *ctx);
@@ -135,6 +136,7 @@ struct stack {
 	unsigned int n_inner;
 	struct link *inner[PROTO_MAX_LINKS];
 	struct face *face;		/* the container face, or NULL (face.c) */
+	struct policy *policy;		/* what the face lets through (policy.c), or NULL */
 	unsigned int n_turn_fns;
 	struct {
 		stack_turn_fn fn;
@@ -186,6 +188,8 @@ int stack_on_turn_end(struct stack *st, stack_turn_fn fn, void *ctx);
 unsigned int stack_links_flush(struct stack *st, bool only_borrowed);
 struct link *stack_link_by_ifindex(struct stack *st, uint32_t ifindex);
 bool net_addr_eq(const struct net_addr *a, const struct net_addr *b);
+bool net_prefix_match(uint8_t family, const union proto_inaddr *a, const union proto_inaddr *b,
+		      unsigned int len);
 int net_addr_parse(const char *s, struct net_addr *out);
 const char *net_addr_str(const struct net_addr *a, char *buf, size_t len);
 bool stack_icmp_allow(struct stack *st);

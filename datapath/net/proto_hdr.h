@@ -58,6 +58,7 @@ struct icmp_hdr {
 #define ICMP_PROT_UNREACH	2
 #define ICMP_PORT_UNREACH	3
 #define ICMP_FRAG_NEEDED	4
+#define ICMP_PKT_FILTERED	13	/* communication administratively prohibited */
 
 #define ICMP6_DST_UNREACH	1
 #define ICMP6_PACKET_TOO_BIG	2
@@ -70,6 +71,7 @@ struct icmp_hdr {
 #define ND_NEIGHBOR_SOLICIT	135
 #define ND_NEIGHBOR_ADVERT	136
 #define ND_REDIRECT		137
+#define ICMP6_DST_UNREACH_ADMIN	1	/* communication administratively prohibited */
 #define ICMP6_DST_UNREACH_NOPORT 4
 #define ICMP6_PARAMPROB_NEXTHEADER 1
 

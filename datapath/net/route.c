@@ -17,8 +17,17 @@
 
 #include "datapath/net/net.h"
 
-static bool route_prefix_match(uint8_t family, const union proto_inaddr *a,
-			       const union proto_inaddr *b, unsigned int len)
+/**
+ * net_prefix_match() - @a and @b agree in their first @len bits
+ * @family:	AF_INET or AF_INET6 (the longest @len)
+ * @a:		an address
+ * @b:		another
+ * @len:	prefix length
+ *
+ * Return: true when they do; false for a @len beyond the family's.
+ */
+bool net_prefix_match(uint8_t family, const union proto_inaddr *a, const union proto_inaddr *b,
+		      unsigned int len)
 {
 	unsigned int bytes = len / 8, bits = len % 8;
 
@@ -64,7 +73,7 @@ int route_add(struct stack *st, struct link *l, const struct proto_route *r)
 	for (i = 0; i < st->n_routes; i++) {
 		e = &st->routes[i];
 		if (e->family == r->family && e->dst_len == r->dst_len && e->link == l &&
-		    route_prefix_match(r->family, &e->dst, &r->dst, r->dst_len) &&
+		    net_prefix_match(r->family, &e->dst, &r->dst, r->dst_len) &&
 		    e->has_gateway == r->has_gateway && e->metric == r->metric)
 			return -EEXIST;
 	}
@@ -135,7 +144,7 @@ const struct route *route_lookup(const struct stack *st, uint8_t family,
 	for (i = 0; i < st->n_routes; i++) {
 		const struct route *r = &st->routes[i];
 
-		if (r->family != family || !route_prefix_match(family, &r->dst, dst, r->dst_len))
+		if (r->family != family || !net_prefix_match(family, &r->dst, dst, r->dst_len))
 			continue;
 		if (!best || r->dst_len > best->dst_len ||
 		    (r->dst_len == best->dst_len && r->metric < best->metric))

@@ -135,6 +135,19 @@ python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["datapath"]="no-s
 expect_cni_error "datapath found nowhere" 100 \
 	"cannot execute no-such-datapath: not found next to netsetup \\($(dirname "$(readlink -f "$NETSETUP")").*nor in PATH" \
 	-- cni sandnet ADD "$SN_TMP/bad.json"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["policy"]=["egress-deny=10.0.0.0/8", "egress-block=x"]; json.dump(c, open(sys.argv[2],"w"))' \
+	"$SN_TMP/sandnet.json" "$SN_TMP/bad.json"
+expect_cni_error "policy item of an unknown kind" 7 "\"policy\" item 1 'egress-block=x': expected egress-allow=RULE" \
+	-- cni sandnet ADD "$SN_TMP/bad.json"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["policy"]="egress-deny=10.0.0.0/8"; json.dump(c, open(sys.argv[2],"w"))' \
+	"$SN_TMP/sandnet.json" "$SN_TMP/bad.json"
+expect_cni_error "policy not an array" 7 '"policy": expected an array' -- cni sandnet ADD "$SN_TMP/bad.json"
+# the datapath checks the rule itself: its reason reaches the runtime
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["policy"]=["ingress-deny=tcp:10.0.0.0/33:22"]; json.dump(c, open(sys.argv[2],"w"))' \
+	"$SN_TMP/sandnet.json" "$SN_TMP/bad.json"
+expect_cni_error "malformed policy rule" 100 \
+	"the datapath exited with status 2: datapath: --ingress-deny 'tcp:10.0.0.0/33:22': prefix length '33' is not in 0..32" \
+	-- cni sandnet ADD "$SN_TMP/bad.json"
 ns_snapshot "$CT" "$SN_TMP/after-errors"
 ns_same "$SN_TMP/before" "$SN_TMP/after-errors" "namespace after refused ADDs"
 [ -z "$(ls "$SANDNET_STATE_DIR" 2>/dev/null)" ] || sn_fail "refused ADDs left files: $(ls "$SANDNET_STATE_DIR")"
@@ -219,13 +232,26 @@ ns_settle "$CT"
 ns_snapshot "$CT" "$SN_TMP/after-kill"
 ns_same "$SN_TMP/before" "$SN_TMP/after-kill" "namespace after ADD + SIGKILL + DEL"
 sn_log "installed as make install lays it out, with a runtime's PATH: the datapath is found next to netsetup"
+# make install (of this build, not rebuilt: -o all) into a PREFIX of ours:
 # PREFIX/sbin/netsetup, PREFIX/bin/datapath, PREFIX/lib/cni/sandnet -> ../../sbin/netsetup;
 # no "datapath" key, and PATH as podman gives its plugins, without PREFIX/bin.
 PREFIX=$SN_TMP/prefix
-mkdir -p "$PREFIX/sbin" "$PREFIX/bin" "$PREFIX/lib/cni"
-cp "$NETSETUP" "$PREFIX/sbin/netsetup"
-cp "$DATAPATH" "$PREFIX/bin/datapath"
-ln -s ../../sbin/netsetup "$PREFIX/lib/cni/sandnet"
+make -s -C "$SANDNET_TESTS/.." -o all install O="$SANDNET_BUILD" PREFIX="$PREFIX" >"$SN_TMP/install.log" 2>&1 ||
+	sn_fail "make install: $(cat "$SN_TMP/install.log")"
+for f in sbin/netsetup bin/datapath lib/cni/sandnet share/sandnet/cni/sandnet-bridge.conflist \
+	share/containers/oci/hooks.d/sandnet.json share/containers/oci/hooks.d/sandnet-poststop.json \
+	share/doc/sandnet/runtime.md share/man/man8/netsetup.8; do
+	[ -e "$PREFIX/$f" ] || sn_fail "make install did not install $f"
+done
+[ "$(readlink -f "$PREFIX/lib/cni/sandnet")" = "$PREFIX/sbin/netsetup" ] || sn_fail "lib/cni/sandnet is not netsetup"
+python3 - "$PREFIX" <<'EOF' || sn_fail "the installed OCI hooks do not name the installed netsetup"
+import json, sys
+for f, stage, arg in (("sandnet.json", "createRuntime", "create"), ("sandnet-poststop.json", "poststop", "poststop")):
+    h = json.load(open(f"{sys.argv[1]}/share/containers/oci/hooks.d/{f}"))
+    assert h["hook"]["path"] == sys.argv[1] + "/sbin/netsetup" and h["stages"] == [stage], h
+    assert h["hook"]["args"] == ["netsetup", "oci-hook", arg] and "^io\\.sandnet\\.enable$" in h["when"]["annotations"], h
+print("ok: hooks name", sys.argv[1] + "/sbin/netsetup")
+EOF
 python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); del c["datapath"]; json.dump(c, open(sys.argv[2],"w"))' \
 	"$SN_TMP/sandnet.json" "$SN_TMP/nodp.json"
 runtime_path=/usr/sbin:/usr/bin:/sbin:/bin

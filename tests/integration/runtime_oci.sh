@@ -58,6 +58,9 @@ ns_expect_fail "state without id" '"id" missing' -- hook create <<<'{"pid": 5, "
 ns_expect_fail "state without pid or netns path" '"pid" missing' -- hook create <<<'{"id": "x", "status": "creating"}'
 ns_expect_fail "unknown status" 'status "running"' -- hook <<<'{"id": "x", "status": "running", "pid": 5}'
 ns_expect_fail "unknown option" "unknown option" -- hook --frob <<<'{}'
+ns_expect_fail "a malformed policy annotation" \
+	"annotation sandnet.policy: 'egress-block=10.0.0.0/8': expected egress-allow=RULE, egress-deny=RULE" -- \
+	hook create <<<'{"id": "x", "status": "creating", "pid": 5, "annotations": {"sandnet.policy": "egress-block=10.0.0.0/8"}}'
 hook poststop <<<'{"id": "never-attached", "status": "stopped"}' || sn_fail "poststop with nothing attached"
 ns_snapshot "$CT" "$SN_TMP/after-errors"
 ns_same "$SN_TMP/before" "$SN_TMP/after-errors" "namespace after refused hooks"
@@ -190,4 +193,34 @@ ns_same "$SN_TMP/before" "$SN_TMP/after" "namespace after crun run + delete"
 ip -n "$CT" -o link show | grep -q ": sn-" && sn_fail "the container face's TUN is left"
 ip netns exec "$CT" nft list tables | grep -q sandnet_ && sn_fail "the nftables table is left"
 ip netns exec "$HOSTNS" ping -c 1 -W 2 "$CT_IP" || sn_fail "the kernel does not answer after poststop"
-echo "crun + oci-hook: attached, pinged, published, given back"
+sn_log "the runtime removed the link before poststop (podman does): poststop still gives back the rest"
+ip netns exec "$CT" sleep 60 >/dev/null 2>&1 &
+CPID=$!
+sn_on_exit "kill $CPID"
+sn_wait_for 5 sh -c "[ \"\$(readlink /proc/$CPID/ns/net)\" = \"\$(ip netns exec '$CT' readlink /proc/self/ns/net)\" ]" ||
+	sn_fail "the container process did not enter $CT"
+ip netns exec "$HOSTNS" env SANDNET_STATE_DIR="$SANDNET_STATE_DIR" "$NETSETUP" oci-hook create \
+	<<<"{\"id\": \"gone-$$\", \"status\": \"creating\", \"pid\": $CPID, \"annotations\": {\"sandnet.policy\": \"egress-deny=10.0.0.0/8,ingress-deny=tcp:any:22\"}}" ||
+	sn_fail "hook create (policy annotation)"
+STATE=$(ls "$SANDNET_STATE_DIR"/*.state) || sn_fail "no state after hook create"
+[ -S "$STATE.ctl" ] || sn_fail "no control socket $STATE.ctl"
+"$DATAPATH" stats --all --dir "$SANDNET_STATE_DIR" --json | python3 -c '
+import json, sys
+a = json.load(sys.stdin)
+assert len(a) == 1 and a[0]["name"] == sys.argv[1], a
+rules = [(r["action"], r["rule"]) for r in a[0]["policy"]["egress"]["rules"]]
+assert rules[0] == ("deny", "10.0.0.0/8") and rules[-1] == ("deny", "fd00:ec2::254"), rules
+assert [(r["action"], r["rule"]) for r in a[0]["policy"]["ingress"]["rules"]] == [("deny", "tcp:any:22")]
+print("ok: stats --all:", a[0]["name"], rules)
+' "oci:gone-$$" || sn_fail "the annotation's policy is not the datapath's"
+DP_PID=$(awk '$1 == "datapath" { print $2 }' "$STATE")
+ip -n "$CT" link del eth0 || sn_fail "deleting eth0"
+hook <<<"{\"id\": \"gone-$$\", \"status\": \"stopped\"}" 2>"$SN_TMP/gone.err" ||
+	sn_fail "poststop after the link went: $(cat "$SN_TMP/gone.err")"
+grep -q "link eth0 (index [0-9]*) is gone" "$SN_TMP/gone.err" || sn_fail "poststop did not say eth0 is gone: $(cat "$SN_TMP/gone.err")"
+sn_wait_for 5 sh -c "[ ! -e /proc/$DP_PID ] || grep -q ') Z' /proc/$DP_PID/stat" || sn_fail "datapath survives poststop"
+[ -z "$(ls "$SANDNET_STATE_DIR")" ] || sn_fail "poststop left: $(ls "$SANDNET_STATE_DIR")"
+ip -n "$CT" -o link show | grep -q ": sn-" && sn_fail "the container face's TUN is left"
+ip netns exec "$CT" nft list tables | grep -q sandnet_ && sn_fail "the nftables table is left"
+kill "$CPID"
+echo "crun + oci-hook: attached, pinged, published, given back; poststop after the link went"

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: MIT
+/*
+ * policy.c - what the container's programs may reach, and who may reach them
+ *
+ * Theory of operation: two ordered rule lists, egress and ingress, from
+ * --egress-allow, --egress-deny, --ingress-allow and --ingress-deny in the
+ * order given on the command line (netsetup turns the CNI configuration's
+ * and the OCI annotations' rules into those flags, docs/face.md). After
+ * them, policy_finish() appends the defaults: egress to the cloud metadata
+ * services (169.254.169.254 and fd00:ec2::254) is denied, a rule of the
+ * user's given before may still allow it. The first rule that matches
+ * decides; no match allows, as a plain container's network does.
+ *
+ * A rule is  [PROTO:]NETWORK[:PORTS]  with PROTO tcp, udp or icmp (ICMPv6
+ * included), NETWORK an address, a CIDR, or "any" (both families, every
+ * address), IPv6 in brackets when PORTS follow, PORTS one port or LO-HI:
+ *     169.254.169.254   tcp:10.0.0.0/8:80-443   udp:[fd00::/8]:53   icmp:any
+ * The NETWORK is the remote end: the destination of egress, the source of
+ * ingress. The PORTS are the destination's: the remote port of egress, the
+ * container's port of ingress. A rule with PORTS and no PROTO is tcp and
+ * udp; it never matches ICMP.
+ *
+ * The face asks once per new conversation (a TCP SYN, the first datagram of
+ * a UDP flow, an echo request), so allowed traffic pays nothing more; replies
+ * within an allowed conversation are never asked about. A refusal is
+ * answered by the face with ICMP administratively prohibited (face.c).
+ * Every decision is counted on the rule that made it (@hits), and what no
+ * rule matched in @allowed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+
+#include "datapath/policy.h"
+#include "datapath/out.h"
+
+const char *const policy_dir_names[POLICY_DIR_MAX] = {
+	[POLICY_EGRESS] = "egress",
+	[POLICY_INGRESS] = "ingress",
+};
+
+static const char *const policy_flag[POLICY_DIR_MAX][2] = {
+	[POLICY_EGRESS] = { "--egress-allow", "--egress-deny" },
+	[POLICY_INGRESS] = { "--ingress-allow", "--ingress-deny" },
+};
+
+/* 0 when @s is a whole number in 0..@max; *@v receives it. */
+static int policy_number(const char *s, size_t len, unsigned long max, unsigned long *v)
+{
+	char buf[16], *end;
+
+	if (!len || len >= sizeof(buf) || s[0] < '0' || s[0] > '9')
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	*v = strtoul(buf, &end, 10);
+	return *end || *v > max ? -EINVAL : 0;
+}
+
+static void policy_mask(union proto_inaddr *a, unsigned int len, unsigned int bytes)
+{
+	unsigned int i;
+
+	for (i = 0; i < bytes; i++) {
+		if (len >= 8) {
+			len -= 8;
+			continue;
+		}
+		a->bytes[i] &= (uint8_t)(0xff << (8 - len));
+		len = 0;
+	}
+}
+
+/* NETWORK: "any", ADDR or ADDR/LEN, into @r. */
+static int policy_network(const char *s, struct policy_rule *r, char *why, size_t why_len)
+{
+	char buf[64], *slash;
+	struct net_addr a;
+	unsigned long len;
+
+	if (!strcmp(s, "any")) {
+		r->family = 0;
+		r->prefix_len = 0;
+		return 0;
+	}
+	if (strlen(s) >= sizeof(buf)) {
+		snprintf(why, why_len, "'%s' is not an address", s);
+		return -EINVAL;
+	}
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = 0;
+	if (net_addr_parse(buf, &a) < 0) {
+		snprintf(why, why_len, "'%s' is not an IPv4 or IPv6 address (or \"any\")", buf);
+		return -EINVAL;
+	}
+	len = a.family == AF_INET ? 32 : 128;
+	if (slash && policy_number(slash + 1, strlen(slash + 1), a.family == AF_INET ? 32 : 128, &len) < 0) {
+		snprintf(why, why_len, "prefix length '%s' is not in 0..%d", slash + 1, a.family == AF_INET ? 32 : 128);
+		return -EINVAL;
+	}
+	r->family = a.family;
+	r->prefix_len = (uint8_t)len;
+	r->addr = a.a;
+	policy_mask(&r->addr, r->prefix_len, a.family == AF_INET ? 4 : 16);
+	return 0;
+}
+
+/* PORTS: "N" or "LO-HI", into @r. */
+static int policy_ports(const char *s, struct policy_rule *r, char *why, size_t why_len)
+{
+	const char *dash = strchr(s, '-');
+	unsigned long lo, hi;
+
+	if (policy_number(s, dash ? (size_t)(dash - s) : strlen(s), 65535, &lo) < 0 ||
+	    (dash && policy_number(dash + 1, strlen(dash + 1), 65535, &hi) < 0) || lo == 0) {
+		snprintf(why, why_len, "ports '%s': expected PORT or LO-HI in 1..65535", s);
+		return -EINVAL;
+	}
+	if (!dash)
+		hi = lo;
+	if (hi < lo) {
+		snprintf(why, why_len, "ports '%s': the range ends before it starts", s);
+		return -EINVAL;
+	}
+	r->port_lo = (uint16_t)lo;
+	r->port_hi = (uint16_t)hi;
+	r->has_ports = true;
+	return 0;
+}
+
+static int policy_parse(const char *text, struct policy_rule *r, char *why, size_t why_len)
+{
+	static const struct { const char *name; uint8_t proto; } protos[] = {
+		{ "tcp:", IPPROTO_TCP }, { "udp:", IPPROTO_UDP }, { "icmp:", IPPROTO_ICMP },
+	};
+	char net[POLICY_TEXT_MAX];
+	const char *s = text, *ports = NULL, *colon;
+	unsigned int i;
+	int ret;
+
+	if (strlen(text) >= POLICY_TEXT_MAX) {
+		snprintf(why, why_len, "longer than %d characters", POLICY_TEXT_MAX - 1);
+		return -EINVAL;
+	}
+	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++) {
+		if (!strncmp(s, protos[i].name, strlen(protos[i].name))) {
+			r->proto = protos[i].proto;
+			s += strlen(protos[i].name);
+			break;
+		}
+	}
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close || (close[1] && close[1] != ':')) {
+			snprintf(why, why_len, "'%s': expected [IPV6[/LEN]] or [IPV6[/LEN]]:PORTS", s);
+			return -EINVAL;
+		}
+		snprintf(net, sizeof(net), "%.*s", (int)(close - s - 1), s + 1);
+		if (close[1])
+			ports = close + 2;
+		if (!strchr(net, ':')) {
+			snprintf(why, why_len, "'%s': brackets are for IPv6 addresses", net);
+			return -EINVAL;
+		}
+	} else {
+		colon = strchr(s, ':');
+		/* one colon: NETWORK:PORTS (IPv4 or "any"); more: a bare IPv6 network */
+		if (colon && !strchr(colon + 1, ':')) {
+			snprintf(net, sizeof(net), "%.*s", (int)(colon - s), s);
+			ports = colon + 1;
+		} else {
+			snprintf(net, sizeof(net), "%s", s);
+		}
+	}
+	if (!net[0]) {
+		snprintf(why, why_len, "no network (an address, a CIDR or \"any\")");
+		return -EINVAL;
+	}
+	ret = policy_network(net, r, why, why_len);
+	if (ret)
+		return ret;
+	r->port_lo = 0;
+	r->port_hi = 65535;
+	if (ports) {
+		if (r->proto == IPPROTO_ICMP) {
+			snprintf(why, why_len, "icmp has no ports");
+			return -EINVAL;
+		}
+		ret = policy_ports(ports, r, why, why_len);
+		if (ret)
+			return ret;
+	}
+	snprintf(r->text, sizeof(r->text), "%s", text);
+	return 0;
+}
+
+/**
+ * policy_add() - parse one rule and append it to a direction's list
+ * @pol:	the policy
+ * @dir:	egress or ingress
+ * @action:	allow or deny
+ * @text:	the rule ("tcp:10.0.0.0/8:443")
+ * @err:	"--egress-deny 'tcp:10.0.0.0/33': prefix length '33' is not in 0..32"
+ * @err_len:	size of @err
+ *
+ * Return: 0, -EINVAL for a malformed rule, -ENOSPC past POLICY_MAX_RULES.
+ */
+int policy_add(struct policy *pol, enum policy_dir dir, enum policy_action action, const char *text,
+	       char *err, size_t err_len)
+{
+	const char *flag = policy_flag[dir][action == POLICY_DENY];
+	struct policy_rule r = { .action = action };
+	char why[160];
+
+	if (pol->n[dir] >= POLICY_MAX_RULES - 2) {
+		snprintf(err, err_len, "%s '%s': more than %d %s rules", flag, text, POLICY_MAX_RULES - 2,
+			 policy_dir_names[dir]);
+		return -ENOSPC;
+	}
+	if (policy_parse(text, &r, why, sizeof(why)) < 0) {
+		snprintf(err, err_len, "%s '%s': %s", flag, text, why);
+		return -EINVAL;
+	}
+	pol->rules[dir][pol->n[dir]++] = r;
+	return 0;
+}
+
+/**
+ * policy_finish() - append the defaults, after every rule given
+ * @pol:	the policy
+ * @err:	reason on failure
+ * @err_len:	size of @err
+ *
+ * Return: 0 or negative errno.
+ */
+int policy_finish(struct policy *pol, char *err, size_t err_len)
+{
+	static const char *const metadata[] = { "169.254.169.254", "fd00:ec2::254" };
+	struct policy_rule r;
+	unsigned int i;
+	char why[160];
+
+	if (pol->finished)
+		return 0;
+	for (i = 0; i < sizeof(metadata) / sizeof(metadata[0]); i++) {
+		memset(&r, 0, sizeof(r));
+		r.action = POLICY_DENY;
+		r.builtin = true;
+		if (policy_parse(metadata[i], &r, why, sizeof(why)) < 0) {
+			snprintf(err, err_len, "default rule %s: %s", metadata[i], why);
+			return -EINVAL;
+		}
+		pol->rules[POLICY_EGRESS][pol->n[POLICY_EGRESS]++] = r;
+	}
+	pol->finished = true;
+	return 0;
+}
+
+static bool policy_rule_matches(const struct policy_rule *r, const struct net_addr *remote, uint8_t proto,
+				uint16_t port)
+{
+	bool icmp = proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6;
+
+	if (r->family && (r->family != remote->family ||
+			  !net_prefix_match(r->family, &r->addr, &remote->a, r->prefix_len)))
+		return false;
+	if (r->proto && (icmp ? r->proto != IPPROTO_ICMP : r->proto != proto))
+		return false;
+	if (r->has_ports && (icmp || port < r->port_lo || port > r->port_hi))
+		return false;
+	return true;
+}
+
+/**
+ * policy_match() - the rule that decides a new conversation
+ * @pol:	the policy, or NULL (no policy: nothing matches)
+ * @dir:	egress or ingress
+ * @remote:	the remote end (egress: the destination; ingress: the source)
+ * @proto:	IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP or IPPROTO_ICMPV6
+ * @port:	the destination port (0 for ICMP)
+ *
+ * Counts the decision: on the rule, or in @pol->allowed.
+ *
+ * Return: the first rule that matches, or NULL (allowed by default).
+ */
+const struct policy_rule *policy_match(struct policy *pol, enum policy_dir dir, const struct net_addr *remote,
+				       uint8_t proto, uint16_t port)
+{
+	unsigned int i;
+
+	if (!pol)
+		return NULL;
+	for (i = 0; i < pol->n[dir]; i++) {
+		struct policy_rule *r = &pol->rules[dir][i];
+
+		if (policy_rule_matches(r, remote, proto, port)) {
+			r->hits++;
+			return r;
+		}
+	}
+	pol->allowed[dir]++;
+	return NULL;
+}
+
+/**
+ * policy_refuses() - policy_match() says deny
+ * (parameters as policy_match())
+ *
+ * Return: true when the conversation must be refused.
+ */
+bool policy_refuses(struct policy *pol, enum policy_dir dir, const struct net_addr *remote, uint8_t proto,
+		    uint16_t port)
+{
+	const struct policy_rule *r = policy_match(pol, dir, remote, proto, port);
+
+	return r && r->action == POLICY_DENY;
+}
+
+/**
+ * policy_refusals() - conversations refused in one direction, all rules
+ * @pol:	the policy, or NULL
+ * @dir:	egress or ingress
+ *
+ * Return: the sum of the deny rules' hits.
+ */
+uint64_t policy_refusals(const struct policy *pol, enum policy_dir dir)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; pol && i < pol->n[dir]; i++)
+		if (pol->rules[dir][i].action == POLICY_DENY)
+			n += pol->rules[dir][i].hits;
+	return n;
+}
+
+/**
+ * policy_print() - the rules in order with their hits ("policy" in stats)
+ * @pol:	the policy, or NULL (prints nothing)
+ * @o:		the printer
+ */
+void policy_print(const struct policy *pol, struct out *o)
+{
+	unsigned int d, i;
+
+	if (!pol)
+		return;
+	out_obj_begin(o, "policy");
+	for (d = 0; d < POLICY_DIR_MAX; d++) {
+		out_obj_begin(o, policy_dir_names[d]);
+		out_u64(o, "refused", policy_refusals(pol, d));
+		out_u64(o, "allowed_by_default", pol->allowed[d]);
+		out_arr_begin(o, "rules");
+		for (i = 0; i < pol->n[d]; i++) {
+			const struct policy_rule *r = &pol->rules[d][i];
+
+			out_obj_begin(o, NULL);
+			out_str(o, "action", r->action == POLICY_DENY ? "deny" : "allow");
+			out_str(o, "rule", r->text);
+			out_bool(o, "default", r->builtin);
+			out_u64(o, "hits", r->hits);
+			out_obj_end(o);
+		}
+		out_arr_end(o);
+		out_obj_end(o);
+	}
+	out_obj_end(o);
+}

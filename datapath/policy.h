@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy.h - what the container's programs may reach, and who may reach them
+ * (theory of operation in policy.c, docs/face.md "Policy")
+ */
+#ifndef SANDNET_DATAPATH_POLICY_H
+#define SANDNET_DATAPATH_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "datapath/net/net.h"
+
+#define POLICY_MAX_RULES	64	/* per direction, the defaults included */
+#define POLICY_TEXT_MAX		96
+
+enum policy_dir {
+	POLICY_EGRESS,		/* the container connects or sends out */
+	POLICY_INGRESS,		/* the network connects or sends to the container */
+	POLICY_DIR_MAX
+};
+
+enum policy_action {
+	POLICY_ALLOW,
+	POLICY_DENY,
+};
+
+/**
+ * struct policy_rule - one rule, as given
+ * @action:	what a match does
+ * @builtin:	one of the defaults (the cloud metadata services)
+ * @proto:	IPPROTO_TCP, IPPROTO_UDP or IPPROTO_ICMP (ICMPv6 too); 0: any
+ * @family:	AF_INET or AF_INET6; 0: both ("any")
+ * @addr:	the network, masked to @prefix_len
+ * @prefix_len:	its length
+ * @port_lo:	the port range; 0-65535 when none was given (a rule with a
+ * @port_hi:	range never matches ICMP)
+ * @has_ports:	a range was given
+ * @text:	the rule as given, for stats and messages
+ * @hits:	packets or connections it decided
+ */
+struct policy_rule {
+	enum policy_action action;
+	bool builtin;
+	uint8_t proto;
+	uint8_t family;
+	union proto_inaddr addr;
+	uint8_t prefix_len;
+	uint16_t port_lo, port_hi;
+	bool has_ports;
+	char text[POLICY_TEXT_MAX];
+	uint64_t hits;
+};
+
+/**
+ * struct policy - both rule lists, in the order they are tried
+ * @allowed:	per direction, what no rule matched (the default: allow)
+ */
+struct policy {
+	unsigned int n[POLICY_DIR_MAX];
+	struct policy_rule rules[POLICY_DIR_MAX][POLICY_MAX_RULES];
+	uint64_t allowed[POLICY_DIR_MAX];
+	bool finished;
+};
+
+struct out;
+
+extern const char *const policy_dir_names[POLICY_DIR_MAX];
+
+int policy_add(struct policy *pol, enum policy_dir dir, enum policy_action action, const char *text,
+	       char *err, size_t err_len);
+int policy_finish(struct policy *pol, char *err, size_t err_len);
+const struct policy_rule *policy_match(struct policy *pol, enum policy_dir dir, const struct net_addr *remote,
+				       uint8_t proto, uint16_t port);
+bool policy_refuses(struct policy *pol, enum policy_dir dir, const struct net_addr *remote, uint8_t proto,
+		    uint16_t port);
+uint64_t policy_refusals(const struct policy *pol, enum policy_dir dir);
+void policy_print(const struct policy *pol, struct out *o);
+
+#endif /* SANDNET_DATAPATH_POLICY_H */

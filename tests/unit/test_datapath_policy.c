@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_datapath_policy.c - the policy's rules (policy.c): every form of a
+ * rule parses to what docs/face.md says, every malformed one is refused with
+ * the flag, the rule and the reason; the first match decides, the metadata
+ * defaults come after the user's rules, no match allows, and every decision
+ * is counted on its rule. The stats output is the same in text and JSON.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datapath/out.h"
+#include "datapath/policy.h"
+
+static struct policy pol;
+static char err[256];
+
+static void setup(void)
+{
+	memset(&pol, 0, sizeof(pol));
+	err[0] = 0;
+}
+
+static struct net_addr addr(const char *s)
+{
+	struct net_addr a;
+
+	ck_assert_int_eq(net_addr_parse(s, &a), 0);
+	return a;
+}
+
+/* The action of the rule that decides, "allow" when none does. */
+static const char *decide(enum policy_dir dir, const char *remote, uint8_t proto, uint16_t port)
+{
+	struct net_addr a = addr(remote);
+	const struct policy_rule *r = policy_match(&pol, dir, &a, proto, port);
+
+	return !r ? "allow" : r->action == POLICY_DENY ? "deny" : "allow-rule";
+}
+
+START_TEST(test_forms)
+{
+	const struct policy_rule *r;
+
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_DENY, "169.254.0.0/16", err, sizeof(err)), 0);
+	r = &pol.rules[POLICY_EGRESS][0];
+	ck_assert_int_eq(r->family, AF_INET);
+	ck_assert_int_eq(r->prefix_len, 16);
+	ck_assert_int_eq(r->proto, 0);
+	ck_assert(!r->has_ports);
+	ck_assert_str_eq(r->text, "169.254.0.0/16");
+
+	/* the network is masked: 10.1.2.3/8 is 10.0.0.0/8 */
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "tcp:10.1.2.3/8:80-443", err, sizeof(err)), 0);
+	r = &pol.rules[POLICY_EGRESS][1];
+	ck_assert_int_eq(r->proto, IPPROTO_TCP);
+	ck_assert_int_eq(r->addr.bytes[0], 10);
+	ck_assert_int_eq(r->addr.bytes[1], 0);
+	ck_assert_int_eq(r->port_lo, 80);
+	ck_assert_int_eq(r->port_hi, 443);
+
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_DENY, "udp:[fd00::/8]:53", err, sizeof(err)), 0);
+	r = &pol.rules[POLICY_EGRESS][2];
+	ck_assert_int_eq(r->family, AF_INET6);
+	ck_assert_int_eq(r->prefix_len, 8);
+	ck_assert_int_eq(r->port_lo, 53);
+	ck_assert_int_eq(r->port_hi, 53);
+
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_DENY, "fd00:ec2::254", err, sizeof(err)), 0);
+	ck_assert_int_eq(pol.rules[POLICY_EGRESS][3].prefix_len, 128);
+	ck_assert_int_eq(policy_add(&pol, POLICY_INGRESS, POLICY_DENY, "tcp:any:22", err, sizeof(err)), 0);
+	ck_assert_int_eq(pol.rules[POLICY_INGRESS][0].family, 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_INGRESS, POLICY_DENY, "icmp:any", err, sizeof(err)), 0);
+	ck_assert_int_eq(pol.rules[POLICY_INGRESS][1].proto, IPPROTO_ICMP);
+	ck_assert_int_eq(pol.n[POLICY_EGRESS], 4);
+	ck_assert_int_eq(pol.n[POLICY_INGRESS], 2);
+}
+END_TEST
+
+START_TEST(test_malformed)
+{
+	static const struct { const char *rule, *words; } bad[] = {
+		{ "", "no network" },
+		{ "tcp:", "no network" },
+		{ "frob", "'frob' is not an IPv4 or IPv6 address" },
+		{ "sctp:10.0.0.0/8", "'sctp' is not an IPv4" },
+		{ "10.0.0.0/33", "prefix length '33' is not in 0..32" },
+		{ "fd00::/129", "prefix length '129' is not in 0..128" },
+		{ "10.0.0.0/-1", "prefix length '-1'" },
+		{ "10.0.0.0/", "prefix length ''" },
+		{ "tcp:10.0.0.1:0", "ports '0'" },
+		{ "tcp:10.0.0.1:65536", "ports '65536'" },
+		{ "tcp:10.0.0.1:9-3", "the range ends before it starts" },
+		{ "tcp:10.0.0.1:", "ports ''" },
+		{ "tcp:10.0.0.1:80-", "ports '80-'" },
+		{ "tcp:10.0.0.1:+80", "ports '+80'" },
+		{ "icmp:any:22", "icmp has no ports" },
+		{ "[10.0.0.1]:80", "brackets are for IPv6" },
+		{ "[fd00::1", "expected [IPV6[/LEN]]" },
+		{ "[fd00::1]x", "expected [IPV6[/LEN]]" },
+		{ "fd00::1:80-90", "is not an IPv4 or IPv6 address" },
+	};
+	char why[128];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(policy_add(&pol, POLICY_INGRESS, POLICY_DENY, bad[i].rule, err, sizeof(err)) < 0,
+			      "'%s' accepted", bad[i].rule);
+		snprintf(why, sizeof(why), "--ingress-deny '%s': ", bad[i].rule);
+		ck_assert_msg(!strncmp(err, why, strlen(why)), "'%s': %s", bad[i].rule, err);
+		ck_assert_msg(strstr(err, bad[i].words), "'%s': %s", bad[i].rule, err);
+	}
+	ck_assert_int_eq(pol.n[POLICY_INGRESS], 0);
+	/* too long, and too many */
+	memset(why, 'a', sizeof(why) - 1);
+	why[sizeof(why) - 1] = 0;
+	ck_assert_int_lt(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, why, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "longer than"));
+	for (i = 0; i < POLICY_MAX_RULES - 2; i++)
+		ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "10.0.0.1", err, sizeof(err)), 0);
+	ck_assert_int_lt(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "10.0.0.1", err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "--egress-allow '10.0.0.1': more than 62 egress rules"));
+	ck_assert_int_eq(policy_finish(&pol, err, sizeof(err)), 0);
+	ck_assert_int_eq(pol.n[POLICY_EGRESS], POLICY_MAX_RULES);
+}
+END_TEST
+
+START_TEST(test_defaults)
+{
+	ck_assert_int_eq(policy_finish(&pol, err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_finish(&pol, err, sizeof(err)), 0);	/* once only */
+	ck_assert_int_eq(pol.n[POLICY_EGRESS], 2);
+	ck_assert_int_eq(pol.n[POLICY_INGRESS], 0);
+	ck_assert_str_eq(decide(POLICY_EGRESS, "169.254.169.254", IPPROTO_TCP, 80), "deny");
+	ck_assert_str_eq(decide(POLICY_EGRESS, "169.254.169.254", IPPROTO_UDP, 53), "deny");
+	ck_assert_str_eq(decide(POLICY_EGRESS, "fd00:ec2::254", IPPROTO_TCP, 80), "deny");
+	ck_assert_str_eq(decide(POLICY_EGRESS, "169.254.169.253", IPPROTO_TCP, 80), "allow");
+	ck_assert_str_eq(decide(POLICY_EGRESS, "10.0.0.1", IPPROTO_TCP, 80), "allow");
+	/* ingress from the metadata address is no concern of the default */
+	ck_assert_str_eq(decide(POLICY_INGRESS, "169.254.169.254", IPPROTO_TCP, 80), "allow");
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][0].hits, 2);
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][1].hits, 1);
+	ck_assert_uint_eq(pol.allowed[POLICY_EGRESS], 2);
+	ck_assert_uint_eq(pol.allowed[POLICY_INGRESS], 1);
+	ck_assert_uint_eq(policy_refusals(&pol, POLICY_EGRESS), 3);
+	ck_assert(pol.rules[POLICY_EGRESS][0].builtin);
+	/* no policy at all: everything goes */
+	ck_assert(!policy_refuses(NULL, POLICY_EGRESS, &(struct net_addr){ .family = AF_INET }, IPPROTO_TCP, 1));
+}
+END_TEST
+
+START_TEST(test_first_match)
+{
+	/* a user's allow goes before the metadata default */
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "tcp:169.254.169.254:80", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "10.1.0.0/16", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_DENY, "10.0.0.0/8", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_DENY, "udp:any:53", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_DENY, ":::1000-2000", err, sizeof(err)) < 0, 1);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_DENY, "[::/0]:1000-2000", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_DENY, "icmp:192.0.2.0/24", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_finish(&pol, err, sizeof(err)), 0);
+
+	ck_assert_str_eq(decide(POLICY_EGRESS, "169.254.169.254", IPPROTO_TCP, 80), "allow-rule");
+	ck_assert_str_eq(decide(POLICY_EGRESS, "169.254.169.254", IPPROTO_TCP, 81), "deny");	/* the default */
+	ck_assert_str_eq(decide(POLICY_EGRESS, "10.1.2.3", IPPROTO_UDP, 53), "allow-rule");
+	ck_assert_str_eq(decide(POLICY_EGRESS, "10.2.0.1", IPPROTO_TCP, 443), "deny");
+	ck_assert_str_eq(decide(POLICY_EGRESS, "11.0.0.1", IPPROTO_TCP, 443), "allow");
+	ck_assert_str_eq(decide(POLICY_EGRESS, "11.0.0.1", IPPROTO_UDP, 53), "deny");
+	ck_assert_str_eq(decide(POLICY_EGRESS, "fd00::1", IPPROTO_UDP, 53), "deny");
+	ck_assert_str_eq(decide(POLICY_EGRESS, "fd00::1", IPPROTO_TCP, 1500), "deny");
+	ck_assert_str_eq(decide(POLICY_EGRESS, "fd00::1", IPPROTO_TCP, 2001), "allow");
+	/* a rule with ports never matches ICMP; icmp: matches ICMPv6 too */
+	ck_assert_str_eq(decide(POLICY_EGRESS, "fd00::1", IPPROTO_ICMPV6, 0), "allow");
+	ck_assert_str_eq(decide(POLICY_EGRESS, "192.0.2.7", IPPROTO_ICMP, 0), "deny");
+	ck_assert_str_eq(decide(POLICY_EGRESS, "192.0.2.7", IPPROTO_TCP, 80), "allow");
+	/* an IPv4 rule never matches IPv6, nor the other way round */
+	ck_assert_str_eq(decide(POLICY_EGRESS, "::ffff:10.2.0.1", IPPROTO_TCP, 80), "allow");
+
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][0].hits, 1);
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][1].hits, 1);
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][2].hits, 1);
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][3].hits, 2);
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][4].hits, 1);
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][5].hits, 1);
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][6].hits, 1);	/* 169.254.169.254 default */
+	ck_assert_uint_eq(policy_refusals(&pol, POLICY_EGRESS), 6);
+	ck_assert_uint_eq(pol.allowed[POLICY_EGRESS], 5);
+}
+END_TEST
+
+/* Text and JSON from the same calls: the JSON parses and holds what the text says. */
+START_TEST(test_print)
+{
+	char *text = NULL, *json = NULL;
+	size_t tlen, jlen;
+	struct out o;
+	FILE *f;
+
+	ck_assert_int_eq(policy_add(&pol, POLICY_INGRESS, POLICY_DENY, "tcp:any:22", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_finish(&pol, err, sizeof(err)), 0);
+	ck_assert_str_eq(decide(POLICY_INGRESS, "10.0.0.9", IPPROTO_TCP, 22), "deny");
+	f = open_memstream(&text, &tlen);
+	out_init(&o, f, false);
+	policy_print(&pol, &o);
+	out_finish(&o);
+	fclose(f);
+	f = open_memstream(&json, &jlen);
+	out_init(&o, f, true);
+	policy_print(&pol, &o);
+	out_finish(&o);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(text, "tcp:any:22"));
+	ck_assert_ptr_nonnull(strstr(text, "169.254.169.254"));
+	ck_assert_ptr_nonnull(strstr(json, "\"rule\":\"tcp:any:22\""));
+	ck_assert_ptr_nonnull(strstr(json, "\"hits\":1"));
+	ck_assert_ptr_nonnull(strstr(json, "\"default\":true"));
+	ck_assert_ptr_nonnull(strstr(json, "\"refused\":1"));
+	free(text);
+	free(json);
+}
+END_TEST
+
+static Suite *policy_suite(void)
+{
+	Suite *s = suite_create("datapath_policy");
+	TCase *tc = tcase_create("policy");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, test_forms);
+	tcase_add_test(tc, test_malformed);
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_first_match);
+	tcase_add_test(tc, test_print);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(policy_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
