@@ -56,7 +56,8 @@ import json, sys
 prev = json.load(open(sys.argv[1])) if sys.argv[1] != "-" else None
 conf = {"cniVersion": "1.0.0", "name": "sandnet-test", "type": "sandnet",
         "datapath": sys.argv[3], "gso": "auto", "channels": 1,
-        "publish": ["udp:5000=127.0.0.1:6000"]}
+        "publish": ["udp:5000=127.0.0.1:6000"],
+        "policy": ["egress-deny=10.96.0.0/12", "ingress-deny=tcp:any:22"]}
 if prev is not None:
     conf["prevResult"] = prev
 json.dump(conf, open(sys.argv[2], "w"))
@@ -193,6 +194,18 @@ else:
 assert d == b"SANDNET-CNI" and a == (sys.argv[1], 5000), (d, a)
 print("published udp:5000 answered", d, "from", a)
 EOF
+sn_log "the configuration's policy is the datapath's, and stats --all names the container"
+"$DATAPATH" stats --all --dir "$SANDNET_STATE_DIR" --json | python3 -c '
+import json, sys
+a = json.load(sys.stdin)
+assert [x["name"] for x in a] == [sys.argv[1]], a
+p = a[0]["policy"]
+assert [(r["action"], r["rule"], r["default"]) for r in p["egress"]["rules"]] == [
+    ("deny", "10.96.0.0/12", False), ("deny", "169.254.169.254", True), ("deny", "fd00:ec2::254", True)], p
+assert [(r["action"], r["rule"]) for r in p["ingress"]["rules"]] == [("deny", "tcp:any:22")], p
+assert a[0]["totals"]["network_rx_frames"] > 0, a[0]["totals"]
+print("ok:", a[0]["name"], "policy", p["egress"]["rules"][0]["rule"], p["ingress"]["rules"][0]["rule"])
+' "cni:$CID:eth0" || sn_fail "stats --all: the CNI policy"
 cni sandnet CHECK "$SN_TMP/sandnet.json" >"$SN_TMP/check.out" || sn_fail "CHECK: $(cat "$SN_TMP/check.out")"
 [ ! -s "$SN_TMP/check.out" ] || sn_fail "CHECK printed: $(cat "$SN_TMP/check.out")"
 expect_cni_error "second ADD" 100 "already attached" -- cni sandnet ADD "$SN_TMP/sandnet.json"
