@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuzz_policy.c - libFuzzer target for the policy's rules (datapath/policy.c)
+ *
+ * Theory of operation
+ *
+ * A rule reaches the datapath from a CNI configuration or an OCI annotation,
+ * written by whoever starts the container. The first byte picks the
+ * direction and the action, the text up to the first NUL is the rule, and
+ * what follows (up to 16 address bytes, a family bit, a protocol and a port)
+ * is a conversation to match against it. policy_add() must refuse with
+ * -EINVAL and a reason naming the flag, or accept a rule whose prefix fits
+ * its family, whose network has no bit set past the prefix, whose port range
+ * is ordered, and whose text is the input. Matching must agree with the rule
+ * as parsed: a family, a prefix, a protocol and a range, nothing else; and
+ * policy_finish() then adds the two defaults.
+ *
+ * Seeds: tests/fuzz/corpus/policy/.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datapath/policy.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fz_fail(const char *what)
+{
+	fprintf(stderr, "fuzz_policy: %s\n", what);
+	abort();
+}
+
+static bool fz_masked(const struct policy_rule *r)
+{
+	unsigned int bytes = r->family == AF_INET ? 4 : 16, i, bit;
+
+	for (i = r->prefix_len; i < bytes * 8; i++) {
+		bit = r->addr.bytes[i / 8] >> (7 - i % 8) & 1;
+		if (bit)
+			return false;
+	}
+	return true;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct policy pol;
+	const struct policy_rule *r, *m;
+	enum policy_dir dir;
+	struct net_addr a;
+	const uint8_t *nul, *q;
+	char err[512], *text;
+	size_t rest;
+	uint8_t proto;
+	uint16_t port;
+	int ret;
+
+	if (size < 1)
+		return 0;
+	memset(&pol, 0, sizeof(pol));
+	dir = data[0] & 1 ? POLICY_INGRESS : POLICY_EGRESS;
+	nul = memchr(data + 1, 0, size - 1);
+	text = strndup((const char *)data + 1, nul ? (size_t)(nul - data - 1) : size - 1);
+	if (!text)
+		fz_fail("strndup");
+	err[0] = 0;
+	ret = policy_add(&pol, dir, data[0] & 2 ? POLICY_DENY : POLICY_ALLOW, text, err, sizeof(err));
+	if (ret) {
+		const char *flag = dir == POLICY_INGRESS ? "--ingress-" : "--egress-";
+
+		if (ret != -EINVAL || strncmp(err, flag, strlen(flag)))
+			fz_fail("refusal without -EINVAL and a reason naming the flag");
+		free(text);
+		return 0;
+	}
+	if (pol.n[dir] != 1)
+		fz_fail("accepted, but not one rule");
+	r = &pol.rules[dir][0];
+	if (strcmp(r->text, text))
+		fz_fail("the rule's text is not the input");
+	if (r->family && r->family != AF_INET && r->family != AF_INET6)
+		fz_fail("a family that is neither");
+	if (r->family && (r->prefix_len > (r->family == AF_INET ? 32 : 128) || !fz_masked(r)))
+		fz_fail("a prefix past the family, or bits set past it");
+	if (!r->family && r->prefix_len)
+		fz_fail("\"any\" with a prefix");
+	if (r->port_lo > r->port_hi || (r->has_ports && (!r->port_lo || r->proto == IPPROTO_ICMP)))
+		fz_fail("a port range out of order, from 0, or on icmp");
+
+	/* a conversation: 16 address bytes, a family bit, a protocol, a port */
+	q = nul ? nul + 1 : data + size;
+	rest = (size_t)(data + size - q);
+	memset(&a, 0, sizeof(a));
+	memcpy(a.a.bytes, q, rest < 16 ? rest : 16);
+	a.family = rest > 16 && q[16] & 1 ? AF_INET6 : AF_INET;
+	proto = rest > 17 ? q[17] : IPPROTO_TCP;
+	port = rest > 19 ? (uint16_t)(q[18] << 8 | q[19]) : 80;
+	m = policy_match(&pol, dir, &a, proto, port);
+	if (m && m != r)
+		fz_fail("matched something that is not the rule");
+	if (m && ((r->family && (r->family != a.family ||
+				 !net_prefix_match(r->family, &r->addr, &a.a, r->prefix_len))) ||
+		  (r->has_ports && (port < r->port_lo || port > r->port_hi))))
+		fz_fail("matched outside the rule's network or ports");
+	if (!m && !r->family && !r->proto && !r->has_ports)
+		fz_fail("\"any\" did not match");
+	if (r->hits + pol.allowed[dir] != 1)
+		fz_fail("the decision was not counted once");
+	if (policy_finish(&pol, err, sizeof(err)) || pol.n[POLICY_EGRESS] != (dir == POLICY_EGRESS) + 2u)
+		fz_fail("the defaults were not added");
+	free(text);
+	return 0;
+}
