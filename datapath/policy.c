@@ -59,20 +59,6 @@ static int policy_number(const char *s, size_t len, unsigned long max, unsigned 
 	return *end || *v > max ? -EINVAL : 0;
 }
 
-static void policy_mask(union proto_inaddr *a, unsigned int len, unsigned int bytes)
-{
-	unsigned int i;
-
-	for (i = 0; i < bytes; i++) {
-		if (len >= 8) {
-			len -= 8;
-			continue;
-		}
-		a->bytes[i] &= (uint8_t)(0xff << (8 - len));
-		len = 0;
-	}
-}
-
 /* NETWORK: "any", ADDR or ADDR/LEN, into @r. */
 static int policy_network(const char *s, struct policy_rule *r, char *why, size_t why_len)
 {
@@ -105,7 +91,7 @@ static int policy_network(const char *s, struct policy_rule *r, char *why, size_
 	r->family = a.family;
 	r->prefix_len = (uint8_t)len;
 	r->addr = a.a;
-	policy_mask(&r->addr, r->prefix_len, a.family == AF_INET ? 4 : 16);
+	net_prefix_mask(&r->addr, r->prefix_len, a.family);
 	return 0;
 }
 

@@ -190,6 +190,7 @@ struct link *stack_link_by_ifindex(struct stack *st, uint32_t ifindex);
 bool net_addr_eq(const struct net_addr *a, const struct net_addr *b);
 bool net_prefix_match(uint8_t family, const union proto_inaddr *a, const union proto_inaddr *b,
 		      unsigned int len);
+void net_prefix_mask(union proto_inaddr *a, unsigned int len, uint8_t family);
 int net_addr_parse(const char *s, struct net_addr *out);
 const char *net_addr_str(const struct net_addr *a, char *buf, size_t len);
 bool stack_icmp_allow(struct stack *st);

@@ -43,9 +43,15 @@ bool net_prefix_match(uint8_t family, const union proto_inaddr *a, const union p
 	return true;
 }
 
-static void route_mask(union proto_inaddr *a, unsigned int len, unsigned int total_bytes)
+/**
+ * net_prefix_mask() - clear every bit of @a past the first @len
+ * @a:		the address
+ * @len:	prefix length
+ * @family:	AF_INET (4 bytes) or AF_INET6 (16)
+ */
+void net_prefix_mask(union proto_inaddr *a, unsigned int len, uint8_t family)
 {
-	unsigned int i;
+	unsigned int i, total_bytes = family == AF_INET ? 4 : 16;
 
 	for (i = 0; i < total_bytes; i++) {
 		if (len >= 8) {
@@ -84,7 +90,7 @@ int route_add(struct stack *st, struct link *l, const struct proto_route *r)
 	e->family = r->family;
 	e->dst_len = r->dst_len;
 	e->dst = r->dst;
-	route_mask(&e->dst, r->dst_len, r->family == AF_INET ? 4 : 16);
+	net_prefix_mask(&e->dst, r->dst_len, r->family);
 	e->has_gateway = r->has_gateway;
 	e->gateway = r->gateway;
 	e->metric = r->metric;

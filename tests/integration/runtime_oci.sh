@@ -23,9 +23,7 @@ CNI_DIR=/usr/lib/cni
 [ -x "$CNI_DIR/ptp" ] && [ -x "$CNI_DIR/host-local" ] || sn_skip "no CNI ptp/host-local in $CNI_DIR"
 [ -x "$DATAPATH" ] || sn_skip "no $DATAPATH"
 command -v crun >/dev/null || sn_skip "no crun (apt-get install crun)"
-BUSYBOX=$(command -v busybox) || sn_skip "no busybox (apt-get install busybox-static)"
-file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' || ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic' ||
-	sn_skip "$BUSYBOX is not static (apt-get install busybox-static)"
+sn_need_static_busybox
 
 sn_netns_add host
 sn_netns_add ct

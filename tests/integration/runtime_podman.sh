@@ -55,9 +55,7 @@ command -v crun >/dev/null || sn_skip "no crun (apt-get install crun)"
 command -v conmon >/dev/null || sn_skip "no conmon (apt-get install conmon)"
 [ -x "$CNI_DIR/bridge" ] && [ -x "$CNI_DIR/host-local" ] || sn_skip "no CNI bridge/host-local in $CNI_DIR"
 [ -x "$DATAPATH" ] || sn_skip "no $DATAPATH"
-BUSYBOX=$(command -v busybox) || sn_skip "no busybox (apt-get install busybox-static)"
-file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' || ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic' ||
-	sn_skip "$BUSYBOX is not static (apt-get install busybox-static)"
+sn_need_static_busybox
 
 sn_netns_add host
 sn_netns_add ct

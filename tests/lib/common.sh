@@ -78,6 +78,14 @@ sn_netns_add() {
 	ip -n "$ns" link set lo up
 }
 
+# sn_need_static_busybox: BUSYBOX is a static busybox (a container's whole
+# rootfs), or the test is skipped.
+sn_need_static_busybox() {
+	BUSYBOX=$(command -v busybox) || sn_skip "no busybox (apt-get install busybox-static)"
+	file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' || ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic' ||
+		sn_skip "$BUSYBOX is not static (apt-get install busybox-static)"
+}
+
 # sn_ns NAME: the full namespace name.
 sn_ns() { echo "$SN_PREFIX$1"; }
 
