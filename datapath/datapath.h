@@ -3,6 +3,7 @@
  * datapath.h - the process: its one context and the pieces main() wires up
  *
  *   config.c    receive the configuration from netsetup (proto/)
+ *   limits.c    the resource caps' options, given to the stack
  *   privdrop.c  drop every privilege for good (libcap-ng)
  *   control.c   the control socket and `datapath stats`
  */
@@ -52,9 +53,10 @@ struct dp {
 /* config.c */
 int config_accept(const char *path, int *fdp, char *err, size_t err_len);
 int config_receive(struct stack *st, int fd, uint32_t *done_seq, char *err, size_t err_len);
-int config_limit_parse(struct stack_limits *lim, const char *opt, const char *val, char *err,
-		       size_t err_len);
-int config_limits_apply(struct stack *st, const struct stack_limits *lim);
+
+/* limits.c */
+int limits_parse(struct stack_limits *lim, const char *opt, const char *val, char *err, size_t err_len);
+int limits_apply(struct stack *st, const struct stack_limits *lim);
 
 /* privdrop.c */
 int privdrop(const char *user, char *err, size_t err_len);

@@ -176,7 +176,7 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 	while ((c = getopt_long(argc, argv, "h", lopts, &li)) != -1) {
 		switch (c) {
 		case 'L':
-			if (config_limit_parse(&o->limits, lopts[li].name, optarg, err, sizeof(err)) < 0) {
+			if (limits_parse(&o->limits, lopts[li].name, optarg, err, sizeof(err)) < 0) {
 				fprintf(stderr, "datapath: %s\n", err);
 				return 2;
 			}
@@ -313,7 +313,7 @@ int main(int argc, char **argv)
 	}
 	dp.st.policy = &opts.policy;
 	dp.name = opts.name;
-	ret = config_limits_apply(&dp.st, &opts.limits);
+	ret = limits_apply(&dp.st, &opts.limits);
 	if (ret < 0) {
 		snprintf(err, sizeof(err), "resource caps: %s", strerror(-ret));
 		goto out;

@@ -463,7 +463,7 @@ int ns_state_find_owner(const char *owner, char *path, size_t size, struct ns_st
 int ns_give_back(const char *path, struct ns_state *st, const char *netns_path, bool stop,
 		 struct ns_err *e);
 
-/* --- cni.c, oci.c, serve.c: the runtime entry points ------------------ */
+/* --- cni.c, oci.c, serve.c, connect.c: the runtime entry points -------- */
 
 bool ns_cni_mode(int argc, char **argv);
 int ns_cni_main(FILE *in, FILE *out);
@@ -471,6 +471,7 @@ int ns_oci_main(int argc, char **argv, FILE *in, struct ns_err *e);
 int ns_oci_check(int argc, char **argv, FILE *in, struct ns_err *e);
 int ns_serve_main(int argc, char **argv, struct ns_err *e);
 int ns_connect_main(int argc, char **argv, struct ns_err *e);
+extern const char ns_serve_usage[];
 
 #define NS_SERVE_MAX_IDS	64
 #define NS_SERVE_SOCKET		"/run/sandnet/netsetup.sock"

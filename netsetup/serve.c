@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * serve.c - `netsetup serve`, the daemon, and `netsetup connect`, its client
+ * serve.c - `netsetup serve`, the daemon (its client, `netsetup connect`, is
+ * connect.c)
  *
  * Theory of operation: the daemon listens on a unix SOCK_SEQPACKET socket,
  * handed over by systemd (socket activation, sd_listen_fds()) or bound by
  * itself (--socket PATH, default /run/sandnet/netsetup.sock), and reports
  * readiness with sd_notify("READY=1") once it has recovered its state.
  *
- * A client is the datapath's side of a connection: `netsetup connect` opens
- * the namespace (as the client's own user: opening it is the proof of
- * access), connects, sends ATTACH with the netns fd, waits for ACK or ERROR,
- * and on ACK execs `DATAPATH --fd N ARGS...` on the very same socket, so that
- * the datapath receives its configuration from the daemon exactly as from
- * `netsetup run` (HELLO, LINK..., DONE). A runtime can do the same.
+ * A client is the datapath's side of a connection (connect.c): it sends
+ * ATTACH with a netns fd it opened, and on ACK the datapath gets its
+ * configuration on the very same socket, exactly as from `netsetup run`
+ * (HELLO, LINK..., DONE).
  *
  * One process per connection: the main loop accepts, forks a worker and
  * goes back to accepting, so a client that sends nothing, or garbage, or
@@ -66,7 +65,7 @@
 
 #define SERVE_MAX_CHILDREN	4096
 
-static const char serve_usage[] =
+const char ns_serve_usage[] =
 	"usage: netsetup serve [--socket PATH] [--config FILE]\n"
 	"       netsetup connect [--socket PATH] (--netns PATH | --pid PID) [--iface NAME]\n"
 	"                        [--gso hw|sw|off] [--channels N] [--face on|off] -- DATAPATH [ARGS...]\n";
@@ -500,16 +499,16 @@ static int serve_args(struct serve *s, int argc, char **argv, struct ns_err *e)
 			config = optarg;
 			break;
 		case 'h':
-			fputs(serve_usage, stdout);
+			fputs(ns_serve_usage, stdout);
 			return 1;
 		default:
 			ns_err_set(e, "%s option '%s'\n%s", opt == ':' ? "missing the value of" : "unknown",
-				   argv[optind - 1], serve_usage);
+				   argv[optind - 1], ns_serve_usage);
 			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
-		ns_err_set(e, "unexpected argument '%s'\n%s", argv[optind], serve_usage);
+		ns_err_set(e, "unexpected argument '%s'\n%s", argv[optind], ns_serve_usage);
 		return -EINVAL;
 	}
 	ns_serve_conf_default(&s->conf);
@@ -624,173 +623,5 @@ out:
 	if (s.listen_fd >= 0)
 		close(s.listen_fd);
 	close(s.sig_fd);
-	return err;
-}
-
-/**
- * ns_connect_main() - `netsetup connect`: ask serve to attach, then be the datapath
- * @argc:	arguments from "connect" on
- * @argv:	argv[0] is "connect"
- * @e:		error message
- *
- * Return: does not return on success (execs the datapath); -errno otherwise
- * (-EPERM or -EINVAL: the daemon refused, @e says why).
- */
-int ns_connect_main(int argc, char **argv, struct ns_err *e)
-{
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "netns", required_argument, NULL, 'n' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "iface", required_argument, NULL, 'i' },
-		{ "gso", required_argument, NULL, 'g' },
-		{ "channels", required_argument, NULL, 'c' },
-		{ "face", required_argument, NULL, 'F' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct proto_attach req = { .netns_fd = -1 };
-	const char *sock_path = NS_SERVE_SOCKET, *netns = NULL;
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct proto_why why = { 0 };
-	struct proto_msg *msg = NULL;
-	char nsbuf[64], fdbuf[16], path[PATH_MAX], **dargv;
-	int opt, sock = -1, err, i, n, mode;
-	long v;
-	char *end;
-
-	optind = 0;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's':
-			sock_path = optarg;
-			break;
-		case 'n':
-			netns = optarg;
-			break;
-		case 'p':
-			v = strtol(optarg, &end, 10);
-			if (*end || v <= 1 || v > INT_MAX) {
-				ns_err_set(e, "--pid '%s': not a process id", optarg);
-				return -EINVAL;
-			}
-			snprintf(nsbuf, sizeof(nsbuf), "/proc/%ld/ns/net", v);
-			netns = nsbuf;
-			break;
-		case 'i':
-			if (!optarg[0] || strlen(optarg) >= IFNAMSIZ) {
-				ns_err_set(e, "--iface '%s': not an interface name", optarg);
-				return -EINVAL;
-			}
-			strcpy(req.ifname, optarg);
-			break;
-		case 'g':
-			mode = proto_gso_mode_parse(optarg);
-			if (mode < 0) {
-				ns_err_set(e, "--gso '%s': expected hw, sw or off (leave it out for auto)", optarg);
-				return -EINVAL;
-			}
-			req.has_gso_mode = true;
-			req.gso_mode = mode;
-			break;
-		case 'c':
-			v = strtol(optarg, &end, 10);
-			if (*end || v < 1 || v > PROTO_MAX_CHANNELS) {
-				ns_err_set(e, "--channels '%s': expected 1..%d", optarg, PROTO_MAX_CHANNELS);
-				return -EINVAL;
-			}
-			req.channels = v;
-			break;
-		case 'F':
-			if (ns_face_parse(optarg, &req.no_face) < 0) {
-				ns_err_set(e, "--face '%s': expected on or off", optarg);
-				return -EINVAL;
-			}
-			break;
-		default:
-			ns_err_set(e, "%s option '%s'\n%s", opt == ':' ? "missing the value of" : "unknown",
-				   argv[optind - 1], serve_usage);
-			return -EINVAL;
-		}
-	}
-	if (!netns || optind >= argc) {
-		ns_err_set(e, "%s\n%s", !netns ? "which namespace? give --netns PATH or --pid PID"
-					       : "no datapath command after '--'", serve_usage);
-		return -EINVAL;
-	}
-	/* Found before serve attaches anything: a missing datapath changes nothing. */
-	err = ns_datapath_find(argv[optind], NULL, path, sizeof(path), e);
-	if (err)
-		return err;
-	req.netns_fd = open(netns, O_RDONLY | O_CLOEXEC);
-	if (req.netns_fd < 0) {
-		err = -errno;
-		ns_err_set(e, "netns %s: %s", netns, strerror(errno));
-		return err;
-	}
-	if (strlen(sock_path) >= sizeof(sa.sun_path)) {
-		ns_err_set(e, "socket %s: path too long", sock_path);
-		err = -ENAMETOOLONG;
-		goto out;
-	}
-	strcpy(sa.sun_path, sock_path);
-	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (sock < 0 || connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		err = -errno;
-		ns_err_set(e, "netsetup serve at %s: %s", sock_path, strerror(errno));
-		goto out;
-	}
-	err = proto_send_attach(sock, 1, &req);
-	if (err) {
-		ns_err_set(e, "ATTACH: send: %s", strerror(-err));
-		goto out;
-	}
-	err = proto_recv(sock, &msg, &why);
-	if (err <= 0) {
-		ns_err_set(e, "netsetup serve: %s", err ? why.text : "closed the connection");
-		err = err ? err : -ECONNRESET;
-		goto out;
-	}
-	if (msg->type == PROTO_MSG_ERROR) {
-		ns_err_set(e, "%s", msg->error.message);
-		err = -msg->error.err;
-		goto out;
-	}
-	if (msg->type != PROTO_MSG_ACK) {
-		ns_err_set(e, "netsetup serve answered %s, expected ACK or ERROR",
-			   proto_msg_type_name(msg->type));
-		err = -EPROTO;
-		goto out;
-	}
-	/* Accepted: the rest of the conversation is the datapath's. */
-	n = argc - optind;
-	dargv = calloc(n + 3, sizeof(*dargv));
-	if (!dargv) {
-		err = -ENOMEM;
-		ns_err_set(e, "out of memory");
-		goto out;
-	}
-	snprintf(fdbuf, sizeof(fdbuf), "%d", sock);
-	dargv[0] = argv[optind];
-	dargv[1] = "--fd";
-	dargv[2] = fdbuf;
-	for (i = 1; i < n; i++)
-		dargv[i + 2] = argv[optind + i];
-	fcntl(sock, F_SETFD, 0);
-	close(req.netns_fd);
-	req.netns_fd = -1;
-	proto_msg_free(msg);
-	msg = NULL;
-	fflush(NULL);
-	execv(path, dargv);
-	err = -errno;
-	ns_err_set(e, "cannot execute %s: %s", path, strerror(errno));
-	free(dargv);
-out:
-	proto_msg_free(msg);
-	if (sock >= 0)
-		close(sock);
-	if (req.netns_fd >= 0)
-		close(req.netns_fd);
 	return err;
 }

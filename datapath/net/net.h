@@ -103,7 +103,7 @@ typedef void (*stack_turn_fn)(void *ctx);
  * @udp_flows:		UDP service flows in all (0 = 4096; svc_udp.c)
  * @udp_flows_per_source: UDP publish flows per source address per service
  *			(0 = 256, UINT32_MAX = no per-source cap)
- * All zero (a stack_init()ed stack) means the defaults; config_limits_apply()
+ * All zero (a stack_init()ed stack) means the defaults; limits_apply()
  * stores the effective values.
  */
 struct stack_limits {

@@ -581,7 +581,7 @@ START_TEST(test_reasm_mem)
 	unsigned int i;
 
 	ck_assert_uint_eq(ip_reasm_limit(&st), 4u << 20);
-	ck_assert_int_eq(config_limits_apply(&st, &lim), 0);
+	ck_assert_int_eq(limits_apply(&st, &lim), 0);
 	ck_assert_uint_eq(ip_reasm_limit(&st), 16 * 1024);
 	/* 40 datagrams that never complete, 1480 bytes each: 10 fit */
 	for (i = 0; i < 40; i++) {
@@ -602,7 +602,7 @@ START_TEST(test_neigh_max)
 	unsigned int i;
 
 	ck_assert_uint_eq(neigh_limit(&st), NEIGH_MAX);
-	ck_assert_int_eq(config_limits_apply(&st, &lim), 0);
+	ck_assert_int_eq(limits_apply(&st, &lim), 0);
 	ck_assert_uint_eq(neigh_limit(&st), 4);
 	/* 6 neighbours talk to us (learned as STALE from their ARP) */
 	for (i = 0; i < 6; i++) {
@@ -649,7 +649,7 @@ START_TEST(test_limits_apply_and_stats)
 	struct dp dp;
 	FILE *f;
 
-	ck_assert_int_eq(config_limits_apply(&st, &lim), 0);
+	ck_assert_int_eq(limits_apply(&st, &lim), 0);
 	ck_assert_uint_eq(st.limits.max_conns, 100);
 	ck_assert_uint_eq(st.limits.max_half_open, TCP_MAX_HALF_OPEN_DEFAULT);
 	ck_assert_uint_eq(st.limits.max_timewait, TCP_MAX_TIMEWAIT_DEFAULT);
@@ -683,36 +683,36 @@ START_TEST(test_limit_parse)
 	char err[256];
 
 	memset(&lim, 0, sizeof(lim));
-	ck_assert_int_eq(config_limit_parse(&lim, "max-conns", "1000", err, sizeof(err)), 0);
+	ck_assert_int_eq(limits_parse(&lim, "max-conns", "1000", err, sizeof(err)), 0);
 	ck_assert_uint_eq(lim.max_conns, 1000);
-	ck_assert_int_eq(config_limit_parse(&lim, "max-half-open", "64", err, sizeof(err)), 0);
+	ck_assert_int_eq(limits_parse(&lim, "max-half-open", "64", err, sizeof(err)), 0);
 	ck_assert_uint_eq(lim.max_half_open, 64);
-	ck_assert_int_eq(config_limit_parse(&lim, "max-timewait", "10", err, sizeof(err)), 0);
+	ck_assert_int_eq(limits_parse(&lim, "max-timewait", "10", err, sizeof(err)), 0);
 	ck_assert_uint_eq(lim.max_timewait, 10);
-	ck_assert_int_eq(config_limit_parse(&lim, "tcp-mem", "64M", err, sizeof(err)), 0);
+	ck_assert_int_eq(limits_parse(&lim, "tcp-mem", "64M", err, sizeof(err)), 0);
 	ck_assert_uint_eq(lim.tcp_mem, 64u << 20);
-	ck_assert_int_eq(config_limit_parse(&lim, "tcp-mem", "2G", err, sizeof(err)), 0);
+	ck_assert_int_eq(limits_parse(&lim, "tcp-mem", "2G", err, sizeof(err)), 0);
 	ck_assert_uint_eq(lim.tcp_mem, 2ull << 30);
-	ck_assert_int_eq(config_limit_parse(&lim, "reasm-mem", "512k", err, sizeof(err)), 0);
+	ck_assert_int_eq(limits_parse(&lim, "reasm-mem", "512k", err, sizeof(err)), 0);
 	ck_assert_uint_eq(lim.reasm_mem, 512u << 10);
-	ck_assert_int_eq(config_limit_parse(&lim, "reasm-mem", "1048576", err, sizeof(err)), 0);
+	ck_assert_int_eq(limits_parse(&lim, "reasm-mem", "1048576", err, sizeof(err)), 0);
 	ck_assert_uint_eq(lim.reasm_mem, 1u << 20);
-	ck_assert_int_eq(config_limit_parse(&lim, "max-neigh", "64", err, sizeof(err)), 0);
+	ck_assert_int_eq(limits_parse(&lim, "max-neigh", "64", err, sizeof(err)), 0);
 	ck_assert_uint_eq(lim.neigh_max, 64);
 
-	ck_assert_int_eq(config_limit_parse(&lim, "max-conns", "", err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(config_limit_parse(&lim, "max-conns", "-5", err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(config_limit_parse(&lim, "max-conns", "12x", err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(config_limit_parse(&lim, "max-conns", "10M", err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(config_limit_parse(&lim, "max-conns", "0", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(limits_parse(&lim, "max-conns", "", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(limits_parse(&lim, "max-conns", "-5", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(limits_parse(&lim, "max-conns", "12x", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(limits_parse(&lim, "max-conns", "10M", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(limits_parse(&lim, "max-conns", "0", err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "out of range"));
-	ck_assert_int_eq(config_limit_parse(&lim, "max-neigh", "513", err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(config_limit_parse(&lim, "tcp-mem", "1K", err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(config_limit_parse(&lim, "tcp-mem", "5T", err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(config_limit_parse(&lim, "tcp-mem", "99999999999999999999", err, sizeof(err)),
+	ck_assert_int_eq(limits_parse(&lim, "max-neigh", "513", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(limits_parse(&lim, "tcp-mem", "1K", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(limits_parse(&lim, "tcp-mem", "5T", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(limits_parse(&lim, "tcp-mem", "99999999999999999999", err, sizeof(err)),
 			 -EINVAL);
-	ck_assert_int_eq(config_limit_parse(&lim, "tcp-mem", "17179869184G", err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(config_limit_parse(&lim, "max-things", "1", err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(limits_parse(&lim, "tcp-mem", "17179869184G", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(limits_parse(&lim, "max-things", "1", err, sizeof(err)), -ENOENT);
 	/* nothing bad was stored */
 	ck_assert_uint_eq(lim.max_conns, 1000);
 	ck_assert_uint_eq(lim.tcp_mem, 2ull << 30);

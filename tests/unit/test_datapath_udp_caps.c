@@ -162,11 +162,11 @@ static void set_caps(const char *flows, const char *per_source)
 	char err[256];
 
 	if (flows)
-		ck_assert_int_eq(config_limit_parse(&lim, "max-udp-flows", flows, err, sizeof(err)), 0);
+		ck_assert_int_eq(limits_parse(&lim, "max-udp-flows", flows, err, sizeof(err)), 0);
 	if (per_source)
-		ck_assert_int_eq(config_limit_parse(&lim, "max-udp-flows-per-source", per_source, err,
+		ck_assert_int_eq(limits_parse(&lim, "max-udp-flows-per-source", per_source, err,
 						    sizeof(err)), 0);
-	ck_assert_int_eq(config_limits_apply(&st, &lim), 0);
+	ck_assert_int_eq(limits_apply(&st, &lim), 0);
 }
 
 START_TEST(test_per_source_recycles_own_oldest)
@@ -286,15 +286,15 @@ START_TEST(test_stats_and_options)
 	FILE *f;
 
 	/* defaults, ranges */
-	ck_assert_int_eq(config_limits_apply(&st, &lim), 0);
+	ck_assert_int_eq(limits_apply(&st, &lim), 0);
 	ck_assert_uint_eq(st.limits.udp_flows, 4096);
 	ck_assert_uint_eq(st.limits.udp_flows_per_source, 256);
-	ck_assert_int_eq(config_limit_parse(&lim, "max-udp-flows", "0", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(limits_parse(&lim, "max-udp-flows", "0", err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "out of range"));
-	ck_assert_int_eq(config_limit_parse(&lim, "max-udp-flows", "2000000", err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(config_limit_parse(&lim, "max-udp-flows-per-source", "x", err, sizeof(err)),
+	ck_assert_int_eq(limits_parse(&lim, "max-udp-flows", "2000000", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(limits_parse(&lim, "max-udp-flows-per-source", "x", err, sizeof(err)),
 			 -EINVAL);
-	ck_assert_int_eq(config_limit_parse(&lim, "max-udp-flows-per-source", "-1", err, sizeof(err)),
+	ck_assert_int_eq(limits_parse(&lim, "max-udp-flows-per-source", "-1", err, sizeof(err)),
 			 -EINVAL);
 
 	set_caps("100", "2");
