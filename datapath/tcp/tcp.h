@@ -63,6 +63,20 @@
 /* Longest option block a header can carry (60-byte header - 20). */
 #define TCP_OPTS_MAX_BYTES	40
 
+/* Option kinds (RFC 9293 3.1, RFC 7323, RFC 2018) and their lengths. */
+#define TCP_OPT_EOL		0
+#define TCP_OPT_NOP		1
+#define TCP_OPT_MSS		2
+#define TCP_OPT_WSCALE		3
+#define TCP_OPT_SACK_PERM	4
+#define TCP_OPT_SACK		5
+#define TCP_OPT_TS		8
+#define TCP_OPTLEN_MSS		4
+#define TCP_OPTLEN_WSCALE	3
+#define TCP_OPTLEN_SACK_PERM	2
+#define TCP_OPTLEN_SACK_BLOCK	8	/* a SACK option is 2 bytes and 1 to 4 blocks */
+#define TCP_OPTLEN_TS		10
+
 /* States are TCPS_* (as in BSD): <netinet/tcp.h> already has TCP_ESTABLISHED &c. */
 
 /* RFC 1982-style comparisons: the only way sequence numbers are compared. */

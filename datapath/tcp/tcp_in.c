@@ -52,9 +52,9 @@ int tcp_opts_parse(const uint8_t *buf, size_t len, struct tcp_opts *out)
 	while (i < len) {
 		uint8_t kind = buf[i], olen;
 
-		if (kind == 0)
+		if (kind == TCP_OPT_EOL)
 			break;
-		if (kind == 1) {
+		if (kind == TCP_OPT_NOP) {
 			i++;
 			continue;
 		}
@@ -64,28 +64,28 @@ int tcp_opts_parse(const uint8_t *buf, size_t len, struct tcp_opts *out)
 		if (olen < 2 || olen > len - i)
 			return -EINVAL;
 		switch (kind) {
-		case 2:
-			if (olen == 4) {
+		case TCP_OPT_MSS:
+			if (olen == TCP_OPTLEN_MSS) {
 				out->has_mss = true;
 				out->mss = (uint16_t)(buf[i + 2] << 8 | buf[i + 3]);
 			}
 			break;
-		case 3:
-			if (olen == 3) {
+		case TCP_OPT_WSCALE:
+			if (olen == TCP_OPTLEN_WSCALE) {
 				out->has_wscale = true;
 				out->wscale = buf[i + 2] > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : buf[i + 2];
 			}
 			break;
-		case 4:
-			if (olen == 2)
+		case TCP_OPT_SACK_PERM:
+			if (olen == TCP_OPTLEN_SACK_PERM)
 				out->sack_perm = true;
 			break;
-		case 5:
-			if (olen >= 10 && (olen - 2) % 8 == 0) {
-				unsigned int n = (olen - 2) / 8, k;
+		case TCP_OPT_SACK:
+			if (olen >= 2 + TCP_OPTLEN_SACK_BLOCK && (olen - 2) % TCP_OPTLEN_SACK_BLOCK == 0) {
+				unsigned int n = (olen - 2) / TCP_OPTLEN_SACK_BLOCK, k;
 
 				for (k = 0; k < n && k < TCP_SACK_MAX_BLOCKS; k++) {
-					const uint8_t *p = buf + i + 2 + 8 * k;
+					const uint8_t *p = buf + i + 2 + TCP_OPTLEN_SACK_BLOCK * k;
 
 					out->sack[k].start = (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
 					out->sack[k].end = (uint32_t)p[4] << 24 | p[5] << 16 | p[6] << 8 | p[7];
@@ -93,8 +93,8 @@ int tcp_opts_parse(const uint8_t *buf, size_t len, struct tcp_opts *out)
 				out->nsack = (uint8_t)k;
 			}
 			break;
-		case 8:
-			if (olen == 10) {
+		case TCP_OPT_TS:
+			if (olen == TCP_OPTLEN_TS) {
 				const uint8_t *p = buf + i + 2;
 
 				out->has_ts = true;

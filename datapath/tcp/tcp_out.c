@@ -51,42 +51,43 @@ int tcp_opts_write(const struct tcp_opts *o, uint8_t *buf, size_t cap)
 	unsigned int i;
 
 	if (o->has_mss) {
-		tmp[n++] = 2;
-		tmp[n++] = 4;
+		tmp[n++] = TCP_OPT_MSS;
+		tmp[n++] = TCP_OPTLEN_MSS;
 		tmp[n++] = o->mss >> 8;
 		tmp[n++] = o->mss & 0xff;
 	}
+	/* the layout Linux sends, so that middleboxes see nothing new */
 	if (o->sack_perm && o->has_ts) {
-		tmp[n++] = 4;
-		tmp[n++] = 2;
+		tmp[n++] = TCP_OPT_SACK_PERM;
+		tmp[n++] = TCP_OPTLEN_SACK_PERM;
 	} else if (o->sack_perm) {
-		tmp[n++] = 1;
-		tmp[n++] = 1;
-		tmp[n++] = 4;
-		tmp[n++] = 2;
+		tmp[n++] = TCP_OPT_NOP;
+		tmp[n++] = TCP_OPT_NOP;
+		tmp[n++] = TCP_OPT_SACK_PERM;
+		tmp[n++] = TCP_OPTLEN_SACK_PERM;
 	} else if (o->has_ts) {
-		tmp[n++] = 1;
-		tmp[n++] = 1;
+		tmp[n++] = TCP_OPT_NOP;
+		tmp[n++] = TCP_OPT_NOP;
 	}
 	if (o->has_ts) {
-		tmp[n++] = 8;
-		tmp[n++] = 10;
+		tmp[n++] = TCP_OPT_TS;
+		tmp[n++] = TCP_OPTLEN_TS;
 		for (i = 0; i < 4; i++)
 			tmp[n++] = o->ts_val >> (24 - 8 * i);
 		for (i = 0; i < 4; i++)
 			tmp[n++] = o->ts_ecr >> (24 - 8 * i);
 	}
 	if (o->has_wscale) {
-		tmp[n++] = 1;
-		tmp[n++] = 3;
-		tmp[n++] = 3;
+		tmp[n++] = TCP_OPT_NOP;
+		tmp[n++] = TCP_OPT_WSCALE;
+		tmp[n++] = TCP_OPTLEN_WSCALE;
 		tmp[n++] = o->wscale;
 	}
 	if (o->nsack && o->nsack <= TCP_SACK_MAX_BLOCKS) {
-		tmp[n++] = 1;
-		tmp[n++] = 1;
-		tmp[n++] = 5;
-		tmp[n++] = 2 + 8 * o->nsack;
+		tmp[n++] = TCP_OPT_NOP;
+		tmp[n++] = TCP_OPT_NOP;
+		tmp[n++] = TCP_OPT_SACK;
+		tmp[n++] = 2 + TCP_OPTLEN_SACK_BLOCK * o->nsack;
 		for (i = 0; i < o->nsack; i++) {
 			unsigned int k;
 
@@ -97,7 +98,7 @@ int tcp_opts_write(const struct tcp_opts *o, uint8_t *buf, size_t cap)
 		}
 	}
 	while (n % 4)
-		tmp[n++] = 0;
+		tmp[n++] = TCP_OPT_EOL;
 	if (n > TCP_OPTS_MAX_BYTES || n > cap)
 		return -ENOSPC;
 	memcpy(buf, tmp, n);

@@ -67,7 +67,7 @@
 #include "datapath/net/net.h"
 #include "datapath/net/tcp_glue.h"
 
-#define FZ_FRAME_MAX	(65535 + 14 + 64)
+#define FZ_FRAME_MAX	(65535 + ETH_HLEN + 64)
 /* The fake clock's wheel ticks every ms: bound one input's virtual time. */
 #define FZ_CLOCK_MAX_MS	(5 * 60 * 1000)
 

@@ -36,7 +36,7 @@
  * bytes in place of the payload, a wholly random frame; afterwards the IPv4
  * header checksum and the transport checksum are recomputed half of the time
  * (so that the frame gets past the checksum and into the parsers behind it).
- * Frames stay within 14 + 1500 bytes (the veth's MTU).
+ * Frames stay within ETH_HLEN + 1500 bytes (the veth's MTU).
  *
  * Output: "seed N", then at the end one line of counts per template kind
  * and per mutation, and "sent N frames in S s (E send errors)". Exit status:
@@ -59,7 +59,7 @@
 #include <unistd.h>
 
 #define FB_MTU		1500
-#define FB_FRAME_MAX	(14 + FB_MTU)
+#define FB_FRAME_MAX	(ETH_HLEN + FB_MTU)
 
 enum fb_kind {
 	FB_ARP, FB_ICMP4, FB_UDP4, FB_TCP4, FB_FRAG4, FB_ICMP6, FB_NDP, FB_UDP6, FB_TCP6, FB_FRAG6,
@@ -163,7 +163,7 @@ static void fb_eth(struct fb_frame *f, uint16_t type)
 	else
 		memcpy(f->b + 6, B.our_mac, 6);
 	put16(f->b + 12, type);
-	f->len = 14;
+	f->len = ETH_HLEN;
 }
 
 static void fb_arp(struct fb_frame *f)
@@ -172,7 +172,7 @@ static void fb_arp(struct fb_frame *f)
 	uint32_t r = fb_below(4);
 
 	fb_eth(f, ETHERTYPE_ARP);
-	a = f->b + 14;
+	a = f->b + ETH_HLEN;
 	put16(a, 1);
 	put16(a + 2, ETHERTYPE_IP);
 	a[4] = fb_below(8) ? 6 : (uint8_t)fb_rand();
@@ -192,13 +192,13 @@ static void fb_arp(struct fb_frame *f)
 	 */
 	if (fb_below(8) == 0 || memcmp(f->b + 6, B.our_mac, 6))
 		fb_fill(a + 14, 4);
-	f->len = 14 + 28 + fb_below(4) * 8;
+	f->len = ETH_HLEN + 28 + fb_below(4) * 8;
 	memset(f->b + 42, 0, f->len - 42);
 }
 
 static void fb_ipv4(struct fb_frame *f, uint8_t proto, size_t optlen)
 {
-	uint8_t *ip = f->b + 14;
+	uint8_t *ip = f->b + ETH_HLEN;
 
 	fb_eth(f, ETHERTYPE_IP);
 	ip[0] = (uint8_t)(0x40 | (5 + optlen / 4));
@@ -219,8 +219,8 @@ static void fb_ipv4(struct fb_frame *f, uint8_t proto, size_t optlen)
 			ip[22] = 4;
 		}
 	}
-	f->l3 = 14;
-	f->l4 = 14 + 20 + optlen;
+	f->l3 = ETH_HLEN;
+	f->l4 = ETH_HLEN + 20 + optlen;
 	f->family = AF_INET;
 	f->proto = proto;
 }
@@ -237,8 +237,8 @@ static void fb_ipv4_finish(struct fb_frame *f)
 
 static void fb_ipv6(struct fb_frame *f, uint8_t proto)
 {
-	uint8_t *ip = f->b + 14;
-	size_t off = 14 + 40;
+	uint8_t *ip = f->b + ETH_HLEN;
+	size_t off = ETH_HLEN + 40;
 	uint8_t *nh = ip + 6;
 	unsigned int n = fb_below(3) ? 0 : 1 + fb_below(3);
 
@@ -276,7 +276,7 @@ static void fb_ipv6(struct fb_frame *f, uint8_t proto)
 		off += hl;
 	}
 	*nh = proto;
-	f->l3 = 14;
+	f->l3 = ETH_HLEN;
 	f->l4 = off;
 	f->family = AF_INET6;
 	f->proto = proto;
@@ -423,7 +423,7 @@ static void fb_ndp(struct fb_frame *f)
 /* One fragment of a datagram of a few ids: offsets and MF random, payload 8-aligned. */
 static void fb_frag4(struct fb_frame *f)
 {
-	uint8_t *ip = f->b + 14;
+	uint8_t *ip = f->b + ETH_HLEN;
 	size_t n = 8 * (1 + fb_below(150));
 
 	fb_ipv4(f, fb_below(2) ? IPPROTO_UDP : IPPROTO_ICMP, 0);
@@ -496,8 +496,8 @@ static enum fb_kind fb_build(struct fb_frame *f)
 		break;
 	default:
 		fb_eth(f, (uint16_t)(fb_below(2) ? fb_rand() : fb_below(2) ? ETHERTYPE_IP : ETHERTYPE_IPV6));
-		f->len = 14 + fb_below(FB_MTU + 1);
-		fb_fill(f->b + 14, f->len - 14);
+		f->len = ETH_HLEN + fb_below(FB_MTU + 1);
+		fb_fill(f->b + ETH_HLEN, f->len - ETH_HLEN);
 		return k;
 	}
 	if (f->family == AF_INET)
@@ -569,7 +569,7 @@ static void fb_bad_field(struct fb_frame *f)
 static enum fb_mut fb_mutate(struct fb_frame *f)
 {
 	enum fb_mut m = fb_below(8) == 0 ? FB_M_NONE : (enum fb_mut)(1 + fb_below(FB_M_MUTS - 1));
-	size_t hdr = f->l4 ? f->l4 + 20 : 14 + 28;
+	size_t hdr = f->l4 ? f->l4 + 20 : ETH_HLEN + 28;
 	size_t n;
 
 	switch (m) {
@@ -597,8 +597,8 @@ static enum fb_mut fb_mutate(struct fb_frame *f)
 	case FB_M_PAYLOAD:
 		if (f->l4 && f->len > f->l4)
 			fb_fill(f->b + f->l4, f->len - f->l4);
-		else if (f->len > 14)
-			fb_fill(f->b + 14, f->len - 14);
+		else if (f->len > ETH_HLEN)
+			fb_fill(f->b + ETH_HLEN, f->len - ETH_HLEN);
 		break;
 	default:
 		break;
@@ -800,8 +800,8 @@ int main(int argc, char **argv)
 
 		B.kind_count[k]++;
 		B.mut_count[m]++;
-		if (f.len < 14)
-			f.len = 14 + (f.len & 1);	/* the kernel wants at least a link header */
+		if (f.len < ETH_HLEN)
+			f.len = ETH_HLEN + (f.len & 1);	/* the kernel wants at least a link header */
 		memcpy(sll.sll_addr, f.b, 6);
 		if (sendto(fd, f.b, f.len, 0, (struct sockaddr *)&sll, sizeof(sll)) == (ssize_t)f.len)
 			sent++;
