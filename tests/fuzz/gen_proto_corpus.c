@@ -12,7 +12,7 @@
  * attached) decodes them all the way. Not part of the build:
  *
  *   cc -std=gnu11 -D_GNU_SOURCE -I. $(pkg-config --cflags libnl-3.0) \
- *      tests/fuzz/gen_proto_corpus.c proto/proto.c $(pkg-config --libs libnl-3.0) \
+ *      tests/fuzz/gen_proto_corpus.c proto/*.c $(pkg-config --libs libnl-3.0) \
  *      -o /tmp/gen_proto_corpus && /tmp/gen_proto_corpus tests/fuzz/corpus/proto
  */
 #include <arpa/inet.h>

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * proto.c - encode, decode, send and receive netsetup <-> datapath messages
+ * codec.c - encode and decode netsetup <-> datapath messages (sending and
+ * receiving them is sock.c's, agreeing on a version handshake.c's)
  *
  * Theory of operation
  *
@@ -18,12 +19,8 @@
  *
  * File descriptors: proto_decode() takes ownership of every fd it is given.
  * On success the LINK message holds them; on any failure, or when the message
- * type carries none, they are closed before it returns. proto_recv() adds the
- * socket side: one recvmsg() per message (SOCK_SEQPACKET keeps boundaries),
- * MSG_TRUNC to see the real size of an oversized message, a control buffer
- * large enough for SCM_MAX_FD descriptors so that none is left unclosed, and
- * an ERROR reply for every message it refuses, so that the peer learns why
- * and the socket stays usable for the next message.
+ * type carries none, they are closed before it returns. proto_recv()
+ * (sock.c) hands it what one recvmsg() brought.
  *
  * What it does not do: it never blocks on its own (the caller owns the socket
  * mode), never exits, and keeps no state between calls.
@@ -45,11 +42,7 @@
 #include <netlink/msg.h>
 
 #include "proto/proto.h"
-
-/* Linux's limit on descriptors in one SCM_RIGHTS message. */
-#define PROTO_SCM_MAX_FD 253
-/* A LINK's fds: its channels and the face's TUN. */
-#define PROTO_MAX_LINK_FDS (PROTO_MAX_CHANNELS + 1)
+#include "proto/proto_int.h"
 
 _Static_assert(sizeof(struct proto_hdr) == 16, "header layout is part of the wire format");
 
@@ -244,11 +237,8 @@ struct attr_space {
 	const char *const *names;
 };
 
-static int why_set(struct proto_why *why, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 /* Record why a message is refused; returns -err for the caller's return. */
-static int why_set(struct proto_why *why, int err, const char *fmt, ...)
+int proto_why_set(struct proto_why *why, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -259,7 +249,8 @@ static int why_set(struct proto_why *why, int err, const char *fmt, ...)
 	return -err;
 }
 
-static void fds_close(const int *fds, unsigned int n)
+/* Close every fd of @fds that is open (>= 0). */
+void proto_fds_close(const int *fds, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)
 		if (fds[i] >= 0)
@@ -281,41 +272,41 @@ static int attrs_parse(const struct attr_space *sp, struct nlattr **tb, struct n
 		const struct nla_policy *pt;
 
 		if (type == 0)
-			return why_set(why, EBADMSG, "%s: attribute of type 0", sp->what);
+			return proto_why_set(why, EBADMSG, "%s: attribute of type 0", sp->what);
 		if (type > sp->maxtype)
 			continue;	/* a newer minor version's attribute */
 
 		pt = &sp->policy[type];
 		if (nla_len(nla) < pt->minlen || (pt->maxlen && nla_len(nla) > pt->maxlen)) {
 			if (pt->type == NLA_STRING)
-				return why_set(why, EINVAL,
+				return proto_why_set(why, EINVAL,
 					       "%s: attribute %s: string of %d bytes, allowed 1..%d with the NUL",
 					       sp->what, sp->names[type], nla_len(nla), pt->maxlen);
 			if (pt->minlen == pt->maxlen)
-				return why_set(why, EINVAL,
+				return proto_why_set(why, EINVAL,
 					       "%s: attribute %s: wrong size %d, expected %d",
 					       sp->what, sp->names[type], nla_len(nla), pt->minlen);
-			return why_set(why, EINVAL, "%s: attribute %s: wrong size %d, expected %d..%d",
+			return proto_why_set(why, EINVAL, "%s: attribute %s: wrong size %d, expected %d..%d",
 				       sp->what, sp->names[type], nla_len(nla), pt->minlen,
 				       pt->maxlen);
 		}
 		/* The size is checked above, so this finds what size cannot: a string without NUL. */
 		if (nla_validate(nla, nla->nla_len, sp->maxtype, sp->policy) < 0) {
 			if (pt->type == NLA_STRING)
-				return why_set(why, EINVAL, "%s: attribute %s: string without NUL",
+				return proto_why_set(why, EINVAL, "%s: attribute %s: string without NUL",
 					       sp->what, sp->names[type]);
-			return why_set(why, EINVAL, "%s: attribute %s: malformed", sp->what,
+			return proto_why_set(why, EINVAL, "%s: attribute %s: malformed", sp->what,
 				       sp->names[type]);
 		}
 	}
 	/* nla_next() steps by the aligned length: an unpadded last attribute leaves rem in (-4, 0]. */
 	if (rem > 0)
-		return why_set(why, EBADMSG, "%s: truncated attribute (%d bytes left over)", sp->what,
+		return proto_why_set(why, EBADMSG, "%s: truncated attribute (%d bytes left over)", sp->what,
 			       rem);
 
 	err = nla_parse(tb, sp->maxtype, head, len, sp->policy);
 	if (err < 0)
-		return why_set(why, EBADMSG, "%s: attributes do not parse", sp->what);
+		return proto_why_set(why, EBADMSG, "%s: attributes do not parse", sp->what);
 	return 0;
 }
 
@@ -324,7 +315,7 @@ static int attr_require(const struct attr_space *sp, struct nlattr **tb, const i
 {
 	for (unsigned int i = 0; i < n; i++)
 		if (!tb[types[i]])
-			return why_set(why, EINVAL, "%s: missing mandatory attribute %s", sp->what,
+			return proto_why_set(why, EINVAL, "%s: missing mandatory attribute %s", sp->what,
 				       sp->names[types[i]]);
 	return 0;
 }
@@ -342,7 +333,7 @@ static const char *family_name(uint8_t family)
 static int family_check(const struct attr_space *sp, uint8_t family, struct proto_why *why)
 {
 	if (!family_addr_len(family))
-		return why_set(why, EAFNOSUPPORT, "%s: family %u is neither AF_INET nor AF_INET6",
+		return proto_why_set(why, EAFNOSUPPORT, "%s: family %u is neither AF_INET nor AF_INET6",
 			       sp->what, family);
 	return 0;
 }
@@ -354,7 +345,7 @@ static int inaddr_get(const struct attr_space *sp, const struct nlattr *nla, con
 	unsigned int want = family_addr_len(family);
 
 	if ((unsigned int)nla_len(nla) != want)
-		return why_set(why, EINVAL, "%s: attribute %s: %d bytes for an %s address, expected %u",
+		return proto_why_set(why, EINVAL, "%s: attribute %s: %d bytes for an %s address, expected %u",
 			       sp->what, name, nla_len(nla), family_name(family), want);
 	memset(out, 0, sizeof(*out));
 	memcpy(out->bytes, nla_data(nla), want);
@@ -367,7 +358,7 @@ static int prefixlen_check(const struct attr_space *sp, const char *name, uint8_
 	unsigned int max = family_addr_len(family) * 8;
 
 	if (len > max)
-		return why_set(why, EINVAL, "%s: attribute %s: %u is over %u for %s", sp->what, name,
+		return proto_why_set(why, EINVAL, "%s: attribute %s: %u is over %u for %s", sp->what, name,
 			       len, max, family_name(family));
 	return 0;
 }
@@ -391,11 +382,11 @@ static int list_parse(const char *what, const char *list, struct nlattr *nest, i
 	*count = 0;
 	nla_for_each_nested(entry, nest, rem) {
 		if (nla_type(entry) == 0)
-			return why_set(why, EBADMSG, "%s: %s: entry of type 0", what, list);
+			return proto_why_set(why, EBADMSG, "%s: %s: entry of type 0", what, list);
 		if (nla_type(entry) != entry_type)
 			continue;	/* newer minors may add other entry kinds */
 		if (*count >= max)
-			return why_set(why, E2BIG, "%s: more than %u entries in %s", what, max,
+			return proto_why_set(why, E2BIG, "%s: more than %u entries in %s", what, max,
 				       list);
 		snprintf(where, sizeof(where), "%s: %s entry %u", what, list, *count);
 		entry_sp->what = where;
@@ -409,7 +400,7 @@ static int list_parse(const char *what, const char *list, struct nlattr *nest, i
 		(*count)++;
 	}
 	if (rem > 0)
-		return why_set(why, EBADMSG, "%s: %s: truncated entry (%d bytes left over)", what,
+		return proto_why_set(why, EBADMSG, "%s: %s: truncated entry (%d bytes left over)", what,
 			       list, rem);
 	return 0;
 }
@@ -465,7 +456,7 @@ static int route_entry(const struct attr_space *sp, struct nlattr **tb, void *ou
 		if (err)
 			return err;
 	} else if (r->dst_len) {
-		return why_set(why, EINVAL, "%s: DST_LEN %u without DST", sp->what, r->dst_len);
+		return proto_why_set(why, EINVAL, "%s: DST_LEN %u without DST", sp->what, r->dst_len);
 	}
 	if (tb[PROTO_ROUTE_GATEWAY]) {
 		err = inaddr_get(sp, tb[PROTO_ROUTE_GATEWAY], "GATEWAY", r->family, &r->gateway,
@@ -528,15 +519,15 @@ static int hello_decode(struct nlattr *head, int len, struct proto_hello *h,
 		if (nla_type(v) != PROTO_HELLO_VERSION)
 			continue;
 		if (h->n_versions >= PROTO_MAX_VERSIONS)
-			return why_set(why, E2BIG, "HELLO: more than %u entries in VERSIONS",
+			return proto_why_set(why, E2BIG, "HELLO: more than %u entries in VERSIONS",
 				       PROTO_MAX_VERSIONS);
 		h->versions[h->n_versions] = nla_get_u8(v);
 		if (!h->versions[h->n_versions])
-			return why_set(why, EINVAL, "HELLO: VERSIONS: version 0 does not exist");
+			return proto_why_set(why, EINVAL, "HELLO: VERSIONS: version 0 does not exist");
 		h->n_versions++;
 	}
 	if (!h->n_versions)
-		return why_set(why, EINVAL, "HELLO: VERSIONS lists no version");
+		return proto_why_set(why, EINVAL, "HELLO: VERSIONS lists no version");
 	h->minor = tb[PROTO_HELLO_MINOR] ? nla_get_u8(tb[PROTO_HELLO_MINOR]) : 0;
 	if (tb[PROTO_HELLO_SOFTWARE])
 		nla_strlcpy(h->software, tb[PROTO_HELLO_SOFTWARE], sizeof(h->software));
@@ -550,13 +541,13 @@ static int channel_check(int fd, unsigned int i, struct proto_why *why)
 	socklen_t len = sizeof(domain);
 
 	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0)
-		return why_set(why, EBADF, "LINK: channel fd %u is not a socket (%s)", i,
+		return proto_why_set(why, EBADF, "LINK: channel fd %u is not a socket (%s)", i,
 			       strerror(errno));
 	len = sizeof(type);
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0)
-		return why_set(why, EBADF, "LINK: channel fd %u: SO_TYPE: %s", i, strerror(errno));
+		return proto_why_set(why, EBADF, "LINK: channel fd %u: SO_TYPE: %s", i, strerror(errno));
 	if (domain != AF_PACKET || type != SOCK_RAW)
-		return why_set(why, EBADF,
+		return proto_why_set(why, EBADF,
 			       "LINK: channel fd %u is a socket of family %d type %d, not AF_PACKET SOCK_RAW",
 			       i, domain, type);
 	return 0;
@@ -573,15 +564,15 @@ static int face_fd_check(int fd, const struct proto_face *f, const char *link, s
 
 	memset(&ifr, 0, sizeof(ifr));
 	if (ioctl(fd, TUNGETIFF, &ifr) < 0)
-		return why_set(why, EBADF, "LINK %s: FACE: the face fd is not a TUN device (%s)", link,
+		return proto_why_set(why, EBADF, "LINK %s: FACE: the face fd is not a TUN device (%s)", link,
 			       strerror(errno));
 	ifr.ifr_name[IFNAMSIZ - 1] = '\0';
 	if (((unsigned int)ifr.ifr_flags & (IFF_TUN | IFF_TAP | IFF_NO_PI | IFF_VNET_HDR)) != want)
-		return why_set(why, EBADF,
+		return proto_why_set(why, EBADF,
 			       "LINK %s: FACE: TUN %s has flags 0x%x, need IFF_TUN|IFF_NO_PI|IFF_VNET_HDR",
 			       link, ifr.ifr_name, (unsigned int)ifr.ifr_flags & 0xffff);
 	if (strcmp(ifr.ifr_name, f->ifname))
-		return why_set(why, EBADF, "LINK %s: FACE: the face fd is TUN %s, not %s", link,
+		return proto_why_set(why, EBADF, "LINK %s: FACE: the face fd is TUN %s, not %s", link,
 			       ifr.ifr_name, f->ifname);
 	return 0;
 }
@@ -602,14 +593,14 @@ static int face_decode(struct nlattr *nest, const char *link, struct proto_face 
 		return err;
 	f->ifindex = nla_get_u32(tb[PROTO_FACE_IFINDEX]);
 	if (!f->ifindex || f->ifindex > INT32_MAX)
-		return why_set(why, EINVAL, "LINK %s: FACE: attribute IFINDEX: %u is not a valid index",
+		return proto_why_set(why, EINVAL, "LINK %s: FACE: attribute IFINDEX: %u is not a valid index",
 			       link, f->ifindex);
 	nla_strlcpy(f->ifname, tb[PROTO_FACE_IFNAME], sizeof(f->ifname));
 	if (!f->ifname[0])
-		return why_set(why, EINVAL, "LINK %s: FACE: attribute IFNAME: empty name", link);
+		return proto_why_set(why, EINVAL, "LINK %s: FACE: attribute IFNAME: empty name", link);
 	f->mtu = nla_get_u32(tb[PROTO_FACE_MTU]);
 	if (f->mtu < PROTO_MTU_MIN || f->mtu > PROTO_MTU_MAX)
-		return why_set(why, ERANGE, "LINK %s: FACE: attribute MTU: %u is out of range %u..%u",
+		return proto_why_set(why, ERANGE, "LINK %s: FACE: attribute MTU: %u is out of range %u..%u",
 			       link, f->mtu, PROTO_MTU_MIN, PROTO_MTU_MAX);
 	f->offloads = tb[PROTO_FACE_OFFLOADS] ? nla_get_u32(tb[PROTO_FACE_OFFLOADS]) : 0;
 	f->fd = -1;
@@ -643,20 +634,20 @@ static int link_decode(struct nlattr *head, int len, const int *fds, unsigned in
 
 	l->ifindex = nla_get_u32(tb[PROTO_LINK_IFINDEX]);
 	if (!l->ifindex || l->ifindex > INT32_MAX)
-		return why_set(why, EINVAL, "LINK: attribute IFINDEX: %u is not a valid index",
+		return proto_why_set(why, EINVAL, "LINK: attribute IFINDEX: %u is not a valid index",
 			       l->ifindex);
 	nla_strlcpy(l->ifname, tb[PROTO_LINK_IFNAME], sizeof(l->ifname));
 	if (!l->ifname[0])
-		return why_set(why, EINVAL, "LINK: attribute IFNAME: empty name");
+		return proto_why_set(why, EINVAL, "LINK: attribute IFNAME: empty name");
 	memcpy(l->mac, nla_data(tb[PROTO_LINK_MAC]), sizeof(l->mac));
 	l->mtu = nla_get_u32(tb[PROTO_LINK_MTU]);
 	if (l->mtu < PROTO_MTU_MIN || l->mtu > PROTO_MTU_MAX)
-		return why_set(why, ERANGE, "LINK %s: attribute MTU: %u is out of range %u..%u",
+		return proto_why_set(why, ERANGE, "LINK %s: attribute MTU: %u is out of range %u..%u",
 			       l->ifname, l->mtu, PROTO_MTU_MIN, PROTO_MTU_MAX);
 	l->flags = tb[PROTO_LINK_FLAGS] ? nla_get_u32(tb[PROTO_LINK_FLAGS]) : 0;
 	l->gso_mode = nla_get_u8(tb[PROTO_LINK_GSO_MODE]);
 	if (l->gso_mode >= PROTO_GSO_MODE_MAX)
-		return why_set(why, EINVAL, "LINK %s: attribute GSO_MODE: %u is not off, sw or hw",
+		return proto_why_set(why, EINVAL, "LINK %s: attribute GSO_MODE: %u is not off, sw or hw",
 			       l->ifname, l->gso_mode);
 	if (tb[PROTO_LINK_GSO_REASON])
 		nla_strlcpy(l->gso_reason, tb[PROTO_LINK_GSO_REASON], sizeof(l->gso_reason));
@@ -667,7 +658,7 @@ static int link_decode(struct nlattr *head, int len, const int *fds, unsigned in
 
 	channels = nla_get_u32(tb[PROTO_LINK_CHANNELS]);
 	if (channels < 1 || channels > PROTO_MAX_CHANNELS)
-		return why_set(why, E2BIG, "LINK %s: attribute CHANNELS: %u is out of range 1..%u",
+		return proto_why_set(why, E2BIG, "LINK %s: attribute CHANNELS: %u is out of range 1..%u",
 			       l->ifname, channels, PROTO_MAX_CHANNELS);
 	if (tb[PROTO_LINK_FACE]) {
 		err = face_decode(tb[PROTO_LINK_FACE], l->ifname, &l->face, why);
@@ -676,7 +667,7 @@ static int link_decode(struct nlattr *head, int len, const int *fds, unsigned in
 		l->has_face = true;
 	}
 	if (n_fds != channels + l->has_face)
-		return why_set(why, EBADMSG, "LINK %s: declares %u channel fds%s but %u arrived",
+		return proto_why_set(why, EBADMSG, "LINK %s: declares %u channel fds%s but %u arrived",
 			       l->ifname, channels, l->has_face ? " and a face fd" : "", n_fds);
 	for (unsigned int i = 0; i < channels; i++) {
 		err = channel_check(fds[i], i, why);
@@ -751,7 +742,7 @@ static int error_decode(struct nlattr *head, int len, struct proto_error *e,
 		return err;
 	err_no = nla_get_u32(tb[PROTO_ERROR_ERRNO]);
 	if (err_no == 0 || err_no >= 4096)
-		return why_set(why, EINVAL, "ERROR: attribute ERRNO: %u is not an errno", err_no);
+		return proto_why_set(why, EINVAL, "ERROR: attribute ERRNO: %u is not an errno", err_no);
 	e->err = (int)err_no;
 	nla_strlcpy(e->message, tb[PROTO_ERROR_MESSAGE], sizeof(e->message));
 	return 0;
@@ -792,35 +783,35 @@ static int attach_decode(struct nlattr *head, int len, const int *fds, unsigned 
 	if (err)
 		return err;
 	if (nla_get_u32(tb[PROTO_ATTACH_NETNS]) != 1 || n_fds != 1)
-		return why_set(why, EBADMSG, "ATTACH: declares %u netns fds but %u arrived (exactly 1)",
+		return proto_why_set(why, EBADMSG, "ATTACH: declares %u netns fds but %u arrived (exactly 1)",
 			       nla_get_u32(tb[PROTO_ATTACH_NETNS]), n_fds);
 	nstype = ioctl(fds[0], NS_GET_NSTYPE);
 	if (nstype != CLONE_NEWNET)
-		return why_set(why, EBADF, "ATTACH: the fd is not a network namespace (%s)",
+		return proto_why_set(why, EBADF, "ATTACH: the fd is not a network namespace (%s)",
 			       nstype < 0 ? strerror(errno) : "another kind of namespace");
 	if (tb[PROTO_ATTACH_IFNAME]) {
 		nla_strlcpy(a->ifname, tb[PROTO_ATTACH_IFNAME], sizeof(a->ifname));
 		if (!a->ifname[0])
-			return why_set(why, EINVAL, "ATTACH: attribute IFNAME: empty name");
+			return proto_why_set(why, EINVAL, "ATTACH: attribute IFNAME: empty name");
 	}
 	if (tb[PROTO_ATTACH_GSO_MODE]) {
 		a->has_gso_mode = true;
 		a->gso_mode = nla_get_u8(tb[PROTO_ATTACH_GSO_MODE]);
 		if (a->gso_mode >= PROTO_GSO_MODE_MAX)
-			return why_set(why, EINVAL, "ATTACH: attribute GSO_MODE: %u is not off, sw or hw",
+			return proto_why_set(why, EINVAL, "ATTACH: attribute GSO_MODE: %u is not off, sw or hw",
 				       a->gso_mode);
 	}
 	if (tb[PROTO_ATTACH_CHANNELS]) {
 		a->channels = nla_get_u32(tb[PROTO_ATTACH_CHANNELS]);
 		if (a->channels < 1 || a->channels > PROTO_MAX_CHANNELS)
-			return why_set(why, E2BIG, "ATTACH: attribute CHANNELS: %u is out of range 1..%u",
+			return proto_why_set(why, E2BIG, "ATTACH: attribute CHANNELS: %u is out of range 1..%u",
 				       a->channels, PROTO_MAX_CHANNELS);
 	}
 	if (tb[PROTO_ATTACH_FACE]) {
 		uint8_t v = nla_get_u8(tb[PROTO_ATTACH_FACE]);
 
 		if (v > 1)
-			return why_set(why, EINVAL, "ATTACH: attribute FACE: %u is not 0 (off) or 1 (on)", v);
+			return proto_why_set(why, EINVAL, "ATTACH: attribute FACE: %u is not 0 (off) or 1 (on)", v);
 		a->no_face = !v;
 	}
 	a->netns_fd = fds[0];
@@ -861,13 +852,13 @@ int proto_decode(const void *buf, size_t len, const int *fds, unsigned int n_fds
 
 	*msgp = NULL;
 	if (len < sizeof(hdr)) {
-		err = why_set(why, EBADMSG, "short message: %zu bytes, the header alone is %zu", len,
+		err = proto_why_set(why, EBADMSG, "short message: %zu bytes, the header alone is %zu", len,
 			      sizeof(hdr));
 		goto err;
 	}
 	memcpy(&hdr, buf, sizeof(hdr));
 	if (hdr.magic != PROTO_MAGIC) {
-		err = why_set(why, EBADMSG, "bad magic 0x%08x, expected 0x%08x", hdr.magic,
+		err = proto_why_set(why, EBADMSG, "bad magic 0x%08x, expected 0x%08x", hdr.magic,
 			      PROTO_MAGIC);
 		goto err;
 	}
@@ -876,41 +867,41 @@ int proto_decode(const void *buf, size_t len, const int *fds, unsigned int n_fds
 	 * negotiate, even one that no longer speaks version 1 otherwise.
 	 */
 	if (hdr.type == PROTO_MSG_HELLO && hdr.version != 1) {
-		err = why_set(why, EPROTONOSUPPORT,
+		err = proto_why_set(why, EPROTONOSUPPORT,
 			      "unsupported protocol version %u for HELLO (HELLO is always version 1)",
 			      hdr.version);
 		goto err;
 	}
 	if (hdr.type != PROTO_MSG_HELLO &&
 	    (hdr.version < PROTO_VERSION_MIN || hdr.version > PROTO_VERSION_MAX)) {
-		err = why_set(why, EPROTONOSUPPORT,
+		err = proto_why_set(why, EPROTONOSUPPORT,
 			      "unsupported protocol version %u (this side speaks %u..%u)", hdr.version,
 			      PROTO_VERSION_MIN, PROTO_VERSION_MAX);
 		goto err;
 	}
 	if (hdr.length != len) {
-		err = why_set(why, EBADMSG, "length field says %u bytes but %zu arrived", hdr.length,
+		err = proto_why_set(why, EBADMSG, "length field says %u bytes but %zu arrived", hdr.length,
 			      len);
 		goto err;
 	}
 	if (len > PROTO_MSG_MAX_BYTES) {
-		err = why_set(why, E2BIG, "message of %zu bytes is over the limit of %u", len,
+		err = proto_why_set(why, E2BIG, "message of %zu bytes is over the limit of %u", len,
 			      PROTO_MSG_MAX_BYTES);
 		goto err;
 	}
 	if (hdr.type == PROTO_MSG_NONE || hdr.type >= PROTO_MSG_MAX) {
-		err = why_set(why, EOPNOTSUPP, "unknown message type %u", hdr.type);
+		err = proto_why_set(why, EOPNOTSUPP, "unknown message type %u", hdr.type);
 		goto err;
 	}
 	if (hdr.type != PROTO_MSG_LINK && hdr.type != PROTO_MSG_ATTACH && n_fds) {
-		err = why_set(why, EBADMSG, "%s carries no fds but %u arrived",
+		err = proto_why_set(why, EBADMSG, "%s carries no fds but %u arrived",
 			      proto_msg_type_name(hdr.type), n_fds);
 		goto err;
 	}
 
 	msg = calloc(1, sizeof(*msg));
 	if (!msg) {
-		err = why_set(why, ENOMEM, "out of memory decoding %s", proto_msg_type_name(hdr.type));
+		err = proto_why_set(why, ENOMEM, "out of memory decoding %s", proto_msg_type_name(hdr.type));
 		goto err;
 	}
 	msg->type = hdr.type;
@@ -945,7 +936,7 @@ int proto_decode(const void *buf, size_t len, const int *fds, unsigned int n_fds
 err:
 	free(msg);
 	if (fds)
-		fds_close(fds, n_fds);
+		proto_fds_close(fds, n_fds);
 	return err;
 }
 
@@ -958,12 +949,12 @@ void proto_msg_free(struct proto_msg *msg)
 	if (!msg)
 		return;
 	if (msg->type == PROTO_MSG_LINK) {
-		fds_close(msg->link.channel_fds, msg->link.n_channels);
+		proto_fds_close(msg->link.channel_fds, msg->link.n_channels);
 		if (msg->link.has_face && msg->link.face.fd >= 0)
-			fds_close(&msg->link.face.fd, 1);
+			proto_fds_close(&msg->link.face.fd, 1);
 	}
 	if (msg->type == PROTO_MSG_ATTACH)
-		fds_close(&msg->attach.netns_fd, 1);
+		proto_fds_close(&msg->attach.netns_fd, 1);
 	free(msg);
 }
 
@@ -1142,453 +1133,4 @@ int proto_encode(const struct proto_msg *msg, void *buf, size_t size)
 out:
 	nlmsg_free(nl);
 	return err;
-}
-
-/* Send one encoded message, with @fds attached when @n_fds is not 0. */
-static int send_buf(int sock, const void *buf, size_t len, const int *fds, unsigned int n_fds)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * PROTO_MAX_LINK_FDS)];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n;
-
-	if (n_fds > PROTO_MAX_LINK_FDS)
-		return -E2BIG;
-	if (n_fds) {
-		struct cmsghdr *cm;
-
-		memset(&control, 0, sizeof(control));
-		mh.msg_control = control.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * n_fds);
-	}
-	do
-		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	if ((size_t)n != len)
-		return -EMSGSIZE;	/* cannot happen on SOCK_SEQPACKET, but never pretend */
-	return 0;
-}
-
-/**
- * proto_send() - encode and send one message, with the LINK's channel fds
- * @sock:	a connected SOCK_SEQPACKET socket
- * @msg:	the message; the caller keeps ownership of any fds in it
- *
- * Return: 0, or a negative errno (-E2BIG when it does not fit)
- */
-int proto_send(int sock, const struct proto_msg *msg)
-{
-	int link_fds[PROTO_MAX_LINK_FDS];
-	const int *fds = NULL;
-	unsigned int n_fds = 0;
-	void *buf;
-	int len, err;
-
-	buf = malloc(PROTO_MSG_MAX_BYTES);
-	if (!buf)
-		return -ENOMEM;
-	len = proto_encode(msg, buf, PROTO_MSG_MAX_BYTES);
-	if (len < 0) {
-		err = len;
-		goto out;
-	}
-	if (msg->type == PROTO_MSG_LINK) {
-		if (msg->link.n_channels > PROTO_MAX_CHANNELS) {
-			err = -E2BIG;
-			goto out;
-		}
-		memcpy(link_fds, msg->link.channel_fds, msg->link.n_channels * sizeof(int));
-		n_fds = msg->link.n_channels;
-		if (msg->link.has_face)
-			link_fds[n_fds++] = msg->link.face.fd;
-		fds = link_fds;
-	}
-	if (msg->type == PROTO_MSG_ATTACH) {
-		fds = &msg->attach.netns_fd;
-		n_fds = 1;
-	}
-	err = send_buf(sock, buf, (size_t)len, fds, n_fds);
-out:
-	free(buf);
-	return err;
-}
-
-static int send_hello_versions(int sock, uint32_t seq, const uint8_t *versions, unsigned int n,
-			       const char *software)
-{
-	struct proto_msg *msg;
-	int err;
-
-	msg = calloc(1, sizeof(*msg));
-	if (!msg)
-		return -ENOMEM;
-	msg->type = PROTO_MSG_HELLO;
-	msg->seq = seq;
-	msg->hello.n_versions = n;
-	memcpy(msg->hello.versions, versions, n);
-	msg->hello.minor = PROTO_VERSION_MINOR;
-	snprintf(msg->hello.software, sizeof(msg->hello.software), "%s", software ? software : "");
-	err = proto_send(sock, msg);
-	free(msg);
-	return err;
-}
-
-/**
- * proto_send_hello() - state every major version this build speaks
- * @sock:	the socket
- * @seq:	sequence number
- * @software:	free text naming the sender, e.g. "sandnet-netsetup 0.1", or NULL
- *
- * Return: 0 or a negative errno
- */
-int proto_send_hello(int sock, uint32_t seq, const char *software)
-{
-	uint8_t versions[PROTO_VERSION_MAX - PROTO_VERSION_MIN + 1];
-
-	for (unsigned int v = PROTO_VERSION_MIN; v <= PROTO_VERSION_MAX; v++)
-		versions[v - PROTO_VERSION_MIN] = (uint8_t)v;
-	return send_hello_versions(sock, seq, versions, sizeof(versions), software);
-}
-
-/**
- * proto_send_link() - send one LINK with its channel fds attached
- * @sock:	the socket
- * @seq:	sequence number
- * @link:	the link; @link->n_channels fds from @link->channel_fds go along,
- *		and stay open and owned by the caller
- *
- * Return: 0 or a negative errno
- */
-int proto_send_link(int sock, uint32_t seq, const struct proto_link *link)
-{
-	struct proto_msg *msg;
-	int err;
-
-	msg = calloc(1, sizeof(*msg));
-	if (!msg)
-		return -ENOMEM;
-	msg->type = PROTO_MSG_LINK;
-	msg->seq = seq;
-	msg->link = *link;
-	err = proto_send(sock, msg);
-	free(msg);
-	return err;
-}
-
-static int send_simple(int sock, enum proto_msg_type type, uint32_t seq)
-{
-	struct proto_msg msg = { .type = type, .seq = seq };
-
-	return proto_send(sock, &msg);
-}
-
-/**
- * proto_send_attach() - send ATTACH with its netns fd (netsetup serve's clients)
- * @sock:	a connected SOCK_SEQPACKET socket
- * @seq:	sequence number
- * @attach:	the request; the caller keeps ownership of @attach->netns_fd
- *
- * Return: 0 or a negative errno
- */
-int proto_send_attach(int sock, uint32_t seq, const struct proto_attach *attach)
-{
-	struct proto_msg msg = { .type = PROTO_MSG_ATTACH, .seq = seq };
-
-	msg.attach = *attach;
-	return proto_send(sock, &msg);
-}
-
-/**
- * proto_send_done() - end of one configuration
- * @sock:	the socket
- * @seq:	sequence number
- *
- * Return: 0 or a negative errno
- */
-int proto_send_done(int sock, uint32_t seq)
-{
-	return send_simple(sock, PROTO_MSG_DONE, seq);
-}
-
-/**
- * proto_send_ack() - acknowledge the message numbered @seq
- * @sock:	the socket
- * @seq:	sequence number of the acknowledged message
- *
- * Return: 0 or a negative errno
- */
-int proto_send_ack(int sock, uint32_t seq)
-{
-	return send_simple(sock, PROTO_MSG_ACK, seq);
-}
-
-/**
- * proto_send_error() - refuse the message numbered @seq, saying why
- * @sock:	the socket
- * @seq:	sequence number of the refused message
- * @err:	positive errno
- * @fmt:	printf format of the human-readable reason
- *
- * Return: 0 or a negative errno
- */
-int proto_send_error(int sock, uint32_t seq, int err, const char *fmt, ...)
-{
-	struct proto_msg *msg;
-	va_list ap;
-	int ret;
-
-	msg = calloc(1, sizeof(*msg));
-	if (!msg)
-		return -ENOMEM;
-	msg->type = PROTO_MSG_ERROR;
-	msg->seq = seq;
-	msg->error.err = err > 0 && err < 4096 ? err : EPROTO;
-	va_start(ap, fmt);
-	vsnprintf(msg->error.message, sizeof(msg->error.message), fmt, ap);
-	va_end(ap);
-	if (!msg->error.message[0])
-		snprintf(msg->error.message, sizeof(msg->error.message), "%s", strerror(msg->error.err));
-	ret = proto_send(sock, msg);
-	free(msg);
-	return ret;
-}
-
-/* Collect SCM_RIGHTS descriptors from every control message. */
-static unsigned int fds_collect(struct msghdr *mh, int *fds, unsigned int max)
-{
-	unsigned int n = 0;
-
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
-		size_t count;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < count && n < max; i++)
-			memcpy(&fds[n++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-	}
-	return n;
-}
-
-/**
- * proto_recv() - receive, validate and decode one message
- * @sock:	a connected SOCK_SEQPACKET socket
- * @msgp:	on return 1, the message, to be released with proto_msg_free()
- * @why:	on a negative return, the reason in words
- *
- * A malformed message is answered with ERROR naming the problem (unless it
- * claimed to be an ERROR itself, so that two peers never bounce errors), and
- * every fd that came with it is closed; the socket stays usable.
- *
- * Return: 1 with a message, 0 when the peer closed the connection, or a
- * negative errno: the message was refused, or the socket failed
- */
-int proto_recv(int sock, struct proto_msg **msgp, struct proto_why *why)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * PROTO_SCM_MAX_FD)];
-		struct cmsghdr align;
-	} control;
-	int fds[PROTO_SCM_MAX_FD];
-	struct proto_hdr hdr = { 0 };
-	struct iovec iov;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	unsigned int n_fds;
-	uint8_t *buf;
-	ssize_t n;
-	int err;
-
-	*msgp = NULL;
-	buf = malloc(PROTO_MSG_MAX_BYTES);
-	if (!buf)
-		return why_set(why, ENOMEM, "out of memory for a receive buffer");
-	iov.iov_base = buf;
-	iov.iov_len = PROTO_MSG_MAX_BYTES;
-	mh.msg_control = control.buf;
-	mh.msg_controllen = sizeof(control.buf);
-
-	do
-		n = recvmsg(sock, &mh, MSG_TRUNC | MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		err = why_set(why, errno, "receive: %s", strerror(errno));
-		free(buf);
-		return err;
-	}
-	n_fds = fds_collect(&mh, fds, PROTO_SCM_MAX_FD);
-	if (n == 0 && !n_fds) {
-		free(buf);
-		return 0;
-	}
-	if ((size_t)n >= sizeof(hdr))
-		memcpy(&hdr, buf, sizeof(hdr));
-
-	if (mh.msg_flags & MSG_CTRUNC) {
-		fds_close(fds, n_fds);
-		err = why_set(why, E2BIG, "too many fds with one message (over %u)",
-			      PROTO_SCM_MAX_FD);
-	} else if (n > PROTO_MSG_MAX_BYTES) {
-		fds_close(fds, n_fds);
-		err = why_set(why, E2BIG, "message of %zd bytes is over the limit of %u", n,
-			      PROTO_MSG_MAX_BYTES);
-	} else {
-		err = proto_decode(buf, (size_t)n, fds, n_fds, msgp, why);
-	}
-	free(buf);
-	if (!err)
-		return 1;
-
-	if (hdr.type != PROTO_MSG_ERROR)
-		proto_send_error(sock, hdr.seq, why->err, "%s", why->text);
-	return err;
-}
-
-/**
- * proto_version_choose() - the highest major version both sides speak
- * @peer:	the peer's HELLO
- * @why:	when there is none, the reason in words
- *
- * Return: the version, or -EPROTONOSUPPORT
- */
-int proto_version_choose(const struct proto_hello *peer, struct proto_why *why)
-{
-	char list[4 * PROTO_MAX_VERSIONS + 1] = "";
-	int best = -1;
-
-	for (unsigned int i = 0; i < peer->n_versions; i++) {
-		size_t used = strlen(list);
-
-		snprintf(list + used, sizeof(list) - used, "%s%u", i ? "," : "", peer->versions[i]);
-		if (peer->versions[i] >= PROTO_VERSION_MIN && peer->versions[i] <= PROTO_VERSION_MAX &&
-		    peer->versions[i] > best)
-			best = peer->versions[i];
-	}
-	if (best < 0)
-		return why_set(why, EPROTONOSUPPORT,
-			       "no common protocol version: peer speaks %s, this side %u..%u", list,
-			       PROTO_VERSION_MIN, PROTO_VERSION_MAX);
-	return best;
-}
-
-/* Receive one message and refuse it unless it is of @type; ERROR becomes the peer's reason. */
-static int recv_expect(int sock, enum proto_msg_type type, struct proto_msg **msgp,
-		       struct proto_why *why)
-{
-	struct proto_msg *msg;
-	int ret;
-
-	ret = proto_recv(sock, &msg, why);
-	if (ret < 0)
-		return ret;
-	if (ret == 0)
-		return why_set(why, ECONNRESET, "peer closed the connection while %s was expected",
-			       proto_msg_type_name(type));
-	if (msg->type == PROTO_MSG_ERROR && type != PROTO_MSG_ERROR) {
-		ret = why_set(why, msg->error.err, "peer refused: %s", msg->error.message);
-		proto_msg_free(msg);
-		return ret;
-	}
-	if (msg->type != type) {
-		ret = why_set(why, EPROTO, "expected %s, got %s", proto_msg_type_name(type),
-			      proto_msg_type_name(msg->type));
-		proto_send_error(sock, msg->seq, EPROTO, "%s", why->text);
-		proto_msg_free(msg);
-		return ret;
-	}
-	*msgp = msg;
-	return 0;
-}
-
-/**
- * proto_handshake() - agree on a protocol version
- * @sock:	the socket
- * @initiator:	true for netsetup: it sends HELLO first and takes the answer;
- *		false for the datapath: it answers with the version chosen
- * @software:	free text naming this side, or NULL
- * @versionp:	the agreed major version
- * @minorp:	the peer's minor version (what it added: proto.h), or NULL
- * @why:	on failure, the reason in words (the peer has been told too)
- *
- * Return: 0 or a negative errno
- */
-int proto_handshake(int sock, bool initiator, const char *software, uint8_t *versionp,
-		    uint8_t *minorp, struct proto_why *why)
-{
-	struct proto_msg *msg = NULL;
-	uint8_t chosen;
-	int ret;
-
-	if (initiator) {
-		ret = proto_send_hello(sock, 0, software);
-		if (ret)
-			return why_set(why, -ret, "send HELLO: %s", strerror(-ret));
-	}
-	ret = recv_expect(sock, PROTO_MSG_HELLO, &msg, why);
-	if (ret)
-		return ret;
-
-	if (initiator) {
-		/* The answer names exactly the version chosen, which must be one of ours. */
-		if (msg->hello.n_versions != 1 || msg->hello.versions[0] < PROTO_VERSION_MIN ||
-		    msg->hello.versions[0] > PROTO_VERSION_MAX) {
-			ret = why_set(why, EPROTONOSUPPORT,
-				      "peer answered HELLO with %u version(s), the first %u; expected exactly one of %u..%u",
-				      msg->hello.n_versions, msg->hello.versions[0],
-				      PROTO_VERSION_MIN, PROTO_VERSION_MAX);
-			proto_send_error(sock, msg->seq, why->err, "%s", why->text);
-			goto out;
-		}
-		chosen = msg->hello.versions[0];
-	} else {
-		ret = proto_version_choose(&msg->hello, why);
-		if (ret < 0) {
-			proto_send_error(sock, msg->seq, why->err, "%s", why->text);
-			goto out;
-		}
-		chosen = (uint8_t)ret;
-		ret = send_hello_versions(sock, msg->seq, &chosen, 1, software);
-		if (ret) {
-			why_set(why, -ret, "send HELLO: %s", strerror(-ret));
-			goto out;
-		}
-	}
-	*versionp = chosen;
-	if (minorp)
-		*minorp = msg->hello.minor;
-	ret = 0;
-out:
-	proto_msg_free(msg);
-	return ret;
-}
-
-/**
- * proto_expect_ack() - wait for the ACK of message @seq
- * @sock:	the socket
- * @seq:	the sequence number sent
- * @why:	on failure, the reason: the peer's ERROR text, or what arrived instead
- *
- * Return: 0, or a negative errno (the peer's own errno when it answered ERROR)
- */
-int proto_expect_ack(int sock, uint32_t seq, struct proto_why *why)
-{
-	struct proto_msg *msg;
-	int ret;
-
-	ret = recv_expect(sock, PROTO_MSG_ACK, &msg, why);
-	if (ret)
-		return ret;
-	if (msg->seq != seq)
-		ret = why_set(why, EPROTO, "ACK for message %u, expected %u", msg->seq, seq);
-	proto_msg_free(msg);
-	return ret;
 }
