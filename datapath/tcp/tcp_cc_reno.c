@@ -10,7 +10,7 @@
  * adds one MSS per cwnd's worth of acknowledged bytes. A fast retransmit
  * sets ssthresh = max(FlightSize / 2, 2) (RFC 5681 (4)); an RTO does the
  * same and sets cwnd to one segment. Recovery itself (pipe, inflation)
- * lives in tcp_sack.c; the controller is not called during it.
+ * lives in tcp_recovery.c; the controller is not called during it.
  */
 #include "datapath/tcp/tcp_int.h"
 

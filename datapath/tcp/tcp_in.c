@@ -16,8 +16,8 @@
  *                  ACK), SYN -> challenge ACK (RFC 5961 4), ACK processing
  *                  with the RFC 5961 5 range check, the send window update,
  *                  RTT sampling, SACK (D-SACKs noted), RACK (tcp_rack.c),
- *                  undo, recovery and the tail loss probe's answer
- *                  (tcp_sack.c), then text
+ *                  undo (tcp_undo.c), recovery and the tail loss probe's
+ *                  answer (tcp_recovery.c), then text
  *                  (in order into the receive ring, out of order via
  *                  tcp_ooo.c), then FIN.
  *

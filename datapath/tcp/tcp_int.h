@@ -282,7 +282,7 @@ struct tcp_conn {
 	uint64_t t_rack_us;		/* reordering timer */
 	uint64_t rack_marked;		/* segments RACK marked lost */
 
-	/* undo of spurious recoveries (RFC 2883 / 3708, RFC 3522 / 4015), tcp_sack.c */
+	/* undo of spurious recoveries (RFC 2883 / 3708, RFC 3522 / 4015), tcp_undo.c */
 	bool undo_on;			/* an episode can still be undone */
 	bool undo_eifel;		/* the first ACK after its retransmission is due */
 	bool undo_ts_set;
@@ -372,22 +372,29 @@ uint32_t tcp_ooo_bytes(const struct tcp_conn *c);
 int tcp_ooo_sack_blocks(const struct tcp_conn *c, uint32_t first_start, uint32_t first_end,
 			struct tcp_opts *o, unsigned int max);
 
-/* tcp_sack.c */
+/* tcp_ranges.c */
 void tcp_ranges_init(struct tcp_ranges *rs, unsigned int max);
 int tcp_ranges_add(struct tcp_ranges *rs, uint32_t start, uint32_t end);
 void tcp_ranges_trim_below(struct tcp_ranges *rs, uint32_t seq);
 uint32_t tcp_ranges_bytes(const struct tcp_ranges *rs, uint32_t from, uint32_t to);
+
+/* tcp_sack.c */
 void tcp_sack_update(struct tcp_conn *c, const struct tcp_opts *o);
 uint32_t tcp_sack_pipe(const struct tcp_conn *c);
 bool tcp_sack_next_lost(const struct tcp_conn *c, uint32_t *seq, uint32_t *len);
 bool tcp_sack_is_lost(const struct tcp_conn *c, uint32_t seq);
 uint32_t tcp_sack_highest(const struct tcp_conn *c);
+uint32_t tcp_sack_holes(const struct tcp_conn *c, uint32_t from, uint32_t to);
+
+/* tcp_recovery.c */
 void tcp_recovery_on_ack(struct tcp_conn *c, uint32_t acked, bool dupack, uint32_t delivered, uint64_t now_us);
 void tcp_recovery_sent(struct tcp_conn *c, uint32_t bytes);
-bool tcp_sack_dsack(struct tcp_conn *c, const struct tcp_opts *o, uint32_t ack);
 void tcp_recovery_rack_timer(struct tcp_conn *c, uint64_t now_us);
 void tcp_recovery_tlp_on_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32_t acked, uint32_t delivered,
 			     bool dsack, uint64_t now_us);
+
+/* tcp_undo.c */
+bool tcp_sack_dsack(struct tcp_conn *c, const struct tcp_opts *o, uint32_t ack);
 void tcp_undo_start(struct tcp_conn *c);
 void tcp_undo_retransmitted(struct tcp_conn *c, uint32_t seq, uint32_t end, uint64_t now_us);
 void tcp_undo_on_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, bool advanced, bool dsack);

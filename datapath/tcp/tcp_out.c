@@ -504,7 +504,7 @@ void tcp_out_push(struct tcp_conn *c, uint64_t now_us)
 		bool fin;
 
 		if (c->in_recovery) {
-			/* PRR decides, not cwnd (tcp_sack.c) */
+			/* PRR decides, not cwnd (tcp_recovery.c) */
 			if (!c->prr_budget)
 				break;
 			budget = c->prr_budget > c->snd_mss ? c->prr_budget : c->snd_mss;

@@ -41,7 +41,7 @@
  * RACK's reordering timer (t_rack_us, 0 = off) runs RACK's detection again
  * when a segment sent before the last delivered one reaches its deadline.
  * An RTO marks every unSACKed segment lost for RACK and opens an undo
- * episode (tcp_sack.c) unless one is running.
+ * episode (tcp_undo.c) unless one is running.
  *
  * Delayed ACK: 40 ms. Keepalive: idle / interval / count from the options,
  * probes of the same form as persist. TIME-WAIT: 60 s. An orphaned
