@@ -344,9 +344,7 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 	out_arr_end(&o);
 	out_arr_begin(&o, "services");
 	for (i = 0; i < dp->n_svcs; i++)
-		svc_udp_stats(dp->svcs[i], &o);
-	for (i = 0; i < dp->n_tcp_svcs; i++)
-		svc_tcp_stats(dp->tcp_svcs[i], &o);
+		svc_stats(dp->svcs[i], &o);
 	out_arr_end(&o);
 	tcp_glue_print_stats(st, &o);
 	control_totals(&o, dp);

@@ -27,8 +27,7 @@
  * struct dp - everything the datapath process runs
  * @loop:	the event loop
  * @st:		the stack
- * @svcs:	publish and forward services (UDP)
- * @tcp_svcs:	publish and forward services (TCP)
+ * @svcs:	publish and forward services, UDP and TCP (svc.c)
  * @proto_fd:	the socket netsetup configured us through, -1 once closed
  * @control_fd:	listening control socket, -1 without --control
  * @start_ms:	loop time at start (uptime in stats)
@@ -39,8 +38,6 @@ struct dp {
 	struct stack st;
 	unsigned int n_svcs;
 	struct svc *svcs[DP_MAX_SVCS];
-	unsigned int n_tcp_svcs;
-	struct svc_tcp *tcp_svcs[DP_MAX_SVCS];
 	int proto_fd;
 	struct loop_fd proto_lfd;
 	int control_fd;

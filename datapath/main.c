@@ -337,14 +337,7 @@ int main(int argc, char **argv)
 			goto out;
 	}
 	for (i = 0; i < opts.n_specs; i++) {
-		if (opts.specs[i].proto == IPPROTO_TCP) {
-			dp.tcp_svcs[dp.n_tcp_svcs] = svc_tcp_new(&dp.st, &opts.specs[i], err, sizeof(err));
-			if (!dp.tcp_svcs[dp.n_tcp_svcs])
-				goto out;
-			dp.n_tcp_svcs++;
-			continue;
-		}
-		dp.svcs[dp.n_svcs] = svc_udp_new(&dp.st, &opts.specs[i], err, sizeof(err));
+		dp.svcs[dp.n_svcs] = svc_new(&dp.st, &opts.specs[i], err, sizeof(err));
 		if (!dp.svcs[dp.n_svcs])
 			goto out;
 		dp.n_svcs++;
@@ -373,9 +366,7 @@ int main(int argc, char **argv)
 	if (ret >= 0)
 		ret = face_start(dp.st.face);
 	for (i = 0; ret >= 0 && i < dp.n_svcs; i++)
-		ret = svc_udp_start(dp.svcs[i]);
-	for (i = 0; ret >= 0 && i < dp.n_tcp_svcs; i++)
-		ret = svc_tcp_start(dp.tcp_svcs[i]);
+		ret = svc_start(dp.svcs[i]);
 	if (ret >= 0)
 		ret = control_start(&dp);
 	if (ret >= 0)
@@ -392,7 +383,7 @@ int main(int argc, char **argv)
 	}
 	loop_fd_add(dp.loop, &dp.proto_lfd, dp.proto_fd, EPOLLIN | EPOLLRDHUP, dp_proto_event, &dp);
 	fprintf(stderr, "datapath: serving %u link(s), %u service(s) as uid %u\n", dp.st.n_links,
-		dp.n_svcs + dp.n_tcp_svcs, (unsigned int)geteuid());
+		dp.n_svcs, (unsigned int)geteuid());
 	stack_links_flush(&dp.st, false);
 	ret = loop_run(dp.loop);
 	if (ret < 0) {
@@ -408,9 +399,7 @@ out:
 			proto_send_error(dp.proto_fd, done_seq, EINVAL, "datapath: %s", err);
 	}
 	for (i = 0; i < dp.n_svcs; i++)
-		svc_udp_free(dp.svcs[i]);
-	for (i = 0; i < dp.n_tcp_svcs; i++)
-		svc_tcp_free(dp.tcp_svcs[i]);
+		svc_free(dp.svcs[i]);
 	control_close(&dp);
 	stack_fini(&dp.st);
 	if (sfd >= 0)

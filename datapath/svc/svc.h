@@ -6,7 +6,9 @@
  *   --forward PROTO:LISTEN=REMOTE		local socket -> REMOTE through the stack
  *
  * svc_spec.c parses the SPEC grammar (docs/datapath.md), svc_udp.c runs UDP
- * services. A bad SPEC is refused by svc_spec_parse() with the reason.
+ * services, svc_tcp.c TCP ones; svc.c is the one handle the process keeps for
+ * either (struct svc). A bad SPEC is refused by svc_spec_parse() with the
+ * reason.
  */
 #ifndef SANDNET_DATAPATH_SVC_H
 #define SANDNET_DATAPATH_SVC_H
@@ -79,18 +81,36 @@ struct svc_udp_usage {
 	uint64_t per_source_max, per_source_used, per_source_hits;
 };
 
-struct svc;
+struct svc_udp;
+struct svc_tcp;
 struct out;
+
+/**
+ * struct svc - one service of either protocol, as the process keeps it
+ * @proto:	IPPROTO_UDP or IPPROTO_TCP: which of @udp and @tcp it is
+ */
+struct svc {
+	int proto;
+	union {
+		struct svc_udp *udp;
+		struct svc_tcp *tcp;
+	};
+};
+
+struct svc *svc_new(struct stack *st, const struct svc_spec *spec, char *err, size_t err_len);
+int svc_start(struct svc *s);
+void svc_free(struct svc *s);
+void svc_stats(const struct svc *s, struct out *o);
 
 int svc_spec_parse(const char *text, enum svc_kind kind, struct svc_spec *spec, char *err,
 		   size_t err_len);
 void svc_listen_close(struct loop *loop, struct loop_fd *lfd, int fd, const struct svc_spec *spec);
 int svc_endpoint_parse(const char *s, struct svc_endpoint *ep, char *err, size_t err_len);
 
-struct svc *svc_udp_new(struct stack *st, const struct svc_spec *spec, char *err, size_t err_len);
-int svc_udp_start(struct svc *s);
-void svc_udp_free(struct svc *s);
-void svc_udp_stats(const struct svc *s, struct out *o);
+struct svc_udp *svc_udp_new(struct stack *st, const struct svc_spec *spec, char *err, size_t err_len);
+int svc_udp_start(struct svc_udp *s);
+void svc_udp_free(struct svc_udp *s);
+void svc_udp_stats(const struct svc_udp *s, struct out *o);
 void svc_udp_flush(void);
 void svc_udp_usage(const struct stack *st, struct svc *const *svcs, unsigned int n,
 		   struct svc_udp_usage *u);

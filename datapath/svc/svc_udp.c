@@ -87,7 +87,7 @@ struct svc_flow {
 	struct svc_flow *next;
 	struct loop_defer defer;		/* freed at the end of the turn */
 	struct svc_flow *lru_prev, *lru_next;	/* svc_lru, most recent first */
-	struct svc *svc;
+	struct svc_udp *svc;
 	uint64_t last_ms;
 	/* publish */
 	int fd;
@@ -101,7 +101,7 @@ struct svc_flow {
 	socklen_t client_len;
 };
 
-struct svc {
+struct svc_udp {
 	struct svc_spec spec;
 	struct stack *st;
 	struct udp_sock *us;		/* publish */
@@ -166,7 +166,7 @@ void svc_udp_flush(void)
 
 	while (i < svc_txq_len) {
 		struct svc_flow *f = svc_txq[i].flow;
-		struct svc *s = f->svc;
+		struct svc_udp *s = f->svc;
 		int sent;
 
 		for (j = i; j < svc_txq_len && svc_txq[j].flow == f; j++) {
@@ -228,7 +228,7 @@ static int svc_gso_run(const struct mmsghdr *m, int i, int n, const struct socka
  * udp_sendto_gso() for a run, udp_sendto() for one. Return: how many were
  * sent (0 when the stack refused them, counted in errors).
  */
-static unsigned int svc_to_stack(struct svc *s, struct udp_sock *us, const struct net_addr *src,
+static unsigned int svc_to_stack(struct svc_udp *s, struct udp_sock *us, const struct net_addr *src,
 				 const struct net_addr *dst, uint16_t dport,
 				 const struct mmsghdr *m, int i, int end)
 {
@@ -290,7 +290,7 @@ static void svc_flow_touch(struct svc_flow *f)
 }
 
 /* A new flow of @s is on its lists and counted. */
-static void svc_flow_link(struct svc *s, struct svc_flow *f)
+static void svc_flow_link(struct svc_udp *s, struct svc_flow *f)
 {
 	f->last_ms = stack_now_ms(s->st);
 	f->next = s->flows;
@@ -309,7 +309,7 @@ static void svc_flow_release(struct loop_defer *d)
 
 static void svc_flow_free(struct svc_flow *f)
 {
-	struct svc *s = f->svc;
+	struct svc_udp *s = f->svc;
 	struct svc_flow **pp;
 
 	if (svc_txq_len)
@@ -351,7 +351,7 @@ static unsigned int svc_max_per_source(const struct stack *st)
 }
 
 /* Before a new flow of @s: at the total cap, the least recently used flow goes. */
-static void svc_make_room(struct svc *s)
+static void svc_make_room(struct svc_udp *s)
 {
 	struct svc_flow *old;
 
@@ -368,7 +368,7 @@ static void svc_make_room(struct svc *s)
 static void svc_pub_backend(struct loop_fd *h, uint32_t events)
 {
 	struct svc_flow *f = h->ctx;
-	struct svc *s = f->svc;
+	struct svc_udp *s = f->svc;
 	struct mmsghdr m[SVC_UDP_BATCH];
 	struct iovec iov[SVC_UDP_BATCH];
 	int n, i, end;
@@ -395,7 +395,7 @@ static void svc_pub_backend(struct loop_fd *h, uint32_t events)
 	}
 }
 
-static struct svc_flow *svc_pub_flow(struct svc *s, const struct net_addr *src, uint16_t sport,
+static struct svc_flow *svc_pub_flow(struct svc_udp *s, const struct net_addr *src, uint16_t sport,
 				     const struct net_addr *dst)
 {
 	const struct svc_endpoint *t = &s->spec.target;
@@ -453,7 +453,7 @@ err:
 static void svc_pub_recv(struct udp_sock *us, const struct net_addr *src, uint16_t sport,
 			 const struct net_addr *dst, const uint8_t *data, size_t len)
 {
-	struct svc *s = us->ctx;
+	struct svc_udp *s = us->ctx;
 	struct svc_flow *f = svc_pub_flow(s, src, sport, dst);
 	struct pkt *p;
 
@@ -481,7 +481,7 @@ static void svc_fwd_remote(struct udp_sock *us, const struct net_addr *src, uint
 			   const struct net_addr *dst, const uint8_t *data, size_t len)
 {
 	struct svc_flow *f = us->ctx;
-	struct svc *s = f->svc;
+	struct svc_udp *s = f->svc;
 
 	(void)dst;
 	if (sport != s->spec.remote_port || !net_addr_eq(src, &s->spec.remote)) {
@@ -500,7 +500,7 @@ static void svc_fwd_remote(struct udp_sock *us, const struct net_addr *src, uint
 /* forward: local clients sent datagrams to LISTEN */
 static void svc_fwd_listen(struct loop_fd *h, uint32_t events)
 {
-	struct svc *s = h->ctx;
+	struct svc_udp *s = h->ctx;
 	static struct sockaddr_storage from[SVC_UDP_BATCH];
 	struct mmsghdr m[SVC_UDP_BATCH];
 	struct iovec iov[SVC_UDP_BATCH];
@@ -557,7 +557,7 @@ static void svc_fwd_listen(struct loop_fd *h, uint32_t events)
 
 static void svc_sweep(struct loop_timer *t)
 {
-	struct svc *s = t->ctx;
+	struct svc_udp *s = t->ctx;
 	uint64_t now = stack_now_ms(s->st);
 	struct svc_flow *f, *next;
 
@@ -580,10 +580,10 @@ static void svc_sweep(struct loop_timer *t)
  * here, so it may be a low port or live in a root-owned directory.
  * Return: the service, or NULL with @err filled.
  */
-struct svc *svc_udp_new(struct stack *st, const struct svc_spec *spec, char *err, size_t err_len)
+struct svc_udp *svc_udp_new(struct stack *st, const struct svc_spec *spec, char *err, size_t err_len)
 {
 	const char *opt = spec->kind == SVC_PUBLISH ? "--publish" : "--forward";
-	struct svc *s = calloc(1, sizeof(*s));
+	struct svc_udp *s = calloc(1, sizeof(*s));
 	int ret;
 
 	if (!s) {
@@ -623,7 +623,7 @@ err:
  * svc_udp_start() - watch the listening socket and start the idle sweep
  * Return: 0 or negative errno.
  */
-int svc_udp_start(struct svc *s)
+int svc_udp_start(struct svc_udp *s)
 {
 	int ret;
 
@@ -641,7 +641,7 @@ int svc_udp_start(struct svc *s)
  * svc_udp_free() - close every flow and socket (a unix LISTEN path is removed)
  * @s:	service or NULL
  */
-void svc_udp_free(struct svc *s)
+void svc_udp_free(struct svc_udp *s)
 {
 	if (!s)
 		return;
@@ -656,7 +656,7 @@ void svc_udp_free(struct svc *s)
 /**
  * svc_udp_stats() - one row of the services table
  */
-void svc_udp_stats(const struct svc *s, struct out *o)
+void svc_udp_stats(const struct svc_udp *s, struct out *o)
 {
 	out_obj_begin(o, NULL);
 	out_str(o, "kind", s->spec.kind == SVC_PUBLISH ? "publish" : "forward");
@@ -738,8 +738,10 @@ void svc_udp_usage(const struct stack *st, struct svc *const *svcs, unsigned int
 	u->flows_hits = svc_flows_cap_hits;
 	u->per_source_max = svc_max_per_source(st);
 	for (i = 0; i < n; i++) {
-		const struct svc *s = svcs[i];
+		const struct svc_udp *s = svcs[i]->proto == IPPROTO_UDP ? svcs[i]->udp : NULL;
 
+		if (!s)
+			continue;
 		u->per_source_hits += s->source_cap_hits;
 		if (s->spec.kind != SVC_PUBLISH || !s->n_flows)
 			continue;

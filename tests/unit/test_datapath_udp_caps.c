@@ -70,7 +70,7 @@ static void teardown(void)
 	unsigned int i;
 
 	for (i = 0; i < n_svcs; i++)
-		svc_udp_free(svcs[i]);
+		svc_free(svcs[i]);
 	ck_assert_int_eq(count_fds(), fds0);	/* every flow's socket closed */
 	close(backend);
 	stack_fini(&st);
@@ -79,7 +79,7 @@ static void teardown(void)
 	pkt_pool_drain();
 }
 
-static struct svc *publish(uint16_t port)
+static struct svc_udp *publish(uint16_t port)
 {
 	struct svc_spec spec;
 	char text[64], err[256];
@@ -87,11 +87,12 @@ static struct svc *publish(uint16_t port)
 
 	snprintf(text, sizeof(text), "udp:%u=127.0.0.1:%u", port, backend_port);
 	ck_assert_int_eq(svc_spec_parse(text, SVC_PUBLISH, &spec, err, sizeof(err)), 0);
-	s = svc_udp_new(&st, &spec, err, sizeof(err));
+	s = svc_new(&st, &spec, err, sizeof(err));
 	ck_assert_msg(s != NULL, "%s", err);
-	ck_assert_int_eq(svc_udp_start(s), 0);
+	ck_assert_int_eq(s->proto, IPPROTO_UDP);
+	ck_assert_int_eq(svc_start(s), 0);
 	svcs[n_svcs++] = s;
-	return s;
+	return s->udp;
 }
 
 static struct udp_sock *found;
@@ -133,7 +134,7 @@ static unsigned int backend_drain(void)
 }
 
 /* One counter of @s's row in the services table. */
-static uint64_t row(struct svc *s, const char *key)
+static uint64_t row(struct svc_udp *s, const char *key)
 {
 	char *text = NULL, needle[64], *p;
 	size_t len = 0;
@@ -171,7 +172,7 @@ static void set_caps(const char *flows, const char *per_source)
 
 START_TEST(test_per_source_recycles_own_oldest)
 {
-	struct svc *s;
+	struct svc_udp *s;
 	struct svc_udp_usage u;
 	unsigned int i;
 
@@ -233,7 +234,7 @@ END_TEST
 
 START_TEST(test_total_cap_lru_across_services)
 {
-	struct svc *s1, *s2;
+	struct svc_udp *s1, *s2;
 	struct svc_udp_usage u;
 	unsigned int i;
 

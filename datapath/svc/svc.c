@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+/*
+ * svc.c - one handle for a service of either protocol
+ *
+ * Theory of operation: UDP services (svc_udp.c: flows, datagrams) and TCP
+ * services (svc_tcp.c: joined connections) share nothing but their SPEC and
+ * their life cycle: made before the privilege drop (a forward binds its
+ * local socket), started once the stack runs, shown in stats, freed. struct
+ * svc carries that life cycle, so the process keeps one array of services
+ * and one loop at each step, whatever the protocol.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+
+#include "datapath/svc/svc.h"
+#include "datapath/svc/svc_tcp.h"
+
+/**
+ * svc_new() - make the service @spec describes (not started)
+ * @st:		the stack
+ * @spec:	a parsed --publish or --forward
+ * @err:	reason on failure
+ * @err_len:	size of @err
+ *
+ * Return: the service, or NULL with @err set.
+ */
+struct svc *svc_new(struct stack *st, const struct svc_spec *spec, char *err, size_t err_len)
+{
+	struct svc *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		snprintf(err, err_len, "%s: out of memory", spec->text);
+		return NULL;
+	}
+	s->proto = spec->proto;
+	if (spec->proto == IPPROTO_TCP)
+		s->tcp = svc_tcp_new(st, spec, err, err_len);
+	else
+		s->udp = svc_udp_new(st, spec, err, err_len);
+	if (!s->tcp && !s->udp) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/**
+ * svc_start() - start serving, once the stack runs
+ * @s:	the service
+ *
+ * Return: 0 or negative errno.
+ */
+int svc_start(struct svc *s)
+{
+	return s->proto == IPPROTO_TCP ? svc_tcp_start(s->tcp) : svc_udp_start(s->udp);
+}
+
+/**
+ * svc_free() - stop and free a service
+ * @s:	the service, or NULL
+ */
+void svc_free(struct svc *s)
+{
+	if (!s)
+		return;
+	if (s->proto == IPPROTO_TCP)
+		svc_tcp_free(s->tcp);
+	else
+		svc_udp_free(s->udp);
+	free(s);
+}
+
+/**
+ * svc_stats() - the service's row of "services" in `datapath stats`
+ * @s:	the service
+ * @o:	the printer
+ */
+void svc_stats(const struct svc *s, struct out *o)
+{
+	if (s->proto == IPPROTO_TCP)
+		svc_tcp_stats(s->tcp, o);
+	else
+		svc_udp_stats(s->udp, o);
+}
