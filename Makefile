@@ -42,6 +42,7 @@ endif
 # Each program's main.c stays out of its archive so that unit tests and fuzz
 # targets can link everything else.
 PROTO_SRC	:= $(sort $(wildcard proto/*.c))
+COMMON_SRC	:= $(sort $(wildcard common/*.c))
 NETSETUP_SRC	:= $(sort $(filter-out netsetup/main.c,$(wildcard netsetup/*.c)))
 DATAPATH_SRC	:= $(sort $(filter-out datapath/main.c,$(shell find datapath -name '*.c' 2>/dev/null)))
 UNIT_SRC	:= $(sort $(wildcard tests/unit/test_*.c))
@@ -52,9 +53,10 @@ FUZZ_SRC	:= $(sort $(wildcard tests/fuzz/fuzz_*.c))
 # folder of netsetup/*.o never collide.
 obj		= $(patsubst %.c,$(O)/obj/%.o,$(1))
 LIBPROTO	:= $(O)/libproto.a
+LIBCOMMON	:= $(O)/libcommon.a
 LIBNETSETUP	:= $(O)/libnetsetup.a
 LIBDATAPATH	:= $(O)/libdatapath.a
-LIBS_ALL	:= $(LIBNETSETUP) $(LIBDATAPATH) $(LIBPROTO)
+LIBS_ALL	:= $(LIBNETSETUP) $(LIBDATAPATH) $(LIBCOMMON) $(LIBPROTO)
 PROGRAMS	:= $(O)/netsetup $(O)/datapath
 UNIT_BINS	:= $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
 TOOL_BINS	:= $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(TOOL_SRC))
@@ -70,26 +72,31 @@ $(O)/obj/%.o: %.c
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(LIBPROTO): $(call obj,$(PROTO_SRC))
+$(LIBCOMMON): $(call obj,$(COMMON_SRC))
 $(LIBNETSETUP): $(call obj,$(NETSETUP_SRC))
 $(LIBDATAPATH): $(call obj,$(DATAPATH_SRC))
 $(O)/lib%.a:
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(O)/netsetup: $(O)/obj/netsetup/main.o $(LIBNETSETUP) $(LIBPROTO)
+$(O)/netsetup: $(O)/obj/netsetup/main.o $(LIBNETSETUP) $(LIBCOMMON) $(LIBPROTO)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(O)/datapath: $(O)/obj/datapath/main.o $(LIBDATAPATH) $(LIBPROTO)
+$(O)/datapath: $(O)/obj/datapath/main.o $(LIBDATAPATH) $(LIBCOMMON) $(LIBPROTO)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# A unit test links the module its name starts with: test_proto_*, test_netsetup_*,
-# test_datapath_*; so one module's work in progress never breaks another's tests.
+# A unit test links the module its name starts with: test_proto_*, test_common_*,
+# test_netsetup_*, test_datapath_*; so one module's work in progress never breaks
+# another's tests. common/ (the printer) is shared by netsetup and the datapath.
 $(O)/tests/unit/test_proto%: $(O)/obj/tests/unit/test_proto%.o $(LIBPROTO)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-$(O)/tests/unit/test_netsetup%: $(O)/obj/tests/unit/test_netsetup%.o $(LIBNETSETUP) $(LIBPROTO)
+$(O)/tests/unit/test_common%: $(O)/obj/tests/unit/test_common%.o $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-$(O)/tests/unit/test_datapath%: $(O)/obj/tests/unit/test_datapath%.o $(LIBDATAPATH) $(LIBPROTO)
+$(O)/tests/unit/test_netsetup%: $(O)/obj/tests/unit/test_netsetup%.o $(LIBNETSETUP) $(LIBCOMMON) $(LIBPROTO)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+$(O)/tests/unit/test_datapath%: $(O)/obj/tests/unit/test_datapath%.o $(LIBDATAPATH) $(LIBCOMMON) $(LIBPROTO)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 # Test tools speak the protocol and nothing else of ours.

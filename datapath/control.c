@@ -36,7 +36,7 @@
 #include "datapath/datapath.h"
 #include "datapath/face/face.h"
 #include "datapath/net/tcp_glue.h"
-#include "datapath/out.h"
+#include "common/out.h"
 #include "datapath/policy.h"
 
 #define CONTROL_REQ_MAX	64

@@ -34,7 +34,7 @@
 #include <netinet/in.h>
 
 #include "datapath/policy.h"
-#include "datapath/out.h"
+#include "common/out.h"
 
 const char *const policy_dir_names[POLICY_DIR_MAX] = {
 	[POLICY_EGRESS] = "egress",

@@ -4,7 +4,7 @@
  *
  * Theory of operation: enter the namespace (or stay in our own when none is
  * given: reading needs no privilege), probe it exactly as attach does with
- * --gso auto, return, and print one record per link through output.c. The
+ * --gso auto, return, and print one record per link through common/out.c (a formatted printer). The
  * JSON keys are those of `ip -d -j link` (ifname, ifindex, mtu, operstate,
  * gso_max_size, ...) plus features (ethtool name -> bool), mode, reason and,
  * for a link attach would leave alone, skipped. Reading the host's own
@@ -18,38 +18,38 @@
 
 #include "netsetup/netsetup.h"
 
-static void print_link(struct ns_out *o, const struct ns_link *l)
+static void print_link(struct out *o, const struct ns_link *l)
 {
 	char fmt[64];
 	int i;
 
-	ns_out_open(o, NULL, false);
-	ns_out_uint(o, "ifindex", "%llu: ", l->ifindex);
-	ns_out_str(o, "ifname", "%s: ", l->ifname);
-	ns_out_uint(o, "mtu", "mtu %llu ", l->mtu);
-	ns_out_str(o, "operstate", "state %s\n", ns_operstate_name(l->operstate));
-	ns_out_open(o, "features", false);
+	out_obj_begin(o, NULL);
+	out_u64f(o, "ifindex", "%llu: ", l->ifindex);
+	out_strf(o, "ifname", "%s: ", l->ifname);
+	out_u64f(o, "mtu", "mtu %llu ", l->mtu);
+	out_strf(o, "operstate", "state %s\n", ns_operstate_name(l->operstate));
+	out_obj_begin(o, "features");
 	if (l->feat.known) {
 		for (i = 0; i < NS_FEAT_MAX; i++) {
 			snprintf(fmt, sizeof(fmt), "    %s: %%s\n", ns_feature_names[i]);
-			ns_out_bool(o, ns_feature_names[i], fmt, l->feat.on[i]);
+			out_boolf(o, ns_feature_names[i], fmt, l->feat.on[i]);
 		}
 	} else {
-		ns_out_text(o, "    features: unknown\n");
+		out_text(o, "    features: unknown\n");
 	}
-	ns_out_close(o, false);
-	ns_out_uint(o, "gso_max_size", "    gso_max_size %llu", l->gso_max_size);
-	ns_out_uint(o, "gso_ipv4_max_size", " gso_ipv4_max_size %llu", l->gso_ipv4_max_size);
-	ns_out_uint(o, "gso_max_segs", " gso_max_segs %llu", l->gso_max_segs);
-	ns_out_uint(o, "tso_max_size", " tso_max_size %llu", l->tso_max_size);
-	ns_out_uint(o, "gro_max_size", " gro_max_size %llu\n", l->gro_max_size);
-	ns_out_str(o, "mode", "    mode %s", proto_gso_mode_name(l->mode));
-	ns_out_str(o, "reason", " (%s)\n", l->reason);
-	ns_out_uint(o, "frame_max_bytes", "    frame limit %llu", l->frame_max_bytes);
-	ns_out_uint(o, "frame_max_ipv4_bytes", " ipv4 %llu\n", l->frame_max_ipv4_bytes);
+	out_obj_end(o);
+	out_u64f(o, "gso_max_size", "    gso_max_size %llu", l->gso_max_size);
+	out_u64f(o, "gso_ipv4_max_size", " gso_ipv4_max_size %llu", l->gso_ipv4_max_size);
+	out_u64f(o, "gso_max_segs", " gso_max_segs %llu", l->gso_max_segs);
+	out_u64f(o, "tso_max_size", " tso_max_size %llu", l->tso_max_size);
+	out_u64f(o, "gro_max_size", " gro_max_size %llu\n", l->gro_max_size);
+	out_strf(o, "mode", "    mode %s", proto_gso_mode_name(l->mode));
+	out_strf(o, "reason", " (%s)\n", l->reason);
+	out_u64f(o, "frame_max_bytes", "    frame limit %llu", l->frame_max_bytes);
+	out_u64f(o, "frame_max_ipv4_bytes", " ipv4 %llu\n", l->frame_max_ipv4_bytes);
 	if (l->skip[0])
-		ns_out_str(o, "skipped", "    attach skips it: %s\n", l->skip);
-	ns_out_close(o, false);
+		out_strf(o, "skipped", "    attach skips it: %s\n", l->skip);
+	out_obj_end(o);
 }
 
 /**
@@ -65,7 +65,7 @@ int ns_cmd_gso_show(const struct ns_opts *o, FILE *out, struct ns_err *e)
 	struct ns_netns ns = { .fd = -1, .name = "(own)" };
 	struct nl_sock *sk = NULL;
 	struct ns_net net = { 0 };
-	struct ns_out po;
+	struct out po;
 	unsigned int i, shown = 0;
 	int orig = -1, err;
 
@@ -99,17 +99,17 @@ int ns_cmd_gso_show(const struct ns_opts *o, FILE *out, struct ns_err *e)
 		err = -ENODEV;
 		goto out;
 	}
-	ns_out_init(&po, out, o->json);
-	ns_out_open(&po, NULL, true);
+	out_init_formatted(&po, out, o->json);
+	out_arr_begin(&po, NULL);
 	for (i = 0; i < net.n_links; i++) {
 		if (o->show_iface && strcmp(o->show_iface, net.links[i].ifname))
 			continue;
 		if (shown++)
-			ns_out_text(&po, "\n");
+			out_text(&po, "\n");
 		print_link(&po, &net.links[i]);
 	}
-	ns_out_close(&po, true);
-	ns_out_end(&po);
+	out_arr_end(&po);
+	out_finish(&po);
 out:
 	if (sk)
 		nl_socket_free(sk);

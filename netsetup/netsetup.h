@@ -8,8 +8,8 @@
  * mode of each link, channel.c opens the AF_PACKET sockets, takeover.c removes
  * the addresses (saving them with state.c first) and gives them back,
  * handoff.c sends everything to the datapath. cmd_*.c glue the steps into the
- * subcommands; opts.c parses the command line; output.c prints text or JSON
- * through one code path.
+ * subcommands; opts.c parses the command line; common/out.c prints text or
+ * JSON through one code path, the same printer as the datapath's.
  *
  * Every function returns 0 (or a count) on success or a negative errno, and
  * writes what went wrong, in words, to the struct ns_err it was given, so that
@@ -25,6 +25,7 @@
 #include <net/if.h>
 #include <linux/capability.h>
 
+#include "common/out.h"
 #include "proto/proto.h"
 
 #define NS_SOFTWARE		"sandnet-netsetup 0.1"
@@ -361,32 +362,6 @@ int ns_handoff_links(int sock, const struct ns_net *net, int *const *fds,
 		     unsigned int n_channels, const struct ns_face *faces, struct ns_err *e);
 int ns_link_to_proto(const struct ns_net *net, const struct ns_link *link,
 		     struct proto_link *pl, struct ns_err *e);
-
-/* --- output.c --------------------------------------------------------- */
-
-/**
- * struct ns_out - a printer that writes text or JSON from the same calls
- * @f:		where to
- * @json:	JSON when true, text otherwise
- * @depth:	JSON nesting depth
- * @need_comma:	per depth: a value was already written at that depth
- */
-struct ns_out {
-	FILE *f;
-	bool json;
-	int depth;
-	bool need_comma[16];
-};
-
-void ns_out_init(struct ns_out *o, FILE *f, bool json);
-void ns_out_open(struct ns_out *o, const char *key, bool array);
-void ns_out_close(struct ns_out *o, bool array);
-void ns_out_str(struct ns_out *o, const char *key, const char *fmt, const char *val);
-void ns_out_uint(struct ns_out *o, const char *key, const char *fmt, unsigned long long val);
-void ns_out_bool(struct ns_out *o, const char *key, const char *fmt, bool val);
-void ns_out_text(struct ns_out *o, const char *text);
-void ns_out_end(struct ns_out *o);
-void ns_json_escape(FILE *f, const char *s);
 
 /* --- opts.c ----------------------------------------------------------- */
 

@@ -70,7 +70,7 @@
 #include "datapath/face/face_int.h"
 #include "datapath/link/vnet.h"
 #include "datapath/net/proto_hdr.h"
-#include "datapath/out.h"
+#include "common/out.h"
 
 #define FACE_SWEEP_MS		1000
 #define FACE_IPV6_MAX_EXT	8

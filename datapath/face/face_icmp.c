@@ -41,7 +41,7 @@
 
 #include "datapath/face/face_int.h"
 #include "datapath/net/proto_hdr.h"
-#include "datapath/out.h"
+#include "common/out.h"
 #include "datapath/policy.h"
 
 #define FACE_ECHO_BUCKETS	1024

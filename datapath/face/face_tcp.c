@@ -61,7 +61,7 @@
 #include <string.h>
 
 #include "datapath/face/face_int.h"
-#include "datapath/out.h"
+#include "common/out.h"
 #include "datapath/policy.h"
 
 /**

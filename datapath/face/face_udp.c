@@ -50,7 +50,7 @@
 #include "datapath/face/face_int.h"
 #include "datapath/link/vnet.h"
 #include "datapath/net/proto_hdr.h"
-#include "datapath/out.h"
+#include "common/out.h"
 #include "datapath/policy.h"
 #include "datapath/svc/svc.h"
 

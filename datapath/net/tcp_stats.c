@@ -9,7 +9,7 @@
 #include <netinet/in.h>
 
 #include "datapath/net/tcp_glue.h"
-#include "datapath/out.h"
+#include "common/out.h"
 
 static int tcp_glue_conn_row(struct tcp_conn *c, void *arg)
 {

@@ -55,7 +55,7 @@
 #include <unistd.h>
 
 #include "datapath/net/tcp_glue.h"
-#include "datapath/out.h"
+#include "common/out.h"
 #include "datapath/svc/svc_tcp.h"
 
 #define SVC_TCP_BACKLOG		128

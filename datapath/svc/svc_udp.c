@@ -75,7 +75,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "datapath/out.h"
+#include "common/out.h"
 #include "datapath/svc/svc.h"
 
 #define SVC_UDP_IDLE_MS		180000

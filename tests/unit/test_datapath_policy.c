@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "datapath/out.h"
+#include "common/out.h"
 #include "datapath/policy.h"
 
 static struct policy pol;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "datapath/out.h"
+#include "common/out.h"
 #include "datapath/svc/svc.h"
 
 START_TEST(test_publish_good)

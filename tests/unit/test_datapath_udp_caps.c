@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "datapath/datapath.h"
-#include "datapath/out.h"
+#include "common/out.h"
 #include "datapath/pkt.h"
 
 static struct loop *lp;

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * out.c - the text/JSON printer of out.h
+ * out.c - the text/JSON printer of out.h, for netsetup and the datapath
  *
  * Theory of operation: a stack of levels records, per depth, whether a
  * member was already printed (JSON commas) and whether the level is an array
- * or an inline row (text layout). JSON strings are escaped per RFC 8259.
+ * or an inline row (text layout). A formatted printer leaves the text to
+ * its callers' formats and only keeps the JSON's nesting. JSON strings are
+ * escaped per RFC 8259 section 7: quote, backslash and control characters
+ * (and DEL); other bytes pass through unchanged.
  */
 #include <string.h>
 
-#include "datapath/out.h"
+#include "common/out.h"
 
 /**
  * out_init() - start a document on @f
@@ -27,26 +30,58 @@ void out_init(struct out *o, FILE *f, bool json)
 }
 
 /**
- * out_finish() - close the document
+ * out_init_formatted() - start a printer whose text the callers format
+ * @o:		printer
+ * @f:		stream
+ * @json:	JSON instead of text
+ *
+ * The JSON's top level is the first object or array the caller opens.
+ */
+void out_init_formatted(struct out *o, FILE *f, bool json)
+{
+	memset(o, 0, sizeof(*o));
+	o->f = f;
+	o->json = json;
+	o->formatted = true;
+	o->first[0] = true;
+	o->in_array[0] = true;	/* the top level has no key */
+}
+
+/**
+ * out_finish() - close the document (JSON: a newline after it)
  */
 void out_finish(struct out *o)
 {
 	if (o->json)
-		fputs("}\n", o->f);
+		fputs(o->formatted ? "\n" : "}\n", o->f);
+	fflush(o->f);
 }
 
-static void out_json_str(FILE *f, const char *s)
+/**
+ * out_json_str() - write @s as a JSON string, quotes included
+ * @f:		stream
+ * @s:		NUL-terminated string
+ */
+void out_json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	const unsigned char *p;
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
+	fputc('"', f);
+	for (p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':  fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\b': fputs("\\b", f); break;
+		case '\f': fputs("\\f", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		case '\t': fputs("\\t", f); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
 	}
 	fputc('"', f);
 }
@@ -101,6 +136,10 @@ void out_obj_begin(struct out *o, const char *key)
 {
 	bool row = o->in_array[o->depth];
 
+	if (!o->json && o->formatted) {
+		out_push(o, false, row);
+		return;
+	}
 	if (o->json) {
 		out_key(o, key);
 		fputc('{', o->f);
@@ -127,7 +166,7 @@ void out_obj_end(struct out *o)
 		o->depth--;
 	if (o->json)
 		fputc('}', o->f);
-	else if (row)
+	else if (row && !o->formatted)
 		fputc('\n', o->f);
 }
 
@@ -136,6 +175,10 @@ void out_obj_end(struct out *o)
  */
 void out_arr_begin(struct out *o, const char *key)
 {
+	if (!o->json && o->formatted) {
+		out_push(o, true, false);
+		return;
+	}
 	out_key(o, key);
 	fputc(o->json ? '[' : '\n', o->f);
 	out_push(o, true, false);
@@ -197,4 +240,57 @@ void out_bool(struct out *o, const char *key, bool v)
 	fputs(v ? "true" : "false", o->f);
 	if (!o->json && !o->row[o->depth])
 		fputc('\n', o->f);
+}
+
+/*
+ * A value with its own text format: JSON as any value, text through @fmt
+ * (nothing when NULL).
+ */
+
+/**
+ * out_u64f() - an unsigned number; text: @fmt with one %llu
+ */
+void out_u64f(struct out *o, const char *key, const char *fmt, uint64_t v)
+{
+	if (o->json) {
+		out_key(o, key);
+		fprintf(o->f, "%llu", (unsigned long long)v);
+	} else if (fmt) {
+		fprintf(o->f, fmt, (unsigned long long)v);
+	}
+}
+
+/**
+ * out_strf() - a string; text: @fmt with one %s
+ */
+void out_strf(struct out *o, const char *key, const char *fmt, const char *v)
+{
+	if (o->json) {
+		out_key(o, key);
+		out_json_str(o->f, v);
+	} else if (fmt) {
+		fprintf(o->f, fmt, v);
+	}
+}
+
+/**
+ * out_boolf() - a boolean: JSON true/false; text: @fmt with one %s, "on"/"off"
+ */
+void out_boolf(struct out *o, const char *key, const char *fmt, bool v)
+{
+	if (o->json) {
+		out_key(o, key);
+		fputs(v ? "true" : "false", o->f);
+	} else if (fmt) {
+		fprintf(o->f, fmt, v ? "on" : "off");
+	}
+}
+
+/**
+ * out_text() - words only the text form has
+ */
+void out_text(struct out *o, const char *text)
+{
+	if (!o->json)
+		fputs(text, o->f);
 }
