@@ -4,8 +4,8 @@
  *
  * Theory of operation: enter the namespace (or stay in our own when none is
  * given: reading needs no privilege), probe it exactly as attach does with
- * --gso auto, return, and print one record per link through common/out.c (a formatted printer). The
- * JSON keys are those of `ip -d -j link` (ifname, ifindex, mtu, operstate,
+ * --gso auto, return, and print one record per link through common/out.c
+ * (a formatted printer). The JSON keys are those of `ip -d -j link` (ifname, ifindex, mtu, operstate,
  * gso_max_size, ...) plus features (ethtool name -> bool), mode, reason and,
  * for a link attach would leave alone, skipped. Reading the host's own
  * namespace is allowed here: nothing is changed.
