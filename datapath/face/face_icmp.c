@@ -385,8 +385,8 @@ void face_icmp_unreach_for(struct face *f, int err, uint8_t family, const struct
 	size_t l3 = family == AF_INET ? IPV4_HLEN : IPV6_HLEN;
 	uint8_t *t = quote + l3;
 
-	tcp_glue_addr_to(&s, &from->addr);
-	tcp_glue_addr_to(&d, &to->addr);
+	s = from->addr;
+	d = to->addr;
 	memset(quote, 0, sizeof(quote));
 	if (family == AF_INET) {
 		struct ipv4_hdr *ih = (struct ipv4_hdr *)quote;

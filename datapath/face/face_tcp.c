@@ -373,7 +373,7 @@ static int face_tcp_inner_syn(struct tcp_listener *l, void *user, struct tcp_con
 
 	(void)l;
 	tcp_conn_endpoints(c, &in_local, &in_remote);
-	tcp_glue_addr_to(&dst, &in_local.addr);
+	dst = in_local.addr;
 	if (policy_refuses(f->st->policy, POLICY_EGRESS, &dst, IPPROTO_TCP, in_local.port)) {
 		face_drop(f, FACE_DROP_POLICY);
 		face_icmp_unreach_for(f, -EACCES, dst.family, &in_remote, &in_local, syn->seq, true);
@@ -396,7 +396,7 @@ static int face_tcp_inner_syn(struct tcp_listener *l, void *user, struct tcp_con
 	pr->in_ep[1] = in_remote;
 	pr->syn_seq = syn->seq;
 	tcp_conn_set_user(c, face_pair_inner_event, pr);
-	tcp_glue_addr_to(&ca, &in_remote.addr);
+	ca = in_remote.addr;
 	tcp_glue_conn_opts_link(face_tun_for(f, &ca), dst.family, &io);
 	tcp_conn_set_mss(c, io.mss, io.gso_max_bytes);
 	/* the container's address and, where free, its port */
@@ -436,8 +436,8 @@ static int face_tcp_outer_syn(struct tcp_listener *l, void *user, struct tcp_con
 
 	(void)l;
 	tcp_conn_endpoints(c, &out_local, &out_remote);
-	tcp_glue_addr_to(&ca, &out_local.addr);
-	tcp_glue_addr_to(&ra, &out_remote.addr);
+	ca = out_local.addr;
+	ra = out_remote.addr;
 	tun = face_tun_for(f, &ca);
 	if (!tun) {
 		/* a link without a face: nothing listens, as before */

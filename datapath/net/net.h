@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "datapath/addr.h"
 #include "datapath/counters.h"
 #include "datapath/link/link.h"
 #include "datapath/loop.h"
@@ -38,13 +39,6 @@
 #define IPV4_MAX_LEN	65535
 #define UDP_MAX_PAYLOAD_V4 (IPV4_MAX_LEN - IPV4_HLEN - UDP_HLEN)	/* 65507 */
 
-/**
- * struct net_addr - an IPv4 or IPv6 address; family AF_UNSPEC means "any"
- */
-struct net_addr {
-	uint8_t family;
-	union proto_inaddr a;
-};
 
 struct route {
 	uint8_t family;

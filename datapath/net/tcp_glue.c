@@ -142,29 +142,6 @@ struct tcp_glue_counters *tcp_glue_counters(struct tcp_glue *g)
 }
 
 /**
- * tcp_glue_addr_from() - a stack address as the engine's struct tcp_addr
- */
-void tcp_glue_addr_from(struct tcp_addr *t, const struct net_addr *a)
-{
-	memset(t, 0, sizeof(*t));
-	t->family = a->family;
-	if (a->family == AF_INET)
-		memcpy(t->addr, &a->a.v4, 4);
-	else if (a->family == AF_INET6)
-		memcpy(t->addr, &a->a.v6, 16);
-}
-
-/**
- * tcp_glue_addr_to() - the engine's struct tcp_addr as a stack address
- */
-void tcp_glue_addr_to(struct net_addr *a, const struct tcp_addr *t)
-{
-	memset(a, 0, sizeof(*a));
-	a->family = t->family;
-	memcpy(&a->a, t->addr, t->family == AF_INET ? 4 : 16);
-}
-
-/**
  * tcp_glue_endpoint_str() - "10.0.0.1:80" or "[fd00::1]:80"
  * Return: @buf.
  */
@@ -172,7 +149,7 @@ const char *tcp_glue_endpoint_str(const struct tcp_endpoint *e, char *buf, size_
 {
 	char a[INET6_ADDRSTRLEN];
 
-	if (!inet_ntop(e->addr.family, e->addr.addr, a, sizeof(a)))
+	if (!inet_ntop(e->addr.family, e->addr.a.bytes, a, sizeof(a)))
 		snprintf(a, sizeof(a), "?");
 	snprintf(buf, len, e->addr.family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, e->port);
 	return buf;
@@ -235,7 +212,7 @@ void tcp_glue_conn_opts(const struct stack *st, uint8_t family, const struct net
  * tcp_glue_pick_src() - our address for a connection to @dst
  * Return: 0, or -ENETUNREACH / -EAFNOSUPPORT.
  */
-int tcp_glue_pick_src(const struct stack *st, const struct net_addr *dst, struct tcp_addr *src)
+int tcp_glue_pick_src(const struct stack *st, const struct net_addr *dst, struct net_addr *src)
 {
 	struct net_addr a = { .family = dst->family };
 	int ret;
@@ -248,7 +225,7 @@ int tcp_glue_pick_src(const struct stack *st, const struct net_addr *dst, struct
 		return -EAFNOSUPPORT;
 	if (ret < 0)
 		return ret;
-	tcp_glue_addr_from(src, &a);
+	*src = a;
 	return 0;
 }
 
@@ -297,8 +274,8 @@ static int tcp_glue_emit_one(struct tcp_glue *g, const struct tcp_seg_out *seg, 
 		g->c.emit_errors++;
 		return olen < 0 ? olen : -EINVAL;
 	}
-	tcp_glue_addr_to(&src, &seg->src);
-	tcp_glue_addr_to(&dst, &seg->dst);
+	src = seg->src;
+	dst = seg->dst;
 	hlen = TCP_HLEN + olen;
 	copy = len && (iovcnt != 1 || !g->ops->hop_ready(g->ctx, &dst));
 	p = pkt_alloc(hlen + (copy ? len : 0));
@@ -406,8 +383,8 @@ static int tcp_glue_emit_sw(struct tcp_glue *g, const struct tcp_seg_out *seg, s
 		g->c.emit_errors++;
 		return olen < 0 ? olen : -EINVAL;
 	}
-	tcp_glue_addr_to(&src, &seg->src);
-	tcp_glue_addr_to(&dst, &seg->dst);
+	src = seg->src;
+	dst = seg->dst;
 	hlen = TCP_HLEN + olen;
 	h.th.sport = htons(seg->sport);
 	h.th.dport = htons(seg->dport);
@@ -485,7 +462,7 @@ static int tcp_glue_emit(void *ctx, const struct tcp_seg_out *seg)
 	size_t off, n;
 	int ret, cnt;
 
-	tcp_glue_addr_to(&dst, &seg->dst);
+	dst = seg->dst;
 	l = g->ops->link_for(g->ctx, &dst);
 	if (!seg->gso_size || seg->len <= seg->gso_size)
 		return tcp_glue_emit_one(g, seg, l, seg->seq, seg->flags, seg->iov, seg->iovcnt, seg->len, 0);
@@ -564,8 +541,8 @@ void tcp_glue_segment(struct tcp_glue *g, struct pkt *p, const struct net_addr *
 		stack_drop(st, DROP_BAD_HEADER);
 		return;
 	}
-	tcp_glue_addr_from(&seg.src, src);
-	tcp_glue_addr_from(&seg.dst, dst);
+	seg.src = *src;
+	seg.dst = *dst;
 	seg.sport = ntohs(th->sport);
 	seg.dport = ntohs(th->dport);
 	seg.seq = ntohl(th->seq);
@@ -656,8 +633,8 @@ void tcp_glue_icmp(struct tcp_glue *g, uint8_t family, const struct pkt *p)
 		if ((q[0] >> 4) != 4 || q[9] != IPPROTO_TCP)
 			return;
 		l3 = (q[0] & 0xfu) * 4;
-		memcpy(local.addr.addr, q + 12, 4);
-		memcpy(remote.addr.addr, q + 16, 4);
+		memcpy(local.addr.a.bytes, q + 12, 4);
+		memcpy(remote.addr.a.bytes, q + 16, 4);
 		mtu = (uint32_t)ic[6] << 8 | ic[7];
 		if (ic[0] == ICMP_DEST_UNREACH && ic[1] == ICMP_FRAG_NEEDED) {
 			g->c.pmtu_updates++;
@@ -667,8 +644,8 @@ void tcp_glue_icmp(struct tcp_glue *g, uint8_t family, const struct pkt *p)
 	} else {
 		if ((q[0] >> 4) != 6 || q[6] != IPPROTO_TCP)
 			return;
-		memcpy(local.addr.addr, q + 8, 16);
-		memcpy(remote.addr.addr, q + 24, 16);
+		memcpy(local.addr.a.bytes, q + 8, 16);
+		memcpy(remote.addr.a.bytes, q + 24, 16);
 		mtu = (uint32_t)ic[4] << 24 | (uint32_t)ic[5] << 16 | (uint32_t)ic[6] << 8 | ic[7];
 		if (ic[0] == ICMP6_PACKET_TOO_BIG) {
 			g->c.pmtu_updates++;

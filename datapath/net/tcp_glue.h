@@ -74,14 +74,12 @@ uint64_t tcp_glue_now_us(const struct stack *st);
 void tcp_glue_conn_opts(const struct stack *st, uint8_t family, const struct net_addr *remote,
 			struct tcp_conn_opts *o);
 void tcp_glue_conn_opts_link(const struct link *l, uint8_t family, struct tcp_conn_opts *o);
-int tcp_glue_pick_src(const struct stack *st, const struct net_addr *dst, struct tcp_addr *src);
+int tcp_glue_pick_src(const struct stack *st, const struct net_addr *dst, struct net_addr *src);
 bool tcp_glue_tx_quiet(struct stack *st);
 void tcp_glue_icmp_error(struct stack *st, uint8_t family, const struct pkt *p);
 void tcp_glue_print_stats(struct stack *st, struct out *o);
 
 /* Address helpers */
-void tcp_glue_addr_from(struct tcp_addr *t, const struct net_addr *a);
-void tcp_glue_addr_to(struct net_addr *a, const struct tcp_addr *t);
 const char *tcp_glue_endpoint_str(const struct tcp_endpoint *e, char *buf, size_t len);
 
 #endif /* SANDNET_DATAPATH_NET_TCP_GLUE_H */

@@ -482,7 +482,7 @@ static void svc_tcp_fwd_accept(struct loop_fd *h, uint32_t events)
 	(void)events;
 	memset(&local, 0, sizeof(local));
 	memset(&remote, 0, sizeof(remote));
-	tcp_glue_addr_from(&remote.addr, &s->spec.remote);
+	remote.addr = s->spec.remote;
 	remote.port = s->spec.remote_port;
 	tcp_glue_conn_opts(s->st, s->spec.remote.family, &s->spec.remote, &opts);
 	for (i = 0; i < SVC_TCP_ACCEPT_BATCH; i++) {
@@ -523,7 +523,7 @@ static int svc_tcp_listen_family(struct svc_tcp *s, uint8_t family, const struct
 
 	memset(&local, 0, sizeof(local));
 	if (addr)
-		tcp_glue_addr_from(&local.addr, addr);
+		local.addr = *addr;
 	local.addr.family = family;
 	local.port = s->spec.port;
 	tcp_glue_conn_opts(s->st, family, NULL, &opts);

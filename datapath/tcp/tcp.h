@@ -49,6 +49,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "datapath/addr.h"
+
 /* Header flags, host order (the low byte of the header's flags field). */
 #define TCP_FIN	0x01
 #define TCP_SYN	0x02
@@ -88,21 +90,10 @@ static inline uint32_t seq_max(uint32_t a, uint32_t b) { return seq_gt(a, b) ? a
 static inline uint32_t seq_min(uint32_t a, uint32_t b) { return seq_lt(a, b) ? a : b; }
 
 /**
- * struct tcp_addr - an IPv4 or IPv6 address
- * @family:	AF_INET or AF_INET6
- * @addr:	the address in network order; IPv4 uses the first 4 bytes, the
- *		rest is zero (compared and hashed as 16 bytes)
- */
-struct tcp_addr {
-	uint8_t family;
-	uint8_t addr[16];
-};
-
-/**
  * struct tcp_endpoint - an address and a port (host order)
  */
 struct tcp_endpoint {
-	struct tcp_addr addr;
+	struct net_addr addr;
 	uint16_t port;
 };
 
@@ -139,8 +130,8 @@ struct tcp_opts {
  * @data, @len:		payload (may be a coalesced GSO/GRO segment)
  */
 struct tcp_seg_in {
-	struct tcp_addr src;
-	struct tcp_addr dst;
+	struct net_addr src;
+	struct net_addr dst;
 	uint16_t sport;
 	uint16_t dport;
 	uint32_t seq;
@@ -164,8 +155,8 @@ struct tcp_seg_in {
  *		on-wire segment the link must split into
  */
 struct tcp_seg_out {
-	struct tcp_addr src;
-	struct tcp_addr dst;
+	struct net_addr src;
+	struct net_addr dst;
 	uint16_t sport;
 	uint16_t dport;
 	uint32_t seq;
@@ -406,7 +397,7 @@ void tcp_stack_tx_done(struct tcp_stack *s);
 void tcp_stack_stats(const struct tcp_stack *s, struct tcp_stack_stats *out);
 int tcp_stack_set_limits(struct tcp_stack *s, uint32_t max_conns, uint32_t max_half_open,
 			 uint32_t max_timewait, uint64_t max_buf_mem);
-void tcp_pmtu_update(struct tcp_stack *s, const struct tcp_addr *local, const struct tcp_addr *remote,
+void tcp_pmtu_update(struct tcp_stack *s, const struct net_addr *local, const struct net_addr *remote,
 		     uint32_t mtu, uint64_t now_us);
 int tcp_foreach_conn(struct tcp_stack *s, int (*fn)(struct tcp_conn *c, void *arg), void *arg);
 

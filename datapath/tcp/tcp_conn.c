@@ -93,16 +93,16 @@ const char *tcp_cc_name(enum tcp_cc_algo cc)
  *
  * Return: true when equal.
  */
-bool tcp_addr_eq(const struct tcp_addr *a, const struct tcp_addr *b)
+bool tcp_addr_eq(const struct net_addr *a, const struct net_addr *b)
 {
-	return a->family == b->family && !memcmp(a->addr, b->addr, 16);
+	return a->family == b->family && !memcmp(&a->a, &b->a, net_addr_len(a->family));
 }
 
-static bool tcp_addr_any(const struct tcp_addr *a)
+static bool tcp_addr_any(const struct net_addr *a)
 {
 	static const uint8_t zero[16];
 
-	return !memcmp(a->addr, zero, 16);
+	return !memcmp(&a->a, zero, net_addr_len(a->family));
 }
 
 /**
@@ -132,9 +132,10 @@ struct tcp_tuple_key {
 
 static void tcp_tuple_key(struct tcp_tuple_key *k, const struct tcp_endpoint *l, const struct tcp_endpoint *r)
 {
+	/* only the family's bytes: the rest of an IPv4 address is not part of it */
 	memset(k, 0, sizeof(*k));
-	memcpy(k->laddr, l->addr.addr, 16);
-	memcpy(k->raddr, r->addr.addr, 16);
+	memcpy(k->laddr, &l->addr.a, net_addr_len(l->addr.family));
+	memcpy(k->raddr, &r->addr.a, net_addr_len(r->addr.family));
 	k->lport = l->port;
 	k->rport = r->port;
 	k->family = l->addr.family;

@@ -346,7 +346,7 @@ void tcp_conn_drop(struct tcp_conn *c, int err, uint64_t now_us);
 void tcp_conn_enter(struct tcp_stack *s);
 void tcp_conn_leave(struct tcp_stack *s);
 struct tcp_listener *tcp_listener_lookup(struct tcp_stack *s, const struct tcp_endpoint *local);
-bool tcp_addr_eq(const struct tcp_addr *a, const struct tcp_addr *b);
+bool tcp_addr_eq(const struct net_addr *a, const struct net_addr *b);
 uint64_t tcp_siphash(const struct tcp_stack *s, const void *data, size_t len);
 
 /* tcp_buf.c */

@@ -474,7 +474,7 @@ void tcp_timers_run(struct tcp_stack *s, uint64_t now_us)
  * what is in flight in the new size (RFC 1191 / RFC 8201). Values below
  * the protocol minimum (68 for IPv4, 1280 for IPv6) are ignored.
  */
-void tcp_pmtu_update(struct tcp_stack *s, const struct tcp_addr *local, const struct tcp_addr *remote,
+void tcp_pmtu_update(struct tcp_stack *s, const struct net_addr *local, const struct net_addr *remote,
 		     uint32_t mtu, uint64_t now_us)
 {
 	struct tcp_conn *c;

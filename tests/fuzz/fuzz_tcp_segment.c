@@ -122,8 +122,8 @@ static struct tcp_endpoint fz_ep(uint8_t last, uint16_t port)
 
 	memset(&e, 0, sizeof(e));
 	e.addr.family = AF_INET;
-	e.addr.addr[0] = 10;
-	e.addr.addr[3] = last;
+	e.addr.a.bytes[0] = 10;
+	e.addr.a.bytes[3] = last;
 	e.port = port;
 	return e;
 }
@@ -139,7 +139,7 @@ static int fz_emit(void *ctx, const struct tcp_seg_out *seg)
 	if (fz_trace)
 		fprintf(stderr, "  out %u->%u flags %02x seq %u ack %u len %zu wnd %u\n", seg->sport, seg->dport,
 			seg->flags, seg->seq, seg->ack, seg->len, seg->wnd);
-	if (seg->src.family != AF_INET || seg->src.addr[3] != 1 || seg->dst.addr[3] != 2 ||
+	if (seg->src.family != AF_INET || seg->src.a.bytes[3] != 1 || seg->dst.a.bytes[3] != 2 ||
 	    seg->dport != 40000)
 		fz_fail("segment to or from an unknown address");
 	if ((seg->flags & TCP_SYN) && (seg->flags & TCP_RST))

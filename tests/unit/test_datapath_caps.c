@@ -195,7 +195,7 @@ static struct tcp_endpoint ep(const char *ip, uint16_t port)
 
 	memset(&e, 0, sizeof(e));
 	e.addr.family = AF_INET;
-	inet_pton(AF_INET, ip, e.addr.addr);
+	inet_pton(AF_INET, ip, e.addr.a.bytes);
 	e.port = port;
 	return e;
 }

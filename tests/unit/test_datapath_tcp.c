@@ -162,10 +162,10 @@ static struct tcp_endpoint ep(const char *ip, uint16_t port)
 	memset(&e, 0, sizeof(e));
 	if (strchr(ip, ':')) {
 		e.addr.family = AF_INET6;
-		inet_pton(AF_INET6, ip, e.addr.addr);
+		inet_pton(AF_INET6, ip, e.addr.a.bytes);
 	} else {
 		e.addr.family = AF_INET;
-		inet_pton(AF_INET, ip, e.addr.addr);
+		inet_pton(AF_INET, ip, e.addr.a.bytes);
 	}
 	e.port = port;
 	return e;
@@ -443,7 +443,7 @@ START_TEST(test_active_open)
 	ck_assert_uint_eq(c->h.wnd, 65535);
 	ck_assert_uint_eq(c->h.sport, 5555);
 	ck_assert_uint_eq(c->h.dport, 40000);
-	ck_assert(!memcmp(c->h.dst.addr, r.addr.addr, 16));
+	ck_assert(!memcmp(&c->h.dst.a, &r.addr.a, 16));
 	in(TCP_SYN | TCP_ACK, PEER_ISS, OUR_ISS + 1, NULL, 0);
 	c = expect_seg(TCP_ACK, OUR_ISS + 1, PEER_ISS + 1, 0);
 	ck_assert(c->h.opts.has_ts && c->h.opts.ts_ecr == 100);

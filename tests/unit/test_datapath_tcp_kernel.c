@@ -128,8 +128,8 @@ static void kt_write_one(const struct tcp_seg_out *o, const uint8_t *payload, si
 	ip[6] = 0x40;
 	ip[8] = 64;
 	ip[9] = IPPROTO_TCP;
-	memcpy(ip + 12, o->src.addr, 4);
-	memcpy(ip + 16, o->dst.addr, 4);
+	memcpy(ip + 12, &o->src.a, 4);
+	memcpy(ip + 16, &o->dst.a, 4);
 	sum = csum_fold(csum_add(0, ip, 20));
 	ip[10] = (uint8_t)(sum >> 8);
 	ip[11] = (uint8_t)sum;
@@ -206,8 +206,8 @@ static void kt_input(const uint8_t *p, size_t n)
 		return;
 	memset(&s, 0, sizeof(s));
 	s.src.family = s.dst.family = AF_INET;
-	memcpy(s.src.addr, p + 12, 4);
-	memcpy(s.dst.addr, p + 16, 4);
+	memcpy(&s.src.a, p + 12, 4);
+	memcpy(&s.dst.a, p + 16, 4);
 	s.sport = (uint16_t)(th[0] << 8 | th[1]);
 	s.dport = (uint16_t)(th[2] << 8 | th[3]);
 	s.seq = (uint32_t)th[4] << 24 | th[5] << 16 | th[6] << 8 | th[7];
@@ -354,7 +354,7 @@ static struct tcp_endpoint ep4(const char *ip, uint16_t port)
 
 	memset(&e, 0, sizeof(e));
 	e.addr.family = AF_INET;
-	inet_pton(AF_INET, ip, e.addr.addr);
+	inet_pton(AF_INET, ip, e.addr.a.bytes);
 	e.port = port;
 	return e;
 }

@@ -383,9 +383,9 @@ static void sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	}
 	memset(&la, 0, sizeof(la));
 	la.addr.family = AF_INET;
-	memcpy(la.addr.addr, (uint8_t[]){ 10, 0, 0, 1 }, 4);
+	memcpy(la.addr.a.bytes, (uint8_t[]){ 10, 0, 0, 1 }, 4);
 	lb = la;
-	lb.addr.addr[3] = 2;
+	lb.addr.a.bytes[3] = 2;
 	lb.port = 80;
 	memset(&oa, 0, sizeof(oa));
 	oa.cc = cfg->cc;
