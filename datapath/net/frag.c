@@ -189,6 +189,7 @@ static struct reasm_q *reasm_find(struct stack *st, const struct reasm_key *k, b
 	free_q->key = *k;
 	free_q->created_ms = stack_now_ms(st);
 	r->n_queues++;
+	stack_housekeeping_kick(st);	/* its timeout */
 	return free_q;
 }
 
@@ -374,18 +375,23 @@ struct pkt *ipv6_reasm_input(struct stack *st, struct pkt *p, const void *ip6h, 
 
 /**
  * ip_reasm_timer() - drop datagrams older than the timeout
+ *
+ * Return: true while datagrams are still being reassembled.
  */
-void ip_reasm_timer(struct stack *st)
+bool ip_reasm_timer(struct stack *st)
 {
 	uint64_t now = stack_now_ms(st);
 	unsigned int i;
 
+	if (!st->reasm->n_queues)
+		return false;
 	for (i = 0; i < REASM_MAX_QUEUES; i++) {
 		struct reasm_q *q = &st->reasm->q[i];
 
 		if (q->used && now - q->created_ms >= REASM_TIMEOUT_MS)
 			reasm_q_free(st, q, DROP_FRAG_TIMEOUT);
 	}
+	return st->reasm->n_queues != 0;
 }
 
 /**

@@ -238,11 +238,14 @@ void ndp_dad_start(struct stack *st, struct link *l)
 
 /**
  * ndp_dad_timer() - tentative addresses nobody objected to become preferred
+ *
+ * Return: true while an address is still tentative.
  */
-void ndp_dad_timer(struct stack *st)
+bool ndp_dad_timer(struct stack *st)
 {
 	uint64_t now = stack_now_ms(st);
 	unsigned int i, j;
+	bool busy = false;
 
 	for (i = 0; i < st->n_links; i++) {
 		struct link *l = st->links[i];
@@ -251,13 +254,18 @@ void ndp_dad_timer(struct stack *st)
 			struct link_addr6 *a = &l->addr6[j];
 			uint8_t mac[6] = { 0x33, 0x33, 0, 0, 0, 1 };
 
-			if (a->state != ADDR6_TENTATIVE || now - a->dad_ms < DAD_WAIT_MS)
+			if (a->state != ADDR6_TENTATIVE)
 				continue;
+			if (now - a->dad_ms < DAD_WAIT_MS) {
+				busy = true;
+				continue;
+			}
 			a->state = ADDR6_PREFERRED;
 			stack_count(st, CTR_NDP_DAD_OK);
 			ndp_send_na(st, l, &a->addr, &in6_all_nodes, NA_F_OVERRIDE, mac);
 		}
 	}
+	return busy;
 }
 
 static void ndp_input(struct stack *st, struct link *l, struct pkt *p, const struct in6_addr *src,

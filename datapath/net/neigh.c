@@ -108,6 +108,7 @@ static struct neigh *neigh_alloc(struct stack *st)
 	unsigned int i, lim = neigh_limit(st);
 	struct neigh *victim = NULL;
 
+	stack_housekeeping_kick(st);	/* a new entry to retry or age */
 	for (i = 0; i < lim; i++) {
 		if (!st->neigh[i].used) {
 			/* slots are taken lowest first: lookups scan only up to here */
@@ -273,17 +274,22 @@ void neigh_output(struct stack *st, struct link *l, uint8_t family, const union 
 
 /**
  * neigh_timer() - retries and ageing; called by the housekeeping timer
+ *
+ * Return: true while an entry that is not permanent remains (the timer must
+ * keep ticking for it).
  */
-void neigh_timer(struct stack *st)
+bool neigh_timer(struct stack *st)
 {
 	uint64_t now = stack_now_ms(st);
 	unsigned int i;
+	bool busy = false;
 
 	for (i = 0; i < st->neigh_hi; i++) {
 		struct neigh *n = &st->neigh[i];
 
 		if (!n->used || n->state == NEIGH_PERMANENT)
 			continue;
+		busy = true;
 		switch (n->state) {
 		case NEIGH_INCOMPLETE:
 			if (now - n->probe_ms < NEIGH_RETRANS_MS)
@@ -307,6 +313,7 @@ void neigh_timer(struct stack *st)
 			break;
 		}
 	}
+	return busy;
 }
 
 /**

@@ -150,7 +150,8 @@ struct stack {
 	uint32_t ipv6_frag_id;
 	double icmp_tokens;
 	uint64_t icmp_tokens_ms;
-	struct loop_timer housekeeping;
+	struct loop_timer housekeeping;	/* ticks while a table has work (stack.c) */
+	bool started;
 	uint64_t ctr[CTR_MAX];
 	uint64_t drop[DROP_MAX];
 	struct stack_limits limits;	/* caps; zero = default (config.c) */
@@ -213,7 +214,8 @@ void neigh_update(struct stack *st, struct link *l, uint8_t family, const union 
 void neigh_output(struct stack *st, struct link *l, uint8_t family, const union proto_inaddr *nexthop,
 		  struct pkt *p);
 int neigh_add_permanent(struct stack *st, struct link *l, const struct proto_neigh *n);
-void neigh_timer(struct stack *st);
+bool neigh_timer(struct stack *st);
+void stack_housekeeping_kick(struct stack *st);
 void neigh_flush(struct stack *st);
 unsigned int neigh_limit(const struct stack *st);
 unsigned int neigh_count(const struct stack *st);
@@ -238,7 +240,7 @@ int ipv4_pick_src(const struct stack *st, struct in_addr dst, struct in_addr *sr
 int ip_reasm_init(struct stack *st);
 void ip_reasm_fini(struct stack *st);
 struct pkt *ipv4_reasm_input(struct stack *st, struct pkt *p, const void *iph);
-void ip_reasm_timer(struct stack *st);
+bool ip_reasm_timer(struct stack *st);
 unsigned int ip_reasm_queues(const struct stack *st);
 size_t ip_reasm_bytes(const struct stack *st);
 size_t ip_reasm_limit(const struct stack *st);
@@ -278,7 +280,7 @@ void icmpv6_send_error(struct stack *st, struct link *l, const struct pkt *orig,
 void ndp_solicit(struct stack *st, struct link *l, const struct in6_addr *target, bool unicast,
 		 const uint8_t *dst_mac);
 void ndp_dad_start(struct stack *st, struct link *l);
-void ndp_dad_timer(struct stack *st);
+bool ndp_dad_timer(struct stack *st);
 
 /* udp.c */
 typedef void (*udp_recv_fn)(struct udp_sock *s, const struct net_addr *src, uint16_t sport,

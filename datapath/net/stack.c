@@ -8,7 +8,10 @@
  * STACK_TICK_MS that drives the neighbour cache (retries, ageing),
  * reassembly timeouts and DAD completion. One coarse timer is enough at
  * these resolutions (RFC 4861 RetransTimer 1 s, RFC 791 reassembly 15+ s)
- * and keeps per-entry timers out of the tables.
+ * and keeps per-entry timers out of the tables. It ticks only while one of
+ * them has work, and a new neighbour entry or reassembly queue wakes it
+ * (stack_housekeeping_kick()): an idle stack is not woken five times a
+ * second.
  *
  * ICMP errors of both families share a token bucket (stack_icmp_allow(),
  * like the kernel's icmp_ratelimit) so that a flood of bad packets cannot be
@@ -41,14 +44,30 @@
 #define ICMP_RATE_PER_S		1000.0
 #define ICMP_BURST		100.0
 
+/* Ticks while a table has work, then sleeps until stack_housekeeping_kick(). */
 static void stack_housekeeping(struct loop_timer *t)
 {
 	struct stack *st = t->ctx;
+	bool busy = neigh_timer(st);
 
-	neigh_timer(st);
-	ip_reasm_timer(st);
-	ndp_dad_timer(st);
-	loop_timer_arm(st->loop, &st->housekeeping, STACK_TICK_MS);
+	busy |= ip_reasm_timer(st);
+	busy |= ndp_dad_timer(st);
+	if (busy)
+		loop_timer_arm(st->loop, &st->housekeeping, STACK_TICK_MS);
+}
+
+/**
+ * stack_housekeeping_kick() - a table got work for the housekeeping timer
+ * @st:		stack (a new neighbour entry, a new reassembly queue)
+ *
+ * An idle stack's housekeeping timer sleeps: nothing wakes the loop every
+ * STACK_TICK_MS when no neighbour is resolving or ageing, no datagram is
+ * being reassembled and no address is tentative.
+ */
+void stack_housekeeping_kick(struct stack *st)
+{
+	if (st->started && !loop_timer_armed(&st->housekeeping))
+		loop_timer_arm(st->loop, &st->housekeeping, STACK_TICK_MS);
 }
 
 /**
@@ -216,6 +235,7 @@ int stack_start(struct stack *st)
 		if (ret < 0)
 			return ret;
 	}
+	st->started = true;
 	loop_timer_arm(st->loop, &st->housekeeping, STACK_TICK_MS);
 	return 0;
 }

@@ -195,10 +195,28 @@ struct tcp_conn *tcp_conn_lookup(struct tcp_stack *s, const struct tcp_endpoint 
 {
 	struct tcp_conn *c;
 
+	if (!s->table)
+		return NULL;	/* no connection yet (tcp_conn_table()) */
 	for (c = s->table[tcp_conn_hash(s, l, r) & s->table_mask]; c; c = c->hnext)
 		if (tcp_ep_eq(&c->local, l) && tcp_ep_eq(&c->remote, r))
 			return c;
 	return NULL;
+}
+
+/*
+ * The connection table, allocated at the first connection: an engine nobody
+ * connects through (the container face's, the fuzz targets' short-lived
+ * ones) costs no table, and resizing it before then (tcp_stack_set_limits())
+ * costs nothing. Return: 0 or -ENOMEM (errno set).
+ */
+static int tcp_conn_table(struct tcp_stack *s)
+{
+	s->table = calloc(s->table_mask + 1, sizeof(*s->table));
+	if (!s->table) {
+		errno = ENOMEM;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 static void tcp_conn_unhash(struct tcp_conn *c)
@@ -261,6 +279,8 @@ struct tcp_conn *tcp_conn_new(struct tcp_stack *s, const struct tcp_endpoint *l,
 		errno = EAGAIN;
 		return NULL;
 	}
+	if (!s->table && tcp_conn_table(s) < 0)
+		return NULL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
@@ -484,15 +504,11 @@ int tcp_stack_set_limits(struct tcp_stack *s, uint32_t max_conns, uint32_t max_h
 	max_conns = max_conns ? max_conns : TCP_MAX_CONNS_DEFAULT;
 	buckets = tcp_conn_buckets(max_conns);
 	if (buckets != s->table_mask + 1) {
-		struct tcp_conn **t;
-
 		if (s->all)
 			return -EBUSY;
-		t = calloc(buckets, sizeof(*t));
-		if (!t)
-			return -ENOMEM;
+		/* the next connection allocates the table of the new size */
 		free(s->table);
-		s->table = t;
+		s->table = NULL;
 		s->table_mask = buckets - 1;
 	}
 	s->cfg.max_conns = max_conns;
@@ -543,16 +559,9 @@ struct tcp_stack *tcp_stack_new(const struct tcp_stack_cfg *cfg)
 	else
 		randombytes_buf(s->hash_key, sizeof(s->hash_key));
 	buckets = tcp_conn_buckets(s->cfg.max_conns);
-	s->table = calloc(buckets, sizeof(*s->table));
-	if (!s->table)
-		goto err;
-	s->table_mask = buckets - 1;
+	s->table_mask = buckets - 1;	/* the table itself comes with the first connection */
 	s->next_port = 32768 + (uint16_t)(tcp_siphash(s, "port", 4) % 28232);
 	return s;
-err:
-	free(s);
-	errno = ENOMEM;
-	return NULL;
 }
 
 /**
