@@ -51,10 +51,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -237,11 +239,29 @@ static void child_last_words(const struct attach *a, char *buf, size_t size)
 
 static void child_status_note(struct attach *a, struct ns_err *e)
 {
+	struct pollfd pfd = { .fd = a->sock, .events = POLLRDHUP };
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
 	size_t used = strlen(e->text);
+	unsigned int waited;
 	char words[256];
+	bool hung_up;
+	pid_t got;
 	int status;
 
-	if (a->child <= 0 || waitpid(a->child, &status, WNOHANG) != a->child)
+	if (a->child <= 0)
+		return;
+	/*
+	 * A datapath that closed its socket is on its way out (an ASan build
+	 * takes a while): a second at most for its status and words. One that
+	 * still listens is stopped by the caller.
+	 */
+	hung_up = a->sock >= 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR));
+	got = waitpid(a->child, &status, WNOHANG);
+	for (waited = 0; hung_up && got == 0 && waited < 100; waited++) {
+		nanosleep(&tick, NULL);
+		got = waitpid(a->child, &status, WNOHANG);
+	}
+	if (got != a->child)
 		return;
 	a->child = 0;
 	child_last_words(a, words, sizeof(words));
