@@ -254,11 +254,22 @@ static void link_txq_pop(struct link *l, bool sent)
 	l->txq_len--;
 }
 
+static void link_tx_send_queued(struct link *l);
+
 /**
  * link_tx_flush() - send what is queued, in order, until done or EAGAIN
  * @l:	link
+ *
+ * Every turn flushes every link: one with nothing queued costs a test, not
+ * the batch's iovec arrays.
  */
 void link_tx_flush(struct link *l)
+{
+	if (l->txq_len && !l->tx_blocked)
+		link_tx_send_queued(l);
+}
+
+static void link_tx_send_queued(struct link *l)
 {
 	struct iovec iov[LINK_TX_BATCH][3];
 	unsigned int iovcnt[LINK_TX_BATCH];
