@@ -92,7 +92,7 @@ pids+=($!)
 
 step "netsetup run: the container's link goes to the datapath"
 SPECS=(--publish udp:5353=127.0.0.1:6000 --publish tcp:80=127.0.0.1:8080
-       --forward tcp:127.0.0.1:5201=10.88.0.1:5201)
+       --forward tcp:127.0.0.1:5201=10.88.0.1:5201 --egress-deny tcp:10.88.0.1:9000-9999)
 echo "\$ netsetup run --netns /run/netns/$CT -- datapath --control $CTL ${SPECS[*]}"
 ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" -- \
 	"$DATAPATH" --control "$CTL" "${SPECS[@]}" &
@@ -121,6 +121,14 @@ grep "GET /hello" "$TMP/ct-server.log"
 step "ping from inside the container: the echo proxied by sandnet"
 run ip netns exec "$CT" ping -c 3 -i 0.3 10.88.0.1
 run ip netns exec "$CT" ping -6 -c 3 -i 0.3 fd88::1
+
+step "the policy: the cloud metadata address is denied by default, and so is what a rule denies"
+echo "(--egress-deny tcp:10.88.0.1:9000-9999 above; refusals are ICMP administratively prohibited)"
+run ip netns exec "$CT" curl -sS --max-time 3 http://169.254.169.254/latest/meta-data/ || true
+run ip netns exec "$CT" curl -sS --max-time 3 http://10.88.0.1:9000/ || true
+ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" >"$TMP/stats"
+echo "each refusal counted on its rule:"
+sed -n '/^policy:/,$p' "$TMP/stats" | grep -E 'gress:|refused|rule '
 
 step "ping from the peer to the container: answered by sandnet"
 run ip netns exec "$PEER" ping -c 3 -i 0.3 10.88.0.2
