@@ -49,6 +49,15 @@ sn_wait_for 10 sh -c "ip -n '$CT' -6 addr show dev eth0 scope link | grep -q ine
 ns_settle "$CT"
 ns_snapshot "$CT" "$SN_TMP/before"
 
+# ct_process: a process in the container's netns, as a runtime's container is (CPID)
+ct_process() {
+	ip netns exec "$CT" sleep 60 >/dev/null 2>&1 &
+	CPID=$!
+	sn_on_exit "kill $CPID"
+	sn_wait_for 5 sh -c "[ \"\$(readlink /proc/$CPID/ns/net)\" = \"\$(ip netns exec '$CT' readlink /proc/self/ns/net)\" ]" ||
+		sn_fail "the container process did not enter $CT"
+}
+
 sn_log "the hook refuses malformed state"
 hook() { ip netns exec "$HOSTNS" "$NETSETUP" oci-hook "$@"; }
 ns_expect_fail "state not JSON" "OCI state on stdin: line [0-9]+ column" -- hook create --datapath "$DATAPATH" <<<'{"id": '
@@ -66,11 +75,7 @@ ns_same "$SN_TMP/before" "$SN_TMP/after-errors" "namespace after refused hooks"
 sn_log "the hook fed state JSON directly: attach by pid, poststop gives back"
 # No bundle: the namespace is the pid's, and no path is recorded; poststop
 # reaches it through the datapath's sockets (pidfd_getfd + SIOCGSKNS).
-ip netns exec "$CT" sleep 60 >/dev/null 2>&1 &
-CPID=$!
-sn_on_exit "kill $CPID"
-sn_wait_for 5 sh -c "[ \"\$(readlink /proc/$CPID/ns/net)\" = \"\$(ip netns exec '$CT' readlink /proc/self/ns/net)\" ]" ||
-	sn_fail "the container process did not enter $CT"
+ct_process
 ns_expect_fail "a datapath that does not exist" \
 	"cannot execute /nonexistent/datapath: No such file or directory; give the hook --datapath PATH" -- \
 	hook create --datapath /nonexistent/datapath <<<"{\"id\": \"direct-$$\", \"status\": \"creating\", \"pid\": $CPID}"
@@ -192,11 +197,7 @@ ip -n "$CT" -o link show | grep -q ": sn-" && sn_fail "the container face's TUN 
 ip netns exec "$CT" nft list tables | grep -q sandnet_ && sn_fail "the nftables table is left"
 ip netns exec "$HOSTNS" ping -c 1 -W 2 "$CT_IP" || sn_fail "the kernel does not answer after poststop"
 sn_log "the runtime removed the link before poststop (podman does): poststop still gives back the rest"
-ip netns exec "$CT" sleep 60 >/dev/null 2>&1 &
-CPID=$!
-sn_on_exit "kill $CPID"
-sn_wait_for 5 sh -c "[ \"\$(readlink /proc/$CPID/ns/net)\" = \"\$(ip netns exec '$CT' readlink /proc/self/ns/net)\" ]" ||
-	sn_fail "the container process did not enter $CT"
+ct_process
 ip netns exec "$HOSTNS" env SANDNET_STATE_DIR="$SANDNET_STATE_DIR" "$NETSETUP" oci-hook create \
 	<<<"{\"id\": \"gone-$$\", \"status\": \"creating\", \"pid\": $CPID, \"annotations\": {\"sandnet.policy\": \"egress-deny=10.0.0.0/8,ingress-deny=tcp:any:22\"}}" ||
 	sn_fail "hook create (policy annotation)"
