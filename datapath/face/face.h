@@ -40,5 +40,7 @@ bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sp
 			 const struct net_addr *dst, uint16_t dport, const uint8_t *data, size_t len);
 void face_icmp_from_outer(struct face *f, uint8_t family, const struct pkt *p, const struct net_addr *src,
 			  const struct net_addr *dst);
+bool face_icmp_echo_refused(struct face *f, uint8_t family, const struct pkt *p, const struct net_addr *src,
+			    const struct net_addr *dst);
 
 #endif /* SANDNET_DATAPATH_FACE_H */

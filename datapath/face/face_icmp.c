@@ -12,7 +12,8 @@
  * face builds. Echo flows age out after FACE_ECHO_IDLE_MS and are at most
  * FACE_ECHO_MAX (the least recently used goes). An echo request from the
  * network to the container's address is answered by the outer stack itself,
- * as before: the sender sees the same answer a kernel gives.
+ * as before: the sender sees the same answer a kernel gives, unless an
+ * ingress rule refuses it (face_icmp_echo_refused()).
  *
  * Errors from the network (face_icmp_from_outer()) quote a packet the outer
  * stack sent for the container: for a UDP flow or an echo flow that exists,
@@ -425,6 +426,33 @@ void face_icmp_unreach_for(struct face *f, int err, uint8_t family, const struct
 	t[12] = (TCP_HLEN / 4) << 4;
 	t[13] = TCP_SYN;
 	face_send_icmp(f, family, &d, &s, type, code, 0, quote, l3 + TCP_HLEN, to_inner);
+}
+
+/**
+ * face_icmp_echo_refused() - does the policy refuse this echo request to the container?
+ * @f:		the face, or NULL
+ * @family:	AF_INET or AF_INET6
+ * @p:		the request, ICMP header at pkt_data(), IP header at @p->l3_off
+ * @src:	its sender
+ * @dst:	our address it came to
+ *
+ * The outer stack answers echo requests to the container's addresses itself
+ * (the container's kernel never sees them); an ingress rule for ICMP still
+ * decides whether it may. A refused request is answered with ICMP
+ * administratively prohibited instead of a reply.
+ *
+ * Return: true when refused (answered here: the caller sends no reply).
+ */
+bool face_icmp_echo_refused(struct face *f, uint8_t family, const struct pkt *p, const struct net_addr *src,
+			    const struct net_addr *dst)
+{
+	if (!f || !f->st->policy || !face_is_container(f, dst) ||
+	    !policy_refuses(f->st->policy, POLICY_INGRESS, src, family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6, 0))
+		return false;
+	face_drop(f, FACE_DROP_POLICY);
+	face_icmp_prohibit(f, family, src, dst, pkt_data(p) - (p->off - p->l3_off), p->len + (p->off - p->l3_off),
+			   false);
+	return true;
 }
 
 /**

@@ -77,6 +77,12 @@ void icmp_input(struct stack *st, struct link *l, struct pkt *p, struct in_addr 
 		return;
 	}
 	stack_count(st, CTR_ICMP_ECHO_IN);
+	if (st->face) {
+		struct net_addr s = { .family = AF_INET, .a.v4 = src }, d = { .family = AF_INET, .a.v4 = dst };
+
+		if (face_icmp_echo_refused(st->face, AF_INET, p, &s, &d))
+			return;
+	}
 	r = icmp_reply_new(st, p, ICMP_ECHOREPLY);
 	if (!r)
 		return;

@@ -392,6 +392,12 @@ void icmpv6_input(struct stack *st, struct link *l, struct pkt *p, const struct 
 		return;
 	}
 	stack_count(st, CTR_ICMPV6_ECHO_IN);
+	if (st->face) {
+		struct net_addr s = { .family = AF_INET6, .a.v6 = *src }, d = { .family = AF_INET6, .a.v6 = *dst };
+
+		if (face_icmp_echo_refused(st->face, AF_INET6, p, &s, &d))
+			return;
+	}
 	rsrc = *dst;
 	r = icmp_reply_new(st, p, ICMP6_ECHO_REPLY);
 	if (!r)

@@ -66,6 +66,7 @@
 #include "datapath/face/face.h"
 #include "datapath/net/net.h"
 #include "datapath/net/tcp_glue.h"
+#include "datapath/policy.h"
 
 #define FZ_FRAME_MAX	(65535 + ETH_HLEN + 64)
 /* The fake clock's wheel ticks every ms: bound one input's virtual time. */
@@ -85,6 +86,7 @@ static struct {
 } F;
 
 static uint8_t fz_buf[FZ_FRAME_MAX];
+static struct policy fz_policy;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -143,6 +145,16 @@ static void fz_setup(bool hw)
 	F.st.limits.udp_flows_per_source = 16;
 	if (tcp_stack_set_limits(tcp_glue_stack(&F.st), 256, 32, 32, 16u << 20))
 		fz_fail("tcp_stack_set_limits");
+	/* a policy, so that its refusals (ICMP administratively prohibited) meet the inputs too */
+	memset(&fz_policy, 0, sizeof(fz_policy));
+	if (policy_add(&fz_policy, POLICY_EGRESS, POLICY_DENY, "tcp:10.0.0.0/24:7000-7999", err, sizeof(err)) ||
+	    policy_add(&fz_policy, POLICY_EGRESS, POLICY_DENY, "udp:[fd00::/64]:53", err, sizeof(err)) ||
+	    policy_add(&fz_policy, POLICY_INGRESS, POLICY_DENY, "udp:any:5000-5999", err, sizeof(err)) ||
+	    policy_add(&fz_policy, POLICY_INGRESS, POLICY_DENY, "tcp:10.0.0.1:1-1023", err, sizeof(err)) ||
+	    policy_add(&fz_policy, POLICY_INGRESS, POLICY_DENY, "icmp:fd00::1", err, sizeof(err)) ||
+	    policy_finish(&fz_policy, err, sizeof(err)))
+		fz_fail(err);
+	F.st.policy = &fz_policy;
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv))
 		fz_fail("socketpair");
 	F.peer_fd = sv[1];

@@ -5,7 +5,8 @@
 # real kernel's socket API: inside the container for egress (connect() and a
 # connected UDP socket get EHOSTUNREACH over IPv4, EACCES over IPv6: ICMP
 # administratively prohibited, as the kernel maps it; ping says "Packet
-# filtered"), at the peer for ingress. What no rule denies still works, the
+# filtered"), at the peer for ingress (ping included: the datapath answers
+# echo requests to the container itself, unless an ingress rule refuses). What no rule denies still works, the
 # same address on another port or protocol included, and every decision is
 # counted on the rule that made it in `datapath stats`. Malformed rules make
 # the datapath exit 2 naming the rule.
@@ -33,7 +34,9 @@ dp_env_up \
 	--egress-allow tcp:169.254.169.254:80 \
 	--ingress-deny tcp:10.77.0.11/32:8080 \
 	--ingress-deny "tcp:[fd77::11]:8080" \
-	--ingress-deny udp:any:6301
+	--ingress-deny udp:any:6301 \
+	--ingress-deny icmp:10.77.0.11 \
+	--ingress-deny icmp:fd77::11
 face_check_fenced
 tcp_peer_csum_off
 # more hosts behind the peer: the rules tell them apart
@@ -153,6 +156,15 @@ expect connected "$PEER" tcp fd77::1 fd77::2 8080
 expect echoed "$PEER" udp - 10.77.0.2 6300
 expect EHOSTUNREACH "$PEER" udp - 10.77.0.2 6301		# udp:any:6301
 expect EACCES "$PEER" udp - fd77::2 6301
+# echo requests to the container are answered by the datapath; an ingress rule still decides
+for pair in "10.77.0.11 10.77.0.2" "fd77::11 fd77::2"; do
+	set -- $pair
+	out=$(ip netns exec "$PEER" ping -c 1 -W 2 -I "$1" "$2" 2>&1) && sn_fail "ping $2 from $1 answered: $out"
+	echo "$out" | grep -q "Packet filtered\|Administratively prohibited" || sn_fail "ping $2 from $1: $out"
+	echo "ok: ping $1 -> $2: $(echo "$out" | grep -i 'filtered\|prohibited' | head -1)"
+done
+ip netns exec "$PEER" ping -c 1 -W 2 -I 10.77.0.1 10.77.0.2 >/dev/null || sn_fail "ping 10.77.0.2 from 10.77.0.1"
+ip netns exec "$PEER" ping -c 1 -W 2 -I fd77::1 fd77::2 >/dev/null || sn_fail "ping fd77::2 from fd77::1"
 # an allowed flow's replies are never asked about: the container's own UDP to the peer
 expect echoed "$CT" udp - 10.77.0.1 5300
 
@@ -168,7 +180,8 @@ want = {("egress", "tcp:10.77.0.11:8000-8001"): 1, ("egress", "tcp:[fd77::11]:80
         ("egress", "udp:[fd77::11]:5300"): 1, ("egress", "10.77.0.12"): 3,
         ("egress", "tcp:169.254.169.254:80"): 1, ("egress", "169.254.169.254"): 2,
         ("egress", "fd00:ec2::254"): 2, ("ingress", "tcp:10.77.0.11/32:8080"): 1,
-        ("ingress", "tcp:[fd77::11]:8080"): 1, ("ingress", "udp:any:6301"): 2}
+        ("ingress", "tcp:[fd77::11]:8080"): 1, ("ingress", "udp:any:6301"): 2,
+        ("ingress", "icmp:10.77.0.11"): 1, ("ingress", "icmp:fd77::11"): 1}
 for k, n in want.items():
     assert hits.get(k, 0) >= n, f"{k}: {hits.get(k)} hits, expected at least {n}"
 assert [r["default"] for r in p["egress"]["rules"]][-2:] == [True, True], p["egress"]
