@@ -27,7 +27,8 @@
  * The plugin's own configuration keys (all optional) are documented in
  * docs/runtime.md: "datapath", "datapathArgs", "publish", "forward", "policy"
  * ("egress-deny=RULE"... in order: docs/face.md), "gso", "channels", "user",
- * "face" (false: no container face, the container stays dark). Every malformed document, wrong type or missing field
+ * "face" (false: no container face, the container stays dark), "stateDir"
+ * (instead of $SANDNET_STATE_DIR or /run/sandnet). Every malformed document, wrong type or missing field
  * is a CNI error naming the field, with the spec's well-known codes (1
  * version, 4 environment, 6 decoding, 7 configuration) and 100 and up for
  * our own failures.
@@ -468,6 +469,22 @@ int ns_cni_main(FILE *in, FILE *out)
 		rc = cni_error(&c, CNI_ERR_CONFIG, "invalid network configuration",
 			       v ? "\"name\": expected a non-empty string" : "\"name\" missing");
 		goto out;
+	}
+	/*
+	 * "stateDir": where ADD, CHECK and DEL keep the state. A runtime may
+	 * start DEL with another environment than ADD (podman's cleanup is
+	 * started by conmon, which passes only a few variables), so
+	 * SANDNET_STATE_DIR alone cannot be relied on; the configuration is
+	 * the same for all three.
+	 */
+	v = json_object_get(c.conf, "stateDir");
+	if (v) {
+		if (!json_is_string(v) || json_string_value(v)[0] != '/' || strlen(json_string_value(v)) > 200) {
+			rc = cni_error(&c, CNI_ERR_CONFIG, "invalid network configuration",
+				       "\"stateDir\": expected an absolute path of at most 200 characters");
+			goto out;
+		}
+		setenv("SANDNET_STATE_DIR", json_string_value(v), 1);
 	}
 	if (!strcmp(c.command, "ADD")) {
 		rc = cni_env(&c, true) ?: cni_add(&c);

@@ -265,25 +265,31 @@ for f, stage, arg in (("sandnet.json", "createRuntime", "create"), ("sandnet-pos
     assert h["hook"]["args"] == ["netsetup", "oci-hook", arg] and "^io\\.sandnet\\.enable$" in h["when"]["annotations"], h
 print("ok: hooks name", sys.argv[1] + "/sbin/netsetup")
 EOF
-python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); del c["datapath"]; json.dump(c, open(sys.argv[2],"w"))' \
-	"$SN_TMP/sandnet.json" "$SN_TMP/nodp.json"
+# "stateDir" instead of SANDNET_STATE_DIR: the environment is the runtime's only (env -i), for DEL too
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); del c["datapath"]; c["stateDir"]=sys.argv[3]; json.dump(c, open(sys.argv[2],"w"))' \
+	"$SN_TMP/sandnet.json" "$SN_TMP/nodp.json" "$SANDNET_STATE_DIR"
 runtime_path=/usr/sbin:/usr/bin:/sbin:/bin
-ip netns exec "$HOSTNS" env -i PATH=$runtime_path CNI_COMMAND=ADD CNI_CONTAINERID="$CID" CNI_NETNS="$NSP" \
-	CNI_IFNAME=eth0 CNI_PATH="$PREFIX/lib/cni" SANDNET_STATE_DIR="$SANDNET_STATE_DIR" \
-	"$PREFIX/lib/cni/sandnet" <"$SN_TMP/nodp.json" >"$SN_TMP/add.json" 2>"$SN_TMP/add.err" ||
+installed() {
+	ip netns exec "$HOSTNS" env -i PATH=$runtime_path CNI_COMMAND="$1" CNI_CONTAINERID="$CID" CNI_NETNS="$NSP" \
+		CNI_IFNAME=eth0 CNI_PATH="$PREFIX/lib/cni" "$PREFIX/lib/cni/sandnet" <"$SN_TMP/nodp.json"
+}
+installed ADD >"$SN_TMP/add.json" 2>"$SN_TMP/add.err" ||
 	sn_fail "ADD installed, runtime PATH: $(cat "$SN_TMP/add.json" "$SN_TMP/add.err")"
-DP_PID=$(awk '$1 == "datapath" { print $2 }' "$SANDNET_STATE_DIR"/*.state)
+DP_PID=$(awk '$1 == "datapath" { print $2 }' "$SANDNET_STATE_DIR"/*.state) ||
+	sn_fail "no state in the \"stateDir\" $SANDNET_STATE_DIR"
 [ "$(readlink "/proc/$DP_PID/exe")" = "$PREFIX/bin/datapath" ] ||
 	sn_fail "the datapath started is $(readlink "/proc/$DP_PID/exe"), not $PREFIX/bin/datapath"
 ip netns exec "$HOSTNS" ping -c 1 -W 2 "$CT_IP" || sn_fail "ping through the installed datapath"
-cni sandnet DEL "$SN_TMP/nodp.json" || sn_fail "DEL of the installed one"
+installed CHECK || sn_fail "CHECK of the installed one (stateDir)"
+installed DEL || sn_fail "DEL of the installed one (stateDir)"
 ! alive "$DP_PID" || sn_fail "datapath $DP_PID still runs after DEL"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["stateDir"]="relative/dir"; json.dump(c, open(sys.argv[2],"w"))' \
+	"$SN_TMP/nodp.json" "$SN_TMP/bad.json"
+expect_cni_error "stateDir not absolute" 7 '"stateDir": expected an absolute path' -- cni sandnet ADD "$SN_TMP/bad.json"
 rm "$PREFIX/bin/datapath"
 expect_cni_error "installed without its datapath" 100 \
 	"cannot execute datapath: not found next to netsetup \\($PREFIX/sbin, $PREFIX/bin\\) nor in PATH \\($runtime_path\\); set \"datapath\" in the network configuration" \
-	-- ip netns exec "$HOSTNS" env -i PATH=$runtime_path CNI_COMMAND=ADD CNI_CONTAINERID="$CID" CNI_NETNS="$NSP" \
-	CNI_IFNAME=eth0 CNI_PATH="$PREFIX/lib/cni" SANDNET_STATE_DIR="$SANDNET_STATE_DIR" \
-	"$PREFIX/lib/cni/sandnet" <"$SN_TMP/nodp.json"
+	-- installed ADD
 ns_settle "$CT"
 ns_snapshot "$CT" "$SN_TMP/after-installed"
 ns_same "$SN_TMP/before" "$SN_TMP/after-installed" "namespace after the installed ADD + DEL and the refused one"
