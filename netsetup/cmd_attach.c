@@ -60,6 +60,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
@@ -141,9 +142,17 @@ static int child_start(struct attach *a, struct ns_err *e)
 		argv[n++] = (char *)o->user;
 	}
 	if (o->detach_child) {
-		/* first, so that a --control among the user's arguments wins */
-		argv[n++] = "--control";
-		argv[n++] = a->ctl_path;
+		/*
+		 * First, so that a --control among the user's arguments wins.
+		 * A state folder too deep for a unix socket's path only costs
+		 * `datapath stats --all` this datapath.
+		 */
+		if (strlen(a->ctl_path) < sizeof(((struct sockaddr_un *)0)->sun_path)) {
+			argv[n++] = "--control";
+			argv[n++] = a->ctl_path;
+		} else {
+			fprintf(stderr, "netsetup: %s: too long for a unix socket: no control socket\n", a->ctl_path);
+		}
 		if (o->owner) {
 			argv[n++] = "--name";
 			argv[n++] = (char *)o->owner;
