@@ -367,6 +367,41 @@ void face_icmp_from_outer(struct face *f, uint8_t family, const struct pkt *p, c
 	face_send_icmp(f, family, src, dst, ic->type, ic->code, ntohl(ic->rest), q.ip, q.len, true);
 }
 
+/*
+ * The IP header of a quote made up for an error about a packet that is not
+ * at hand (a held SYN, a datagram the outer stack gave without headers):
+ * @src to @dst, @proto, @l4_len bytes behind it, into a zeroed @quote; the
+ * caller writes the transport header behind it (at least 8 bytes, RFC 792).
+ * Return: the header's length.
+ */
+static size_t face_quote_ip(uint8_t *quote, const struct net_addr *src, const struct net_addr *dst, uint8_t proto,
+			    size_t l4_len)
+{
+	if (src->family == AF_INET) {
+		struct ipv4_hdr *ih = (struct ipv4_hdr *)quote;
+
+		ih->ver_ihl = 0x45;
+		ih->tot_len = htons((uint16_t)(IPV4_HLEN + l4_len));
+		ih->ttl = 64;
+		ih->proto = proto;
+		ih->saddr = src->a.v4.s_addr;
+		ih->daddr = dst->a.v4.s_addr;
+		ih->csum = htons(csum_fold(csum_partial(ih, sizeof(*ih), 0)));
+		return IPV4_HLEN;
+	}
+	{
+		struct ipv6_hdr *ih = (struct ipv6_hdr *)quote;
+
+		ih->ver_tc_flow = htonl(6u << 28);
+		ih->payload_len = htons((uint16_t)l4_len);
+		ih->nexthdr = proto;
+		ih->hop_limit = 64;
+		ih->saddr = src->a.v6;
+		ih->daddr = dst->a.v6;
+		return IPV6_HLEN;
+	}
+}
+
 /**
  * face_icmp_unreach_for() - answer a held SYN with the ICMP error its far side got
  * @f:		the face
@@ -380,40 +415,19 @@ void face_icmp_from_outer(struct face *f, uint8_t family, const struct pkt *p, c
 void face_icmp_unreach_for(struct face *f, int err, uint8_t family, const struct tcp_endpoint *from,
 			   const struct tcp_endpoint *to, uint32_t seq, bool to_inner)
 {
-	uint8_t quote[IPV6_HLEN + TCP_HLEN];
-	struct net_addr s, d;
-	uint8_t type, code;
-	size_t l3 = family == AF_INET ? IPV4_HLEN : IPV6_HLEN;
+	uint8_t quote[IPV6_HLEN + TCP_HLEN] = { 0 };
+	size_t l3 = face_quote_ip(quote, &from->addr, &to->addr, IPPROTO_TCP, TCP_HLEN);
 	uint8_t *t = quote + l3;
+	uint8_t type, code;
 
-	s = from->addr;
-	d = to->addr;
-	memset(quote, 0, sizeof(quote));
 	if (family == AF_INET) {
-		struct ipv4_hdr *ih = (struct ipv4_hdr *)quote;
-
 		type = ICMP_DEST_UNREACH;
 		code = err == -ENETUNREACH ? 0 : err == -ECONNREFUSED ? ICMP_PORT_UNREACH :
 		       err == -ENOPROTOOPT ? ICMP_PROT_UNREACH : err == -EACCES ? ICMP_PKT_FILTERED : 1;
-		ih->ver_ihl = 0x45;
-		ih->tot_len = htons(IPV4_HLEN + TCP_HLEN);
-		ih->ttl = 64;
-		ih->proto = IPPROTO_TCP;
-		ih->saddr = s.a.v4.s_addr;
-		ih->daddr = d.a.v4.s_addr;
-		ih->csum = htons(csum_fold(csum_partial(ih, sizeof(*ih), 0)));
 	} else {
-		struct ipv6_hdr *ih = (struct ipv6_hdr *)quote;
-
 		type = ICMP6_DST_UNREACH;
 		code = err == -ENETUNREACH ? 0 : err == -EACCES ? ICMP6_DST_UNREACH_ADMIN :
 		       err == -ECONNREFUSED ? ICMP6_DST_UNREACH_NOPORT : 3;
-		ih->ver_tc_flow = htonl(6u << 28);
-		ih->payload_len = htons(TCP_HLEN);
-		ih->nexthdr = IPPROTO_TCP;
-		ih->hop_limit = 64;
-		ih->saddr = s.a.v6;
-		ih->daddr = d.a.v6;
 	}
 	t[0] = (uint8_t)(from->port >> 8);
 	t[1] = (uint8_t)from->port;
@@ -425,7 +439,7 @@ void face_icmp_unreach_for(struct face *f, int err, uint8_t family, const struct
 	t[7] = (uint8_t)seq;
 	t[12] = (TCP_HLEN / 4) << 4;
 	t[13] = TCP_SYN;
-	face_send_icmp(f, family, &d, &s, type, code, 0, quote, l3 + TCP_HLEN, to_inner);
+	face_send_icmp(f, family, &to->addr, &from->addr, type, code, 0, quote, l3 + TCP_HLEN, to_inner);
 }
 
 /**
@@ -494,35 +508,13 @@ void face_icmp_prohibit(struct face *f, uint8_t family, const struct net_addr *s
 void face_icmp_prohibit_udp(struct face *f, const struct net_addr *src, uint16_t sport,
 			    const struct net_addr *dst, uint16_t dport, size_t len)
 {
-	uint8_t quote[IPV6_HLEN + UDP_HLEN];
-	size_t l3 = src->family == AF_INET ? IPV4_HLEN : IPV6_HLEN;
-	uint16_t ulen = (uint16_t)(UDP_HLEN + len);
+	uint8_t quote[IPV6_HLEN + UDP_HLEN] = { 0 };
+	size_t l3 = face_quote_ip(quote, src, dst, IPPROTO_UDP, UDP_HLEN + len);
 	struct udp_hdr *uh = (struct udp_hdr *)(quote + l3);
 
-	memset(quote, 0, sizeof(quote));
-	if (src->family == AF_INET) {
-		struct ipv4_hdr *ih = (struct ipv4_hdr *)quote;
-
-		ih->ver_ihl = 0x45;
-		ih->tot_len = htons((uint16_t)(IPV4_HLEN + ulen));
-		ih->ttl = 64;
-		ih->proto = IPPROTO_UDP;
-		ih->saddr = src->a.v4.s_addr;
-		ih->daddr = dst->a.v4.s_addr;
-		ih->csum = htons(csum_fold(csum_partial(ih, sizeof(*ih), 0)));
-	} else {
-		struct ipv6_hdr *ih = (struct ipv6_hdr *)quote;
-
-		ih->ver_tc_flow = htonl(6u << 28);
-		ih->payload_len = htons(ulen);
-		ih->nexthdr = IPPROTO_UDP;
-		ih->hop_limit = 64;
-		ih->saddr = src->a.v6;
-		ih->daddr = dst->a.v6;
-	}
 	uh->sport = htons(sport);
 	uh->dport = htons(dport);
-	uh->len = htons(ulen);
+	uh->len = htons((uint16_t)(UDP_HLEN + len));
 	face_icmp_prohibit(f, src->family, src, dst, quote, l3 + UDP_HLEN, false);
 }
 

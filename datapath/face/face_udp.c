@@ -229,21 +229,30 @@ static void face_flow_touch(struct face *f, struct face_flow *fw)
 }
 
 /*
- * The flow of this 4-tuple, made when new. @inbound: the network sends the
- * first datagram (its source's cap applies). Return: the flow, or NULL (out
- * of memory).
+ * The flow of this 4-tuple, made when new and the policy allows it.
+ * @inbound: the network sends the first datagram (its source's cap applies,
+ * and the ingress rules). Return: the flow, or NULL: out of memory, or
+ * refused by the policy (*@refused set; the caller answers).
  */
 static struct face_flow *face_flow_get(struct face *f, const struct net_addr *c, uint16_t cport,
-				       const struct net_addr *r, uint16_t rport, bool inbound)
+				       const struct net_addr *r, uint16_t rport, bool inbound, bool *refused)
 {
 	struct face_flows *fl = f->flows;
 	struct face_flow *fw = face_flow_find(fl, c, cport, r, rport);
 	struct face_src *s = NULL, **sp;
 	uint32_t b;
 
+	*refused = false;
 	if (fw) {
 		face_flow_touch(f, fw);
 		return fw;
+	}
+	/* a new conversation: the policy decides (the destination port is the remote's, or ours) */
+	if (policy_refuses(f->st->policy, inbound ? POLICY_INGRESS : POLICY_EGRESS, r, IPPROTO_UDP,
+			   inbound ? cport : rport)) {
+		face_drop(f, FACE_DROP_POLICY);
+		*refused = true;
+		return NULL;
 	}
 	/* the caps first (either may free a source entry), then the source */
 	if (inbound && fl->per_source_max) {
@@ -344,6 +353,7 @@ void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *s
 	struct udp_sent sent;
 	struct iovec iov;
 	size_t ulen, gso = 0;
+	bool refused;
 	int ret;
 
 	if (!uh) {
@@ -369,19 +379,12 @@ void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *s
 		face_drop(f, FACE_DROP_BAD_CHECKSUM);
 		return;
 	}
-	fw = face_flow_find(f->flows, src, ntohs(uh->sport), dst, ntohs(uh->dport));
-	if (fw) {
-		face_flow_touch(f, fw);
-	} else if (policy_refuses(f->st->policy, POLICY_EGRESS, dst, IPPROTO_UDP, ntohs(uh->dport))) {
-		/* a new flow the policy denies: quote the datagram back */
-		face_drop(f, FACE_DROP_POLICY);
-		face_icmp_prohibit(f, src->family, src, dst, pkt_data(p) - (p->off - p->l3_off),
-				   ulen + (p->off - p->l3_off), true);
+	fw = face_flow_get(f, src, ntohs(uh->sport), dst, ntohs(uh->dport), false, &refused);
+	if (!fw) {
+		if (refused)	/* quote the datagram back */
+			face_icmp_prohibit(f, src->family, src, dst, pkt_data(p) - (p->off - p->l3_off),
+					   ulen + (p->off - p->l3_off), true);
 		return;
-	} else {
-		fw = face_flow_get(f, src, ntohs(uh->sport), dst, ntohs(uh->dport), false);
-		if (!fw)
-			return;
 	}
 	if ((p->vnet.gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VNET_GSO_UDP_L4) {
 		gso = p->vnet.gso_size;
@@ -419,23 +422,18 @@ bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sp
 {
 	struct face_flow *fw;
 	struct udp_hdr *uh;
+	bool refused;
 	struct pkt *p;
 	size_t l3;
 	uint32_t sum;
 
 	if (!f || !face_is_container(f, dst) || len > 65535 - UDP_HLEN - IPV6_HLEN)
 		return false;
-	fw = face_flow_find(f->flows, dst, dport, src, sport);
-	if (fw) {
-		face_flow_touch(f, fw);
-	} else if (policy_refuses(f->st->policy, POLICY_INGRESS, src, IPPROTO_UDP, dport)) {
-		face_drop(f, FACE_DROP_POLICY);
-		face_icmp_prohibit_udp(f, src, sport, dst, dport, len);
-		return true;
-	} else {
-		fw = face_flow_get(f, dst, dport, src, sport, true);
-		if (!fw)
-			return true;	/* counted: out of memory */
+	fw = face_flow_get(f, dst, dport, src, sport, true, &refused);
+	if (!fw) {
+		if (refused)
+			face_icmp_prohibit_udp(f, src, sport, dst, dport, len);
+		return true;	/* counted: out of memory or the policy */
 	}
 	p = pkt_alloc(sizeof(*uh) + len);
 	if (!p) {
