@@ -43,10 +43,10 @@
  * serve, never from the command line): the datapath is started exactly as
  * run starts it, but in its own session with stdin/stdout on /dev/null and
  * stderr appended to STATEFILE.log (a runtime reading our stdout to EOF must
- * not wait for the datapath), its control socket at STATEFILE.ctl and its
- * owner as --name (`datapath stats --all` shows every container), its pid and start time go into the state file,
- * and we return once it serves, leaving it running: dpproc.c stops it and
- * gives the addresses back later.
+ * not wait for the datapath), with its control socket at STATEFILE.ctl and
+ * its owner as --name (`datapath stats --all` shows every container); its
+ * pid and start time go into the state file, and we return once it serves,
+ * leaving it running: dpproc.c stops it and gives the addresses back later.
  */
 #include <errno.h>
 #include <fcntl.h>

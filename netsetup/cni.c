@@ -28,10 +28,10 @@
  * docs/runtime.md: "datapath", "datapathArgs", "publish", "forward", "policy"
  * ("egress-deny=RULE"... in order: docs/face.md), "gso", "channels", "user",
  * "face" (false: no container face, the container stays dark), "stateDir"
- * (instead of $SANDNET_STATE_DIR or /run/sandnet). Every malformed document, wrong type or missing field
- * is a CNI error naming the field, with the spec's well-known codes (1
- * version, 4 environment, 6 decoding, 7 configuration) and 100 and up for
- * our own failures.
+ * (instead of $SANDNET_STATE_DIR or /run/sandnet). Every malformed
+ * document, wrong type or missing field is a CNI error naming the field,
+ * with the spec's well-known codes (1 version, 4 environment, 6 decoding,
+ * 7 configuration) and 100 and up for our own failures.
  */
 #include <errno.h>
 #include <limits.h>
