@@ -212,6 +212,10 @@ assert rules[0] == ("deny", "10.0.0.0/8") and rules[-1] == ("deny", "fd00:ec2::2
 assert [(r["action"], r["rule"]) for r in a[0]["policy"]["ingress"]["rules"]] == [("deny", "tcp:any:22")]
 print("ok: stats --all:", a[0]["name"], rules)
 ' "oci:gone-$$" || sn_fail "the annotation's policy is not the datapath's"
+ns_expect_fail "stats with --all and --control" "give either --control SOCKET or --all" -- \
+	"$DATAPATH" stats --all --control "$STATE.ctl"
+ns_expect_fail "stats --all of a folder that is not there" "--all: $SN_TMP/nowhere: No such file or directory" -- \
+	"$DATAPATH" stats --all --dir "$SN_TMP/nowhere"
 DP_PID=$(awk '$1 == "datapath" { print $2 }' "$STATE")
 ip -n "$CT" link del eth0 || sn_fail "deleting eth0"
 hook <<<"{\"id\": \"gone-$$\", \"status\": \"stopped\"}" 2>"$SN_TMP/gone.err" ||
