@@ -3,44 +3,21 @@
  * cmd_detach.c - `netsetup detach`: give back what attach took
  *
  * Theory of operation: the namespace's state file (state.c) lists what
- * attach removed; enter the namespace, restore it (takeover.c, idempotent),
- * and remove the state file only when everything went back, so that a failed
- * detach can be run again. A datapath the state file records (one that a
- * CNI ADD, the OCI hook or serve started or attached) is stopped first, as
- * DEL does: it would otherwise go on answering for addresses the kernel
- * holds again. A datapath that `run` or the user started is not recorded;
- * it is expected to have been stopped.
- * The datapath's log and serve's bind mount of the namespace (runtime.md)
- * go with the state file.
+ * attach removed; giveback.c's one sequence stops the datapath the state
+ * records (the supervisor that `run`, a CNI ADD, the OCI hook or serve
+ * started or attached: it would otherwise go on answering for addresses the
+ * kernel holds again), restores the namespace (idempotent) and removes the
+ * state file and its companions only when everything went back, so that a
+ * failed detach can be run again. It is how a namespace that stayed dark
+ * after its datapath's supervisor died is given back.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mount.h>
-#include <netlink/netlink.h>
-#include <netlink/socket.h>
 
 #include "netsetup/netsetup.h"
-
-/*
- * What the runtime entry points keep next to the state file (runtime.md):
- * a datapath's log and control socket, serve's bind mount of the namespace. Gone with it.
- */
-static void keep_remove(const char *state_path)
-{
-	char other[PATH_MAX + 8];
-	size_t n = strlen(state_path) - strlen(".state");
-
-	snprintf(other, sizeof(other), "%s.log", state_path);
-	unlink(other);
-	snprintf(other, sizeof(other), "%s.ctl", state_path);
-	unlink(other);
-	snprintf(other, sizeof(other), "%.*s.netns", (int)n, state_path);
-	if (umount2(other, MNT_DETACH) == 0 || errno == EINVAL)
-		unlink(other);
-}
 
 /**
  * ns_cmd_detach() - `netsetup detach`
@@ -53,9 +30,8 @@ int ns_cmd_detach(const struct ns_opts *o, struct ns_err *e)
 {
 	struct ns_netns ns = { .fd = -1 };
 	struct ns_state st = { 0 };
-	struct nl_sock *sk = NULL;
-	char path[PATH_MAX];
-	int orig = -1, err;
+	char path[PATH_MAX], nspath[64];
+	int err;
 
 	err = ns_caps_check(true, e);
 	if (err)
@@ -79,30 +55,12 @@ int ns_cmd_detach(const struct ns_opts *o, struct ns_err *e)
 		err = -EINVAL;
 		goto out;
 	}
-	if (ns_datapath_alive(&st)) {
-		err = ns_datapath_stop(&st, 2000);
-		if (err) {
-			ns_err_set(e, "detach: the datapath (pid %d) did not stop", (int)st.datapath_pid);
-			goto out;
-		}
-		fprintf(stderr, "netsetup: netns %s: datapath (pid %d) stopped\n", ns.name,
-			(int)st.datapath_pid);
-	}
-	err = ns_netns_enter(&ns, &orig, e);
+	/* the namespace we opened: the recorded path may be gone, or name another */
+	snprintf(nspath, sizeof(nspath), "/proc/self/fd/%d", ns.fd);
+	err = ns_give_back(path, &st, nspath, true, e);
 	if (!err)
-		err = ns_nl_open(&sk, e);
-	if (!err)
-		err = ns_restore(sk, &st, e);
-	if (!err) {
-		unlink(path);
-		keep_remove(path);
 		fprintf(stderr, "netsetup: netns %s: addresses and routes given back\n", ns.name);
-	}
 out:
-	if (orig >= 0)
-		ns_netns_leave(orig);
-	if (sk)
-		nl_socket_free(sk);
 	ns_state_free(&st);
 	ns_netns_close(&ns);
 	return err;

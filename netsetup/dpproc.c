@@ -195,17 +195,6 @@ int ns_state_find_owner(const char *owner, char *path, size_t size, struct ns_st
 	return -ENOENT;
 }
 
-static void state_remove(const char *path)
-{
-	char log[PATH_MAX + 8];
-
-	snprintf(log, sizeof(log), "%s.log", path);
-	unlink(path);
-	unlink(log);
-	snprintf(log, sizeof(log), "%s.ctl", path);
-	unlink(log);
-}
-
 /**
  * ns_datapath_netns_fd() - the namespace a live datapath serves, from its sockets
  * @st:		state naming the datapath and the namespace (dev/ino)
@@ -270,70 +259,4 @@ int ns_datapath_netns_fd(const struct ns_state *st)
 	}
 	close(pidfd);
 	return found;
-}
-
-/**
- * ns_give_back() - stop a state's datapath and give its namespace back
- * @path:	the state file
- * @st:		its contents
- * @netns_path:	where the namespace is, or NULL for the path recorded in @st
- * @stop:	stop the recorded datapath first
- * @e:		error message
- *
- * Return: 0 (also when the namespace is gone: nothing to give back), or
- * -errno with the state file kept for a retry.
- */
-int ns_give_back(const char *path, struct ns_state *st, const char *netns_path, bool stop,
-		 struct ns_err *e)
-{
-	struct ns_netns ns = { .fd = -1 };
-	struct ns_err ignored;
-	struct nl_sock *sk = NULL;
-	char fdpath[64];
-	int orig = -1, err, nsfd = -1;
-
-	if (!netns_path || !netns_path[0])
-		netns_path = st->netns_path[0] ? st->netns_path : NULL;
-	if (!netns_path || ns_netns_open(netns_path, 0, false, &ns, &ignored) < 0 ||
-	    (uint64_t)ns.dev != st->dev || (uint64_t)ns.ino != st->ino) {
-		/* No path (any more): reach it through the datapath, while it lives. */
-		ns_netns_close(&ns);
-		nsfd = ns_datapath_netns_fd(st);
-		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", nsfd);
-		netns_path = nsfd >= 0 ? fdpath : NULL;
-	} else {
-		ns_netns_close(&ns);
-	}
-	if (stop) {
-		err = ns_datapath_stop(st, 2000);
-		if (err) {
-			ns_err_set(e, "datapath pid %d does not stop, even with SIGKILL",
-				   (int)st->datapath_pid);
-			goto out;
-		}
-	}
-	if (!netns_path || ns_netns_open(netns_path, 0, false, &ns, &ignored) < 0 ||
-	    (uint64_t)ns.dev != st->dev || (uint64_t)ns.ino != st->ino) {
-		/* The namespace is gone (or its path now names another): nothing to give back. */
-		ns_netns_close(&ns);
-		state_remove(path);
-		err = 0;
-		goto out;
-	}
-	err = ns_netns_enter(&ns, &orig, e);
-	if (!err)
-		err = ns_nl_open(&sk, e);
-	if (!err)
-		err = ns_restore(sk, st, e);
-	if (orig >= 0)
-		ns_netns_leave(orig);
-	if (sk)
-		nl_socket_free(sk);
-	ns_netns_close(&ns);
-	if (!err)
-		state_remove(path);
-out:
-	if (nsfd >= 0)
-		close(nsfd);
-	return err;
 }

@@ -31,7 +31,7 @@
  *      routes come back with the addresses);
  *   3. the TUN's fd goes to the datapath with the link (proto FACE, minor 2).
  *
- * Giving back (ns_face_remove(), first in ns_restore()) removes the TUN if
+ * Giving back (giveback.c, first in ns_restore()) removes the TUN if
  * it is still there (its addresses and routes go with it), the nftables
  * table, and puts disable_ipv6 back, before the addresses return to the
  * link. It is idempotent and runs on every path that gives back: detach,
@@ -55,7 +55,6 @@
 #include <linux/if_tun.h>
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
-#include <nftables/libnftables.h>
 
 #include "netsetup/netsetup.h"
 
@@ -159,32 +158,15 @@ void ns_face_close(struct ns_face *fc)
 	fc->fd = -1;
 }
 
-static void ns_face_table(int ifindex, char *buf, size_t size)
+/**
+ * ns_face_table() - the name of the nftables table that fences a link: "sandnet_IFINDEX"
+ * @ifindex:	the link
+ * @buf:	receives the name
+ * @size:	size of @buf
+ */
+void ns_face_table(int ifindex, char *buf, size_t size)
 {
 	snprintf(buf, size, "sandnet_%d", ifindex);
-}
-
-/* Run nftables commands in the current netns; @what names them in errors. */
-static int ns_face_nft(const char *cmd, const char *ifname, const char *what, struct ns_err *e)
-{
-	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
-	const char *msg;
-	int ret;
-
-	if (!nft) {
-		ns_err_set(e, "link %s: %s: nftables: out of memory", ifname, what);
-		return -ENOMEM;
-	}
-	nft_ctx_buffer_output(nft);
-	nft_ctx_buffer_error(nft);
-	ret = nft_run_cmd_from_buffer(nft, cmd);
-	if (ret) {
-		msg = nft_ctx_get_error_buffer(nft);
-		ns_err_set(e, "link %s: %s: nftables: %.*s", ifname, what,
-			   msg ? (int)strcspn(msg, "\n") : 0, msg ? msg : "");
-	}
-	nft_ctx_free(nft);
-	return ret ? -EIO : 0;
 }
 
 /**
@@ -253,7 +235,7 @@ int ns_face_setup(struct nl_sock *sk, const struct ns_state *st, const struct ns
 		 "add table netdev %s\n"
 		 "add chain netdev %s ingress { type filter hook ingress device \"%s\" priority %d ; policy drop ; }\n",
 		 table, table, sl->ifname, NS_FACE_NFT_PRIO);
-	err = ns_face_nft(cmd, sl->ifname, "keeping the kernel off the link", e);
+	err = ns_nft_run(cmd, sl->ifname, "keeping the kernel off the link", e);
 	if (!err && sl->disable_ipv6 >= 0)
 		err = ns_sysctl6_write(sl->ifname, "disable_ipv6", 1, e);
 	if (!err)
@@ -263,49 +245,4 @@ int ns_face_setup(struct nl_sock *sk, const struct ns_state *st, const struct ns
 	if (!err)
 		err = ns_routes_copy(sk, st, sl->ifindex, fc->ifindex, fc->name, e);
 	return err;
-}
-
-/**
- * ns_face_remove() - give back what the face changed on a link
- * @sk:		rtnetlink socket in the namespace
- * @sl:		the link's state entry
- * @e:		the first failure
- *
- * Idempotent; continues past failures.
- *
- * Return: 0 or the first -errno.
- */
-int ns_face_remove(struct nl_sock *sk, const struct ns_state_link *sl, struct ns_err *e)
-{
-	struct rtnl_link *tun = NULL;
-	char table[32], cmd[256];
-	int err, first = 0;
-
-	if (!sl->face)
-		return 0;
-	if (rtnl_link_get_kernel(sk, 0, sl->face_tun, &tun) == 0) {
-		const char *kind = rtnl_link_get_type(tun);
-
-		/* only a TUN of that name is ours to remove */
-		if (!kind || !strcmp(kind, "tun")) {
-			err = rtnl_link_delete(sk, tun);
-			if (err < 0 && err != -NLE_OBJ_NOTFOUND && err != -NLE_NODEV) {
-				ns_err_set(e, "face %s: removing it: %s", sl->face_tun, nl_geterror(err));
-				first = -EIO;
-			}
-		}
-		rtnl_link_put(tun);
-	}
-	ns_face_table(sl->ifindex, table, sizeof(table));
-	snprintf(cmd, sizeof(cmd), "add table netdev %s\ndelete table netdev %s\n", table, table);
-	err = ns_face_nft(cmd, sl->ifname, "removing the nftables table", first ? NULL : e);
-	if (err && !first)
-		first = err;
-	/* the table goes in any case: it outlives the device it was hooked on */
-	if (ns_link_gone(sl))
-		return first;
-	err = ns_sysctl6_write(sl->ifname, "disable_ipv6", sl->disable_ipv6, first ? NULL : e);
-	if (err && !first)
-		first = err;
-	return first;
 }

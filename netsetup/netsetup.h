@@ -6,8 +6,9 @@
  * namespace, scrape.c reads its links/addresses/routes/neighbours into a
  * struct ns_net, ethtool.c adds the offload features, gso.c decides the GSO
  * mode of each link, channel.c opens the AF_PACKET sockets, takeover.c removes
- * the addresses (saving them with state.c first) and gives them back,
- * handoff.c sends everything to the datapath. cmd_*.c glue the steps into the
+ * the addresses (saving them with state.c first), handoff.c sends everything
+ * to the datapath; giveback.c gives it all back, the one way it goes back.
+ * netconf.c holds the calls that change the namespace in either direction. cmd_*.c glue the steps into the
  * subcommands; opts.c parses the command line; common/out.c prints text or
  * JSON through one code path, the same printer as the datapath's.
  *
@@ -311,20 +312,35 @@ int ns_state_format(FILE *f, const struct ns_state *st);
 int ns_state_parse(FILE *f, struct ns_state *st, struct ns_err *e);
 void ns_state_free(struct ns_state *st);
 
-/* --- takeover.c ------------------------------------------------------- */
+/* --- netconf.c: sysctls, addresses, routes, nftables, one call each --- */
 
+struct rtnl_addr;
 int ns_sysctl6_read(const char *ifname, const char *key);
 int ns_sysctl6_write(const char *ifname, const char *key, int val, struct ns_err *e);
-int ns_takeover_prepare(const struct ns_net *net, const struct ns_netns *ns,
-			struct ns_state *st, struct ns_err *e);
-int ns_takeover(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e);
-int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e);
-bool ns_link_gone(const struct ns_state_link *sl);
-
+struct rtnl_addr *ns_addr_build(const struct ns_addr *ad);
+void ns_addr_name(const struct ns_addr *ad, char *buf, size_t size);
+const char *ns_state_ifname(const struct ns_state *st, int ifindex);
+int ns_addr_add(struct nl_sock *sk, const struct ns_state *st, const struct ns_addr *ad, struct ns_err *e);
+int ns_routes_set(struct nl_sock *sk, const struct ns_state *st, int ifindex, struct ns_err *e);
 int ns_addrs_copy(struct nl_sock *sk, const struct ns_state *st, int from, int to, const char *to_name,
 		  struct ns_err *e);
 int ns_routes_copy(struct nl_sock *sk, const struct ns_state *st, int from, int to, const char *to_name,
 		   struct ns_err *e);
+bool ns_link_gone(const struct ns_state_link *sl);
+int ns_nft_run(const char *cmd, const char *ifname, const char *what, struct ns_err *e);
+
+/* --- takeover.c ------------------------------------------------------- */
+
+int ns_takeover_prepare(const struct ns_net *net, const struct ns_netns *ns,
+			struct ns_state *st, struct ns_err *e);
+int ns_takeover(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e);
+
+/* --- giveback.c: the one way a namespace goes back to its kernel ------- */
+
+int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e);
+int ns_give_back(const char *path, struct ns_state *st, const char *netns_path, bool stop,
+		 struct ns_err *e);
+void ns_state_files_remove(const char *path);
 
 /* --- face.c: the container face ---------------------------------------- */
 
@@ -352,7 +368,7 @@ void ns_face_close(struct ns_face *fc);
 void ns_face_prepare(struct ns_state_link *sl, const struct ns_face *fc);
 int ns_face_setup(struct nl_sock *sk, const struct ns_state *st, const struct ns_state_link *sl,
 		  const struct ns_face *fc, struct ns_err *e);
-int ns_face_remove(struct nl_sock *sk, const struct ns_state_link *sl, struct ns_err *e);
+void ns_face_table(int ifindex, char *buf, size_t size);
 
 /* --- handoff.c -------------------------------------------------------- */
 
@@ -435,8 +451,6 @@ int ns_datapath_stop(const struct ns_state *st, unsigned int timeout_ms);
 int ns_datapath_netns_fd(const struct ns_state *st);
 int ns_state_find_owner(const char *owner, char *path, size_t size, struct ns_state *st,
 			struct ns_err *e);
-int ns_give_back(const char *path, struct ns_state *st, const char *netns_path, bool stop,
-		 struct ns_err *e);
 
 /* --- cni.c, oci.c, serve.c, connect.c: the runtime entry points -------- */
 

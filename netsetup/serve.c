@@ -114,7 +114,6 @@ static void netns_keep_remove(const char *keep)
  */
 static void datapath_gone(const struct serve *s, const char *path)
 {
-	char keep[PATH_MAX];
 	struct ns_err e = { "" };
 	struct ns_state st;
 
@@ -128,15 +127,12 @@ static void datapath_gone(const struct serve *s, const char *path)
 		ns_state_free(&st);
 		return;
 	}
-	snprintf(keep, sizeof(keep), "%s", st.netns_path);
 	if (ns_give_back(path, &st, NULL, true, &e) < 0) {
 		logmsg("datapath pid %d is gone; giving back failed: %s (state kept in %s)",
 		       (int)st.datapath_pid, e.text, path);
 	} else {
 		logmsg("datapath pid %d is gone; addresses and routes given back to the kernel (%s)",
 		       (int)st.datapath_pid, st.owner);
-		if (keep[0])
-			netns_keep_remove(keep);
 	}
 	ns_state_free(&st);
 }
