@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <linux/nsfs.h>
 #include <linux/if_tun.h>
 
@@ -711,7 +712,46 @@ static int link_decode(struct nlattr *head, int len, const int *fds, unsigned in
 }
 
 /*
- * DONE and ACK have no attributes of their own: the body is still walked, so
+ * DONE (minor 3): STATUS, when present, declares the one fd that came with
+ * it, which must be a regular file open for writing (the status file: a
+ * socket or a read-only fd there would only fail later, in the supervisor).
+ * Without STATUS no fd may come.
+ */
+static const struct nla_policy done_policy[PROTO_DONE_ATTR_MAX + 1] = {
+	[PROTO_DONE_STATUS] = POLICY_U32,
+};
+static const char *const done_names[PROTO_DONE_ATTR_MAX + 1] = {
+	[PROTO_DONE_STATUS] = "STATUS",
+};
+
+static int done_decode(struct nlattr *head, int len, const int *fds, unsigned int n_fds,
+		       struct proto_done *d, struct proto_why *why)
+{
+	struct attr_space sp = { "DONE", PROTO_DONE_ATTR_MAX, done_policy, done_names };
+	struct nlattr *tb[PROTO_DONE_ATTR_MAX + 1] = { 0 };
+	uint32_t declared;
+	struct stat sb;
+	int err, flags;
+
+	err = attrs_parse(&sp, tb, head, len, why);
+	if (err)
+		return err;
+	declared = tb[PROTO_DONE_STATUS] ? nla_get_u32(tb[PROTO_DONE_STATUS]) : 0;
+	if (declared > 1 || n_fds != declared)
+		return proto_why_set(why, EBADMSG, "DONE: declares %u status fds but %u arrived (0 or 1)",
+				     declared, n_fds);
+	if (!declared)
+		return 0;
+	flags = fcntl(fds[0], F_GETFL);
+	if (fstat(fds[0], &sb) < 0 || !S_ISREG(sb.st_mode) || flags < 0 || (flags & O_ACCMODE) == O_RDONLY)
+		return proto_why_set(why, EBADF, "DONE: the status fd is not a regular file open for writing");
+	d->has_status = true;
+	d->status_fd = fds[0];
+	return 0;
+}
+
+/*
+ * ACK has no attributes of its own: the body is still walked, so
  * that garbage or a truncated attribute is refused as in every other message,
  * and a newer minor's attributes are skipped.
  */
@@ -893,7 +933,8 @@ int proto_decode(const void *buf, size_t len, const int *fds, unsigned int n_fds
 		err = proto_why_set(why, EOPNOTSUPP, "unknown message type %u", hdr.type);
 		goto err;
 	}
-	if (hdr.type != PROTO_MSG_LINK && hdr.type != PROTO_MSG_ATTACH && n_fds) {
+	if (hdr.type != PROTO_MSG_LINK && hdr.type != PROTO_MSG_ATTACH && hdr.type != PROTO_MSG_DONE &&
+	    n_fds) {
 		err = proto_why_set(why, EBADMSG, "%s carries no fds but %u arrived",
 			      proto_msg_type_name(hdr.type), n_fds);
 		goto err;
@@ -925,6 +966,9 @@ int proto_decode(const void *buf, size_t len, const int *fds, unsigned int n_fds
 	case PROTO_MSG_ATTACH:
 		err = attach_decode(attrs, attrlen, fds, n_fds, &msg->attach, why);
 		break;
+	case PROTO_MSG_DONE:
+		err = done_decode(attrs, attrlen, fds, n_fds, &msg->done, why);
+		break;
 	default:
 		err = bare_decode(hdr.type, attrs, attrlen, why);
 		break;
@@ -955,6 +999,8 @@ void proto_msg_free(struct proto_msg *msg)
 	}
 	if (msg->type == PROTO_MSG_ATTACH)
 		proto_fds_close(&msg->attach.netns_fd, 1);
+	if (msg->type == PROTO_MSG_DONE && msg->done.has_status)
+		proto_fds_close(&msg->done.status_fd, 1);
 	free(msg);
 }
 
@@ -1113,6 +1159,9 @@ int proto_encode(const struct proto_msg *msg, void *buf, size_t size)
 		break;
 	case PROTO_MSG_ATTACH:
 		err = attach_encode(nl, &msg->attach);
+		break;
+	case PROTO_MSG_DONE:
+		err = msg->done.has_status && nla_put_u32(nl, PROTO_DONE_STATUS, 1) ? -E2BIG : 0;
 		break;
 	default:
 		err = 0;

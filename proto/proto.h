@@ -28,8 +28,9 @@
 /* Major versions this build speaks, lowest to highest, and its minor. */
 #define PROTO_VERSION_MIN	1
 #define PROTO_VERSION_MAX	1
-#define PROTO_VERSION_MINOR	2	/* 1: ATTACH; 2: FACE */
+#define PROTO_VERSION_MINOR	3	/* 1: ATTACH; 2: FACE; 3: DONE STATUS */
 #define PROTO_MINOR_FACE	2	/* a peer below it knows no LINK FACE */
+#define PROTO_MINOR_STATUS	3	/* a peer below it refuses DONE with an fd */
 
 /* Limits; a message over any of them is refused with ERROR (E2BIG). */
 #define PROTO_MSG_MAX_BYTES	65536	/* one message, header included */
@@ -164,6 +165,18 @@ enum {
 };
 #define PROTO_FACE_ATTR_MAX (__PROTO_FACE_MAX - 1)
 
+/*
+ * Attributes of DONE (minor 3). STATUS declares one fd: a regular file open
+ * for writing, where the datapath keeps its supervisor's status (restarts,
+ * deaths, dark) for netsetup to read (docs/protocol.md "DONE").
+ */
+enum {
+	PROTO_DONE_UNSPEC,
+	PROTO_DONE_STATUS,	/* u32, 1: the status file's fd is attached */
+	__PROTO_DONE_MAX
+};
+#define PROTO_DONE_ATTR_MAX (__PROTO_DONE_MAX - 1)
+
 /* Attributes of ERROR. */
 enum {
 	PROTO_ERROR_UNSPEC,
@@ -275,6 +288,16 @@ struct proto_error {
 };
 
 /**
+ * struct proto_done - the end of a configuration
+ * @has_status:	@status_fd is set (minor 3)
+ * @status_fd:	the status file; owned by the received message (proto_msg_free())
+ */
+struct proto_done {
+	bool has_status;
+	int status_fd;
+};
+
+/**
  * struct proto_attach - a request to netsetup serve
  * @netns_fd:	the namespace; owned by the received message (proto_msg_free())
  * @ifname:	"" for every usable link
@@ -293,7 +316,7 @@ struct proto_attach {
 
 /**
  * struct proto_msg - one decoded message
- * @type:	which member of the union is valid (none for DONE and ACK)
+ * @type:	which member of the union is valid (none for ACK)
  * @version:	major version from the header
  * @minor:	minor version from the header
  * @seq:	sequence number from the header
@@ -308,6 +331,7 @@ struct proto_msg {
 		struct proto_link link;
 		struct proto_error error;
 		struct proto_attach attach;
+		struct proto_done done;
 	};
 };
 
@@ -335,6 +359,7 @@ int proto_send(int sock, const struct proto_msg *msg);
 int proto_send_hello(int sock, uint32_t seq, const char *software);
 int proto_send_link(int sock, uint32_t seq, const struct proto_link *link);
 int proto_send_done(int sock, uint32_t seq);
+int proto_send_done_status(int sock, uint32_t seq, int status_fd);
 int proto_send_ack(int sock, uint32_t seq);
 int proto_send_error(int sock, uint32_t seq, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

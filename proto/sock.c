@@ -3,7 +3,7 @@
  * sock.c - send and receive protocol messages on a SOCK_SEQPACKET socket
  *
  * Theory of operation: one sendmsg() per message, its fds (a LINK's channels
- * and TUN, an ATTACH's netns) attached with SCM_RIGHTS; one recvmsg() per
+ * and TUN, an ATTACH's netns, a DONE's status file) attached with SCM_RIGHTS; one recvmsg() per
  * message (SOCK_SEQPACKET keeps boundaries), MSG_TRUNC to see the real size
  * of an oversized message, a control buffer large enough for SCM_MAX_FD
  * descriptors so that none is left unclosed, and an ERROR reply for every
@@ -94,6 +94,10 @@ int proto_send(int sock, const struct proto_msg *msg)
 	}
 	if (msg->type == PROTO_MSG_ATTACH) {
 		fds = &msg->attach.netns_fd;
+		n_fds = 1;
+	}
+	if (msg->type == PROTO_MSG_DONE && msg->done.has_status) {
+		fds = &msg->done.status_fd;
 		n_fds = 1;
 	}
 	err = send_buf(sock, buf, (size_t)len, fds, n_fds);
@@ -197,7 +201,24 @@ int proto_send_attach(int sock, uint32_t seq, const struct proto_attach *attach)
  */
 int proto_send_done(int sock, uint32_t seq)
 {
-	return send_simple(sock, PROTO_MSG_DONE, seq);
+	return proto_send_done_status(sock, seq, -1);
+}
+
+/**
+ * proto_send_done_status() - end of one configuration, with the status file (minor 3)
+ * @sock:	the socket
+ * @seq:	sequence number
+ * @status_fd:	a regular file open for writing, where the datapath keeps its
+ *		status; -1 for none (a peer below minor 3 takes only that)
+ *
+ * Return: 0 or a negative errno
+ */
+int proto_send_done_status(int sock, uint32_t seq, int status_fd)
+{
+	struct proto_msg msg = { .type = PROTO_MSG_DONE, .seq = seq,
+				 .done = { .has_status = status_fd >= 0, .status_fd = status_fd } };
+
+	return proto_send(sock, &msg);
 }
 
 /**

@@ -558,7 +558,7 @@ START_TEST(test_more_fds_than_declared)
 	/* Messages that carry no fds at all. */
 	len = done_encoded();
 	fd = packet_socket();
-	expect_refused(mbuf, len, &fd, 1, EBADMSG, "DONE carries no fds but 1 arrived");
+	expect_refused(mbuf, len, &fd, 1, EBADMSG, "DONE: declares 0 status fds but 1 arrived");
 	{
 		struct proto_msg ack = { .type = PROTO_MSG_ACK, .seq = SEQ };
 		int fds[3];
@@ -815,7 +815,7 @@ START_TEST(test_bare_body_malformed)
 	len = msg_build_finish(nl, PROTO_MSG_DONE, 0, SEQ, mbuf, sizeof(mbuf));
 	memcpy(mbuf + 16, &(uint16_t){ 12 }, 2);	/* nla_len says 12 bytes, 8 are there */
 	fd = packet_socket();
-	expect_refused(mbuf, len, &fd, 1, EBADMSG, "DONE carries no fds but 1 arrived");
+	expect_refused(mbuf, len, &fd, 1, EBADMSG, "DONE: truncated attribute (8 bytes left over)");
 	expect_refused(mbuf, len, NULL, 0, EBADMSG, "DONE: truncated attribute (8 bytes left over)");
 	link_still_accepted();
 }
@@ -906,6 +906,62 @@ START_TEST(test_bad_values)
 }
 END_TEST
 
+
+/*
+ * DONE's STATUS (minor 3): exactly the one fd it declares, a regular file
+ * open for writing; any other count or kind is refused and every fd closed.
+ */
+START_TEST(test_done_status)
+{
+	char path[] = "/tmp/sn-proto-statusXXXXXX";
+	struct proto_msg *msg;
+	struct nl_msg *nl;
+	struct stat a, b;
+	size_t len;
+	int file, ro;
+
+	file = mkstemp(path);
+	ck_assert_int_ge(file, 0);
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(ro, 0);
+	unlink(path);
+
+	/* the one that is right: the receiver gets the same file, open for writing */
+	ck_assert_int_eq(proto_send_done_status(sk[SENDER], SEQ, file), 0);
+	msg = recv_ok(sk[RECEIVER], PROTO_MSG_DONE);
+	ck_assert(msg->done.has_status);
+	ck_assert_int_ne(msg->done.status_fd, file);
+	ck_assert_int_eq(fstat(msg->done.status_fd, &a), 0);
+	ck_assert_int_eq(fstat(file, &b), 0);
+	ck_assert(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	ck_assert_int_ne(fcntl(msg->done.status_fd, F_GETFL) & O_ACCMODE, O_RDONLY);
+	proto_msg_free(msg);
+
+	nl = msg_build_start();
+	ck_assert_int_eq(nla_put_u32(nl, PROTO_DONE_STATUS, 1), 0);
+	refuse(nl, PROTO_MSG_DONE, 0, EBADMSG, "DONE: declares 1 status fds but 0 arrived (0 or 1)");
+
+	nl = msg_build_start();
+	ck_assert_int_eq(nla_put_u32(nl, PROTO_DONE_STATUS, 1), 0);
+	refuse(nl, PROTO_MSG_DONE, 1, EBADF, "DONE: the status fd is not a regular file open for writing");
+
+	nl = msg_build_start();
+	ck_assert_int_eq(nla_put_u32(nl, PROTO_DONE_STATUS, 2), 0);
+	refuse(nl, PROTO_MSG_DONE, 2, EBADMSG, "DONE: declares 2 status fds but 2 arrived (0 or 1)");
+
+	nl = msg_build_start();
+	ck_assert_int_eq(nla_put_u8(nl, PROTO_DONE_STATUS, 1), 0);
+	refuse(nl, PROTO_MSG_DONE, 0, EINVAL, "DONE: attribute STATUS");
+
+	/* a read-only file: the supervisor could not write its status there */
+	nl = msg_build_start();
+	ck_assert_int_eq(nla_put_u32(nl, PROTO_DONE_STATUS, 1), 0);
+	len = msg_build_finish(nl, PROTO_MSG_DONE, PROTO_VERSION_MINOR, SEQ, mbuf, sizeof(mbuf));
+	expect_refused(mbuf, len, &ro, 1, EBADF, "DONE: the status fd is not a regular file open for writing");
+	close(file);
+}
+END_TEST
+
 static Suite *proto_badinput_suite(void)
 {
 	Suite *s = suite_create("proto_badinput");
@@ -930,6 +986,7 @@ static Suite *proto_badinput_suite(void)
 	tcase_add_test(tc, test_over_limits);
 	tcase_add_test(tc, test_unknown_message_type);
 	tcase_add_test(tc, test_bare_body_malformed);
+	tcase_add_test(tc, test_done_status);
 	tcase_add_test(tc, test_bad_values);
 	suite_add_tcase(s, tc);
 	return s;
