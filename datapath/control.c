@@ -35,6 +35,7 @@
 
 #include "datapath/datapath.h"
 #include "datapath/face/face.h"
+#include "datapath/ledger.h"
 #include "datapath/net/tcp_glue.h"
 #include "common/out.h"
 #include "datapath/policy.h"
@@ -242,6 +243,42 @@ static void control_totals(struct out *o, struct dp *dp)
 	out_obj_end(o);
 }
 
+/**
+ * control_print_supervisor() - the "supervisor" object: who keeps the
+ * container's fds, how often a datapath was started again and why
+ * @o:		the printer
+ * @h:		the ledger's head (datapath/ledger.c)
+ * @state:	"serving", or the supervisor's own word when no datapath runs
+ *		("dark", "restarting")
+ * @reason:	why it is dark, or NULL
+ */
+void control_print_supervisor(struct out *o, const struct ledger_head *h, const char *state,
+			      const char *reason)
+{
+	char cause[sizeof(h->last_death_why)];
+
+	out_obj_begin(o, "supervisor");
+	out_u64(o, "pid", (uint64_t)h->supervisor_pid);
+	out_str(o, "state", state);
+	if (reason)
+		out_str(o, "reason", reason);
+	out_u64(o, "restarts", h->restarts);
+	out_u64(o, "deaths", h->deaths);
+	out_u64(o, "max_deaths", h->max_deaths);
+	out_u64(o, "death_window_s", h->death_window_s);
+	if (h->deaths) {
+		out_obj_begin(o, "last_death");
+		out_u64(o, "pid", (uint64_t)h->last_death_pid);
+		/* the head is shared memory: copy, and end the copy, before printing */
+		memcpy(cause, h->last_death_why, sizeof(cause));
+		cause[sizeof(cause) - 1] = '\0';
+		out_str(o, "cause", cause);
+		out_u64(o, "at_unix_ms", h->last_death_unix_ms);
+		out_obj_end(o);
+	}
+	out_obj_end(o);
+}
+
 /* What both the full stats and the summary begin with. */
 static void control_head(struct out *o, struct dp *dp)
 {
@@ -249,6 +286,8 @@ static void control_head(struct out *o, struct dp *dp)
 	out_u64(o, "pid", (uint64_t)getpid());
 	out_u64(o, "uid", (uint64_t)geteuid());
 	out_u64(o, "uptime_ms", loop_now_ms(dp->loop) - dp->start_ms);
+	if (dp->st.ledger)
+		control_print_supervisor(o, dp->st.ledger->head, "serving", NULL);
 }
 
 /**
@@ -361,15 +400,27 @@ static void control_timeouts(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
-static void control_serve(struct dp *dp, int fd)
+/**
+ * control_answer() - answer one client of a control socket
+ * @listen_fd:	the listening socket (non-blocking)
+ * @print:	prints the answer: everything, or the summary
+ * @ctx:	for @print
+ *
+ * Shared by a datapath (its loop) and its supervisor (while no datapath
+ * runs): the same requests, the same printer.
+ */
+void control_answer(int listen_fd, control_print_fn print, void *ctx)
 {
 	char req[CONTROL_REQ_MAX + 1];
 	char *text = NULL;
-	size_t text_len = 0, off = 0;
+	size_t text_len = 0, off = 0, got = 0;
 	ssize_t n;
 	FILE *f;
-	size_t got = 0;
+	int fd;
 
+	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
 	control_timeouts(fd);
 	while (got < CONTROL_REQ_MAX && !memchr(req, '\n', got)) {
 		n = recv(fd, req + got, CONTROL_REQ_MAX - got, 0);
@@ -379,12 +430,14 @@ static void control_serve(struct dp *dp, int fd)
 	}
 	req[got] = '\0';
 	f = open_memstream(&text, &text_len);
-	if (!f)
+	if (!f) {
+		close(fd);
 		return;
+	}
 	if (!strcmp(req, "stats\n") || !strcmp(req, "stats json\n"))
-		control_print_stats(dp, f, req[5] == ' ');
+		print(ctx, f, req[5] == ' ', false);
 	else if (!strcmp(req, "summary\n") || !strcmp(req, "summary json\n"))
-		control_print_summary(dp, f, req[7] == ' ');
+		print(ctx, f, req[7] == ' ', true);
 	else
 		fprintf(f, "error: unknown request (expected \"stats\", \"stats json\", \"summary\" or \"summary json\")\n");
 	fclose(f);
@@ -395,35 +448,39 @@ static void control_serve(struct dp *dp, int fd)
 		off += n;
 	}
 	free(text);
+	close(fd);
+}
+
+static void control_dp_print(void *ctx, FILE *f, bool json, bool summary)
+{
+	if (summary)
+		control_print_summary(ctx, f, json);
+	else
+		control_print_stats(ctx, f, json);
 }
 
 static void control_event(struct loop_fd *h, uint32_t events)
 {
 	struct dp *dp = h->ctx;
-	int fd;
 
 	(void)events;
-	fd = accept4(dp->control_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	control_serve(dp, fd);
-	close(fd);
+	control_answer(dp->control_fd, control_dp_print, dp);
 }
 
 /**
- * control_open() - bind the control socket at @path (before the privilege drop)
- * @dp:		the datapath
+ * control_bind() - bind and listen on the control socket at @path (before
+ * the privilege drop: it may live in /run/sandnet)
  * @path:	filesystem path; a stale socket there is replaced
  * @err:	reason on failure
  * @err_len:	size of @err
  *
- * Return: 0 or negative errno.
+ * Return: the listening socket (non-blocking, 0600), or negative errno.
  */
-int control_open(struct dp *dp, const char *path, char *err, size_t err_len)
+int control_bind(const char *path, char *err, size_t err_len)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct stat sb;
-	int ret;
+	int fd, ret;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
 		snprintf(err, err_len, "--control %s: path too long", path);
@@ -437,17 +494,38 @@ int control_open(struct dp *dp, const char *path, char *err, size_t err_len)
 		}
 		unlink(path);
 	}
-	dp->control_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (dp->control_fd < 0 || bind(dp->control_fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
-	    chmod(path, 0600) < 0 || listen(dp->control_fd, 16) < 0) {
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    chmod(path, 0600) < 0 || listen(fd, 16) < 0) {
 		ret = -errno;
 		snprintf(err, err_len, "--control %s: %s", path, strerror(errno));
-		if (dp->control_fd >= 0)
-			close(dp->control_fd);
-		dp->control_fd = -1;
+		if (fd >= 0)
+			close(fd);
 		return ret;
 	}
-	snprintf(dp->control_path, sizeof(dp->control_path), "%s", path);
+	return fd;
+}
+
+/**
+ * control_adopt() - serve the control socket the supervisor bound
+ * @dp:		the datapath
+ * @fd:		the listening socket (--control-fd), owned from now on; its
+ *		path stays when the datapath stops (the supervisor keeps the
+ *		socket for the next one)
+ *
+ * Return: 0, or -ENOTSOCK when @fd is not a listening unix stream socket.
+ */
+int control_adopt(struct dp *dp, int fd)
+{
+	int v = 0, dom = 0;
+	socklen_t len = sizeof(v);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) < 0 || !v ||
+	    (len = sizeof(dom), getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) < 0) || dom != AF_UNIX) {
+		close(fd);
+		return -ENOTSOCK;
+	}
+	dp->control_fd = fd;
 	return 0;
 }
 
@@ -463,7 +541,7 @@ int control_start(struct dp *dp)
 }
 
 /**
- * control_close() - stop serving and remove the socket path
+ * control_close() - stop serving (the socket stays: its supervisor has it)
  */
 void control_close(struct dp *dp)
 {
@@ -472,8 +550,6 @@ void control_close(struct dp *dp)
 	loop_fd_del(dp->loop, &dp->control_lfd);
 	close(dp->control_fd);
 	dp->control_fd = -1;
-	/* Unprivileged now: removal may fail in a root-owned directory. */
-	unlink(dp->control_path);
 }
 
 /* Send @req to the control socket at @path, copy the answer to @out. */

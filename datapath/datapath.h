@@ -2,6 +2,9 @@
 /*
  * datapath.h - the process: its one context and the pieces main() wires up
  *
+ *   main.c      options; the datapath process (a supervisor's worker)
+ *   supervise.c the supervisor: holds the fds, starts datapaths on them
+ *   ledger.c    what a supervisor shares with its datapaths (ledger.h)
  *   config.c    receive the configuration from netsetup (proto/)
  *   limits.c    the resource caps' options, given to the stack
  *   privdrop.c  drop every privilege for good (libcap-ng)
@@ -12,16 +15,58 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <sys/un.h>
 
 #include "datapath/loop.h"
 #include "datapath/net/net.h"
+#include "datapath/policy.h"
 #include "datapath/svc/svc.h"
 #include "datapath/svc/svc_tcp.h"
 
 #define DP_MAX_SVCS	64
 #define DP_SOFTWARE	"sandnet-datapath 0.1"
+/* The crash-loop limit: that many deaths within that many seconds, and dark. */
+#define DP_MAX_DEATHS_DEFAULT		5
+#define DP_DEATH_WINDOW_S_DEFAULT	60
+
+/**
+ * struct dp_opts - the command line, for the supervisor and its datapaths
+ * @fd, @listen:	where netsetup's configuration comes from
+ * @user:		--user
+ * @control:		--control (the supervisor binds it)
+ * @name:		--name
+ * @specs, @n_specs:	--publish and --forward
+ * @limits:		the resource caps
+ * @policy:		the container face's policy
+ * @max_deaths, @death_window_s: the crash-loop limit (supervisor)
+ * @worker:		started by a supervisor (--worker: internal)
+ * @ledger_fd, @control_fd: a worker's inherited ledger and control socket
+ * @listen_fds, @n_listen_fds: a worker's inherited forward listeners, one per
+ *			--forward, in order
+ * @strip:		per argv index: an option the supervisor does not pass
+ *			on to its datapaths (--fd, --listen, --control)
+ */
+struct dp_opts {
+	int fd;
+	const char *listen;
+	const char *user;
+	const char *control;
+	const char *name;
+	unsigned int n_specs;
+	struct svc_spec specs[DP_MAX_SVCS];
+	struct stack_limits limits;
+	struct policy policy;
+	unsigned int max_deaths;
+	unsigned int death_window_s;
+	bool worker;
+	int ledger_fd;
+	int control_fd;
+	unsigned int n_listen_fds;
+	int listen_fds[DP_MAX_SVCS];
+	bool *strip;
+};
 
 /**
  * struct dp - everything the datapath process runs
@@ -42,7 +87,6 @@ struct dp {
 	struct loop_fd proto_lfd;
 	int control_fd;
 	struct loop_fd control_lfd;
-	char control_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uint64_t start_ms;
 	const char *name;
 };
@@ -58,8 +102,18 @@ int limits_apply(struct stack *st, const struct stack_limits *lim);
 /* privdrop.c */
 int privdrop(const char *user, char *err, size_t err_len);
 
+/* supervise.c */
+int supervise_main(const struct dp_opts *o, int argc, char **argv);
+
 /* control.c */
-int control_open(struct dp *dp, const char *path, char *err, size_t err_len);
+struct ledger_head;
+struct out;
+typedef void (*control_print_fn)(void *ctx, FILE *f, bool json, bool summary);
+int control_bind(const char *path, char *err, size_t err_len);
+void control_answer(int listen_fd, control_print_fn print, void *ctx);
+void control_print_supervisor(struct out *o, const struct ledger_head *h, const char *state,
+			      const char *reason);
+int control_adopt(struct dp *dp, int fd);
 int control_start(struct dp *dp);
 void control_close(struct dp *dp);
 void control_print_stats(struct dp *dp, FILE *f, bool json);

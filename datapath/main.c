@@ -2,22 +2,37 @@
 /*
  * main.c - the datapath process: options, start-up order, the loop
  *
- * Start-up order, each step failing with a message that names the thing and
- * the reason (and, once netsetup is connected, an ERROR to it):
+ * `datapath` as netsetup starts it is a supervisor (supervise.c): it takes
+ * the configuration and the fds, binds what needs privileges, drops them,
+ * and starts the datapath proper, this same program with --worker, on a
+ * socketpair; it starts another on the same fds whenever one dies
+ * (docs/security.md, "Fail closed"). Every option is checked before
+ * anything starts, in both roles.
+ *
+ * A worker's start-up order, each step failing with a message that names
+ * the thing and the reason (and an ERROR to its supervisor):
  *   1. parse options; every --publish/--forward SPEC and resource cap is
- *      checked first; the caps go to the stack as soon as it exists
- *   2. receive the configuration (--fd N from `netsetup run`, or --listen)
- *   3. bind what needs privileges: the control socket, forward listeners
- *   4. drop every privilege (privdrop.c): no packet is touched before
- *   5. start the stack (gratuitous ARP, DAD), services, control socket
- *   6. ACK netsetup's DONE: from now on the container is served
- *   7. run the loop until SIGTERM/SIGINT, then release everything
+ *      checked first; the caps go to the stack as soon as it exists; the
+ *      supervisor's ledger gives the TCP engines their secret
+ *   2. receive the configuration from the supervisor (--fd N), which
+ *      relays netsetup's or replays it
+ *   3. take over what the supervisor bound: the control socket, forward
+ *      listeners (--control-fd, --listener-fd)
+ *   4. drop every privilege (privdrop.c; a worker has none left but its
+ *      capability sets) and load the system call filter: no packet is
+ *      touched before
+ *   5. start the stack (gratuitous ARP, DAD), services, control socket;
+ *      reset the connections a dead predecessor left (face_tcp.c)
+ *   6. ACK DONE: from now on the container is served
+ *   7. run the loop until SIGTERM/SIGINT, then reset every connection of
+ *      the face and release everything
  *
  * `datapath stats --control SOCKET [--json]` is the client side of the
  * control socket (control.c); `datapath stats --all` asks every datapath
  * whose socket is in /run/sandnet for its summary (one per container).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +44,7 @@
 
 #include "datapath/datapath.h"
 #include "datapath/face/face.h"
+#include "datapath/ledger.h"
 #include "datapath/policy.h"
 #include "datapath/seccomp.h"
 
@@ -42,6 +58,9 @@ static const char usage[] =
 	"  --user USER       run as USER after start-up (default: nobody)\n"
 	"  --control SOCKET  serve statistics on this unix socket\n"
 	"  --name NAME       who this datapath serves, for stats (netsetup gives cni:ID:IFNAME)\n"
+	"  --max-deaths N    datapaths that may die within --death-window before the\n"
+	"                    container stays dark (1..1000, default 5)\n"
+	"  --death-window S  seconds (1..86400, default 60)\n"
 	"  --publish udp:[ADDR:]PORT=TARGET   datagrams to the container's PORT go to\n"
 	"                    TARGET (HOST:PORT or unix:/path); replies come back\n"
 	"  --forward udp:LISTEN=REMOTE        datagrams to LISTEN (HOST:PORT or\n"
@@ -68,17 +87,6 @@ static const char usage[] =
 	"                      that source's least recently used goes (default 256, 0 = off)\n"
 	"See datapath(8).\n";
 
-struct dp_opts {
-	int fd;
-	const char *listen;
-	const char *user;
-	const char *control;
-	const char *name;
-	unsigned int n_specs;
-	struct svc_spec specs[DP_MAX_SVCS];
-	struct stack_limits limits;
-	struct policy policy;
-};
 
 static int dp_stats_main(int argc, char **argv)
 {
@@ -143,6 +151,37 @@ static int dp_stats_main(int argc, char **argv)
 	return 0;
 }
 
+/* A count option: N in @min..@max. */
+static int dp_parse_count(const char *opt, const char *val, unsigned int min, unsigned int max, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(val, &end, 10);
+	if (!*val || *end || errno || v < min || v > max || val[0] == '-') {
+		fprintf(stderr, "datapath: --%s '%s': not a number in %u..%u\n", opt, val, min, max);
+		return -EINVAL;
+	}
+	*out = (unsigned int)v;
+	return 0;
+}
+
+/* An inherited fd number (--fd, --ledger-fd, ...): one that is open. */
+static int dp_parse_fd(const char *opt, const char *val, int *out)
+{
+	unsigned int v;
+
+	if (dp_parse_count(opt, val, 0, 1 << 20, &v) < 0)
+		return -EINVAL;
+	if (fcntl((int)v, F_GETFD) < 0) {
+		fprintf(stderr, "datapath: --%s %u: not an open file descriptor\n", opt, v);
+		return -EBADF;
+	}
+	*out = (int)v;
+	return 0;
+}
+
 static int dp_parse(int argc, char **argv, struct dp_opts *o)
 {
 	static const struct option lopts[] = {
@@ -166,14 +205,34 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "egress-deny", required_argument, NULL, 'P' },
 		{ "ingress-allow", required_argument, NULL, 'P' },
 		{ "ingress-deny", required_argument, NULL, 'P' },
+		{ "max-deaths", required_argument, NULL, 'D' },
+		{ "death-window", required_argument, NULL, 'W' },
+		/* internal: how a supervisor starts its datapaths (supervise.c) */
+		{ "worker", no_argument, NULL, 'w' },
+		{ "ledger-fd", required_argument, NULL, 'G' },
+		{ "control-fd", required_argument, NULL, 'C' },
+		{ "listener-fd", required_argument, NULL, 'R' },
 		{ 0 }
 	};
 	char err[1024];
-	char *end;
-	int c, li = 0;
+	unsigned int forwards = 0, i;
+	int c, li = 0, prev;
 
 	o->fd = -1;
-	while ((c = getopt_long(argc, argv, "h", lopts, &li)) != -1) {
+	o->ledger_fd = -1;
+	o->control_fd = -1;
+	o->max_deaths = DP_MAX_DEATHS_DEFAULT;
+	o->death_window_s = DP_DEATH_WINDOW_S_DEFAULT;
+	o->strip = calloc((size_t)argc + 1, sizeof(*o->strip));
+	if (!o->strip) {
+		fprintf(stderr, "datapath: out of memory\n");
+		return 1;
+	}
+	for (prev = optind = 1; (c = getopt_long(argc, argv, "h", lopts, &li)) != -1; prev = optind) {
+		/* what the supervisor keeps to itself: the argv entries this option took */
+		if (c == 'f' || c == 'l' || c == 'c')
+			for (i = (unsigned int)prev; i < (unsigned int)optind; i++)
+				o->strip[i] = true;
 		switch (c) {
 		case 'L':
 			if (limits_parse(&o->limits, lopts[li].name, optarg, err, sizeof(err)) < 0) {
@@ -190,12 +249,36 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 			}
 			break;
 		case 'f':
-			errno = 0;
-			o->fd = (int)strtol(optarg, &end, 10);
-			if (*end || errno || o->fd < 0) {
-				fprintf(stderr, "datapath: --fd %s: not a file descriptor number\n", optarg);
+			if (dp_parse_fd("fd", optarg, &o->fd) < 0)
+				return 2;
+			break;
+		case 'D':
+			if (dp_parse_count("max-deaths", optarg, 1, 1000, &o->max_deaths) < 0)
+				return 2;
+			break;
+		case 'W':
+			if (dp_parse_count("death-window", optarg, 1, 86400, &o->death_window_s) < 0)
+				return 2;
+			break;
+		case 'w':
+			o->worker = true;
+			break;
+		case 'G':
+			if (dp_parse_fd("ledger-fd", optarg, &o->ledger_fd) < 0)
+				return 2;
+			break;
+		case 'C':
+			if (dp_parse_fd("control-fd", optarg, &o->control_fd) < 0)
+				return 2;
+			break;
+		case 'R':
+			if (o->n_listen_fds >= DP_MAX_SVCS) {
+				fprintf(stderr, "datapath: more than %d --listener-fd\n", DP_MAX_SVCS);
 				return 2;
 			}
+			if (dp_parse_fd("listener-fd", optarg, &o->listen_fds[o->n_listen_fds]) < 0)
+				return 2;
+			o->n_listen_fds++;
 			break;
 		case 'l':
 			o->listen = optarg;
@@ -242,6 +325,19 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		fprintf(stderr, "datapath: exactly one of --fd N and --listen SOCKET is needed\n");
 		return 2;
 	}
+	for (i = 0; i < o->n_specs; i++)
+		forwards += o->specs[i].kind == SVC_FORWARD;
+	if (!o->worker && (o->ledger_fd >= 0 || o->control_fd >= 0 || o->n_listen_fds)) {
+		fprintf(stderr, "datapath: --ledger-fd, --control-fd and --listener-fd are for a datapath "
+			"its supervisor starts (--worker)\n");
+		return 2;
+	}
+	if (o->worker && (o->listen || o->control || o->ledger_fd < 0 || o->n_listen_fds != forwards)) {
+		fprintf(stderr, "datapath: --worker: its supervisor gives --fd, --ledger-fd, --control-fd "
+			"instead of --control and one --listener-fd per --forward (%u for %u)\n",
+			o->n_listen_fds, forwards);
+		return 2;
+	}
 	return 0;
 }
 
@@ -276,30 +372,33 @@ static void dp_turn_end(void *ctx)
 	svc_udp_flush();
 }
 
-int main(int argc, char **argv)
+/*
+ * The datapath proper, as its supervisor starts it (--worker): the
+ * configuration arrives on --fd from the supervisor, what needs privileges
+ * was bound by it and is inherited.
+ */
+static int dp_worker(struct dp_opts *o)
 {
-	static struct dp_opts opts;
 	static struct dp dp;
+	static struct ledger lg;
 	struct loop_fd sig_lfd;
 	uint32_t done_seq = 0;
 	bool configured = false;
 	char err[1024] = "";
 	sigset_t mask;
-	int sfd = -1, ret, rc = 1;
-	unsigned int i;
+	int sfd = -1, ret, rc = 1, fwd = 0;
+	unsigned int i, orphans;
 
-	if (argc > 1 && !strcmp(argv[1], "stats"))
-		return dp_stats_main(argc - 1, argv + 1);
-	ret = dp_parse(argc, argv, &opts);
-	if (ret)
-		return ret;
 	signal(SIGPIPE, SIG_IGN);
-	dp.proto_fd = -1;
+	dp.proto_fd = o->fd;
 	dp.control_fd = -1;
+	ret = ledger_map(o->ledger_fd, &lg, err, sizeof(err));
+	if (ret < 0)
+		goto out_early;
 	dp.loop = loop_new(false);
 	if (!dp.loop) {
-		fprintf(stderr, "datapath: epoll: %s\n", strerror(errno));
-		return 1;
+		snprintf(err, sizeof(err), "epoll: %s", strerror(errno));
+		goto out_early;
 	}
 	ret = stack_init(&dp.st, dp.loop);
 	if (ret < 0) {
@@ -311,33 +410,35 @@ int main(int argc, char **argv)
 		snprintf(err, sizeof(err), "stack: %s", strerror(-ret));
 		goto out;
 	}
-	dp.st.policy = &opts.policy;
-	dp.name = opts.name;
-	ret = limits_apply(&dp.st, &opts.limits);
+	dp.st.policy = &o->policy;
+	dp.name = o->name;
+	dp.st.ledger = &lg;
+	/* the supervisor's secret: ISNs and timestamps continue the dead one's */
+	ret = stack_set_secret(&dp.st, lg.head->secret);
+	if (ret >= 0)
+		ret = limits_apply(&dp.st, &o->limits);
 	if (ret < 0) {
 		snprintf(err, sizeof(err), "resource caps: %s", strerror(-ret));
 		goto out;
 	}
 
-	if (opts.listen) {
-		ret = config_accept(opts.listen, &dp.proto_fd, err, sizeof(err));
-		if (ret < 0)
-			goto out;
-	} else {
-		dp.proto_fd = opts.fd;
-	}
 	ret = config_receive(&dp.st, dp.proto_fd, &done_seq, err, sizeof(err));
 	if (ret < 0)
 		goto out;
 	configured = true;
 
-	if (opts.control) {
-		ret = control_open(&dp, opts.control, err, sizeof(err));
-		if (ret < 0)
+	if (o->control_fd >= 0) {
+		ret = control_adopt(&dp, o->control_fd);
+		o->control_fd = -1;
+		if (ret < 0) {
+			snprintf(err, sizeof(err), "--control-fd: not a listening unix socket");
 			goto out;
+		}
 	}
-	for (i = 0; i < opts.n_specs; i++) {
-		dp.svcs[dp.n_svcs] = svc_new(&dp.st, &opts.specs[i], err, sizeof(err));
+	for (i = 0; i < o->n_specs; i++) {
+		int lfd = o->specs[i].kind == SVC_FORWARD ? o->listen_fds[fwd++] : -1;
+
+		dp.svcs[dp.n_svcs] = svc_new(&dp.st, &o->specs[i], lfd, err, sizeof(err));
 		if (!dp.svcs[dp.n_svcs])
 			goto out;
 		dp.n_svcs++;
@@ -353,7 +454,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	ret = privdrop(opts.user, err, sizeof(err));
+	ret = privdrop(o->user, err, sizeof(err));
 	if (ret < 0)
 		goto out;
 	/* the system call allow-list (seccomp.c), before the first packet */
@@ -375,15 +476,19 @@ int main(int argc, char **argv)
 		snprintf(err, sizeof(err), "start: %s", strerror(-ret));
 		goto out;
 	}
+	orphans = face_tcp_reset_orphans(dp.st.face);
 	ret = proto_send_ack(dp.proto_fd, done_seq);
 	if (ret < 0) {
-		snprintf(err, sizeof(err), "ACK of DONE to netsetup: %s", strerror(-ret));
+		snprintf(err, sizeof(err), "ACK of DONE to the supervisor: %s", strerror(-ret));
 		configured = false;
 		goto out;
 	}
 	loop_fd_add(dp.loop, &dp.proto_lfd, dp.proto_fd, EPOLLIN | EPOLLRDHUP, dp_proto_event, &dp);
-	fprintf(stderr, "datapath: serving %u link(s), %u service(s) as uid %u\n", dp.st.n_links,
+	fprintf(stderr, "datapath: serving %u link(s), %u service(s) as uid %u", dp.st.n_links,
 		dp.n_svcs, (unsigned int)geteuid());
+	if (orphans)
+		fprintf(stderr, "; resetting %u connection(s) the last datapath left", orphans);
+	fputc('\n', stderr);
 	stack_links_flush(&dp.st, false);
 	ret = loop_run(dp.loop);
 	if (ret < 0) {
@@ -391,6 +496,9 @@ int main(int argc, char **argv)
 		configured = false;
 		goto out;
 	}
+	/* asked to stop: the container and the remote ends hear a RST now */
+	face_tcp_stop(dp.st.face);
+	stack_links_flush(&dp.st, false);
 	rc = 0;
 out:
 	if (rc) {
@@ -404,11 +512,33 @@ out:
 	stack_fini(&dp.st);
 	if (sfd >= 0)
 		close(sfd);
-	if (dp.proto_fd >= 0)
-		close(dp.proto_fd);
 	loop_free(dp.loop);
 	pkt_pool_drain();
+out_early:
+	if (rc && !dp.loop)
+		fprintf(stderr, "datapath: %s\n", err);
+	for (i = fwd; i < o->n_listen_fds; i++)
+		close(o->listen_fds[i]);
+	if (o->control_fd >= 0)
+		close(o->control_fd);
+	if (dp.proto_fd >= 0)
+		close(dp.proto_fd);
+	ledger_unmap(&lg);
 	if (!rc)
 		fprintf(stderr, "datapath: stopped\n");
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static struct dp_opts opts;
+	int ret;
+
+	if (argc > 1 && !strcmp(argv[1], "stats"))
+		return dp_stats_main(argc - 1, argv + 1);
+	ret = dp_parse(argc, argv, &opts);
+	if (!ret)
+		ret = opts.worker ? dp_worker(&opts) : supervise_main(&opts, argc, argv);
+	free(opts.strip);
+	return ret;
 }

@@ -82,6 +82,8 @@ struct attach {
 	bool taken;
 	int orig_netns;			/* >= 0 while inside the target namespace */
 	int sock;
+	uint8_t minor;			/* the datapath's protocol minor (HELLO) */
+	int status_fd;			/* the status file, for DONE; -1 once sent or none */
 	pid_t child;
 	sigset_t old_mask;
 	bool mask_set;
@@ -307,6 +309,7 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 {
 	const struct ns_opts *o = a->o;
 	struct proto_link *pl;
+	bool kept = false;
 	unsigned int i;
 	int err;
 
@@ -374,7 +377,7 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 		if (err)
 			return err;
 	}
-	err = ns_handoff_hello(a->sock, !o->no_face, e);
+	err = ns_handoff_hello(a->sock, !o->no_face, &a->minor, e);
 	if (err)
 		return err;
 
@@ -394,7 +397,8 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 			return -ESRCH;
 		}
 	}
-	if (o->detach_child) {
+	if (o->cmd == NS_CMD_RUN) {
+		/* its supervisor: what detach and restart find (run waits for it too) */
 		a->st.datapath_pid = a->child;
 		if (ns_proc_start_time(a->child, &a->st.datapath_start) < 0) {
 			ns_err_set(e, "run: the datapath (pid %d) is gone before the handoff", (int)a->child);
@@ -405,12 +409,35 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 		snprintf(a->st.owner, sizeof(a->st.owner), "%s", o->owner);
 	if (o->netns_path && o->netns_path[0] == '/' && strncmp(o->netns_path, "/proc/", 6) &&
 	    !strchr(o->netns_path, ' ') &&
-	    strlen(o->netns_path) < sizeof(a->st.netns_path))
+	    strlen(o->netns_path) < sizeof(a->st.netns_path)) {
 		snprintf(a->st.netns_path, sizeof(a->st.netns_path), "%s", o->netns_path);
+	} else if (o->detach_child) {
+		/*
+		 * Attached by pid (the OCI hook without a namespace path): the
+		 * namespace must stay reachable for poststop even when the
+		 * container's process and the datapath's supervisor are gone.
+		 */
+		char from[64];
+
+		snprintf(from, sizeof(from), "/proc/self/fd/%d", a->ns.fd);
+		err = ns_netns_keep(from, a->state_path, a->st.netns_path, sizeof(a->st.netns_path), e);
+		if (err)
+			return err;
+		kept = true;
+	}
 	err = ns_state_write(a->state_path, &a->st, e);
-	if (err)
+	if (err) {
+		if (kept)
+			ns_netns_keep_remove(a->st.netns_path);
 		return err;
+	}
 	a->state_written = true;
+	/* where the datapath's supervisor says how it goes (DONE, minor 3) */
+	if (a->minor >= PROTO_MINOR_STATUS) {
+		a->status_fd = ns_status_open(a->state_path, e);
+		if (a->status_fd < 0)
+			return a->status_fd;
+	}
 	/* From here on, any failure gives back (ns_restore() copes with a partial takeover). */
 	a->taken = true;
 	err = ns_takeover(a->sk, &a->st, e);
@@ -422,7 +449,11 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 	}
 	if (err)
 		return err;
-	return ns_handoff_links(a->sock, &a->net, (int *const *)a->fds, o->channels, a->faces, e);
+	err = ns_handoff_links(a->sock, &a->net, (int *const *)a->fds, o->channels, a->faces, a->status_fd, e);
+	if (a->status_fd >= 0)
+		close(a->status_fd);
+	a->status_fd = -1;
+	return err;
 }
 
 static void attach_release(struct attach *a)
@@ -465,13 +496,21 @@ static void report(const struct attach *a)
 	}
 }
 
-/* run, after the handoff: wait for the datapath, forwarding signals. */
-static int run_wait(struct attach *a)
+/*
+ * run, after the handoff: wait for the datapath's supervisor, forwarding
+ * signals (SIGHUP: a new datapath takes over). Sets *@stopped when the end
+ * was an explicit stop: SIGTERM or SIGINT we forwarded, or a supervisor
+ * that says "stopped" (someone else stopped it on purpose). Anything else
+ * is a death, and the namespace stays dark.
+ */
+static int run_wait(struct attach *a, bool *stopped)
 {
+	struct ns_status status;
 	siginfo_t info;
 	sigset_t set;
-	int sig, status = 0;
+	int sig, wstatus = 0;
 
+	*stopped = false;
 	fwd_signals(&set);
 	for (;;) {
 		sig = sigwaitinfo(&set, &info);
@@ -479,23 +518,27 @@ static int run_wait(struct attach *a)
 			if (errno == EINTR)
 				continue;
 			/* Cannot wait for signals: wait for the child alone. */
-			waitpid(a->child, &status, 0);
+			waitpid(a->child, &wstatus, 0);
 			break;
 		}
 		if (sig == SIGCHLD) {
-			if (waitpid(a->child, &status, WNOHANG) == a->child)
+			if (waitpid(a->child, &wstatus, WNOHANG) == a->child)
 				break;
 			continue;
 		}
+		if (sig == SIGTERM || sig == SIGINT)
+			*stopped = true;
 		kill(a->child, sig);
 	}
 	a->child = 0;
-	if (WIFEXITED(status)) {
-		fprintf(stderr, "netsetup: the datapath exited with status %d\n", WEXITSTATUS(status));
-		return WEXITSTATUS(status);
+	if (ns_status_read(a->state_path, &status) == 0 && !strcmp(status.state, "stopped"))
+		*stopped = true;
+	if (WIFEXITED(wstatus)) {
+		fprintf(stderr, "netsetup: the datapath's supervisor exited with status %d\n", WEXITSTATUS(wstatus));
+		return WEXITSTATUS(wstatus);
 	}
-	fprintf(stderr, "netsetup: the datapath was killed by signal %d\n", WTERMSIG(status));
-	return 128 + WTERMSIG(status);
+	fprintf(stderr, "netsetup: the datapath's supervisor was killed by signal %d\n", WTERMSIG(wstatus));
+	return 128 + WTERMSIG(wstatus);
 }
 
 /**
@@ -508,8 +551,9 @@ static int run_wait(struct attach *a)
  */
 int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e)
 {
-	struct attach a = { .o = o, .ns = { .fd = -1 }, .orig_netns = -1, .sock = -1 };
+	struct attach a = { .o = o, .ns = { .fd = -1 }, .orig_netns = -1, .sock = -1, .status_fd = -1 };
 	struct ns_err re = { "" };
+	bool stopped;
 	int err, code = 0;
 
 	err = ns_caps_check(true, e);
@@ -603,7 +647,15 @@ int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e)
 	err = ns_privs_keep(NS_PRIVS_RUN_WAIT, "run: waiting for the datapath", e);
 	if (err)
 		goto out;
-	code = run_wait(&a);
+	code = run_wait(&a, &stopped);
+	if (!stopped) {
+		/* fail closed: a death never gives the container's network back */
+		fprintf(stderr, "netsetup: netns %s stays dark: its datapath's supervisor died without being "
+			"stopped; `netsetup detach` gives it back (state %s)\n", a.ns.name, a.state_path);
+		a.taken = false;
+		a.state_written = false;
+		goto out;
+	}
 	err = ns_restore(a.sk, &a.st, e);
 	a.taken = false;
 	if (err) {
@@ -626,12 +678,14 @@ out:
 			a.state_written = false;
 		}
 	}
-	if (a.state_written)
-		unlink(a.state_path);
-	if (err && o->detach_child) {
+	if (a.state_written) {
+		ns_state_files_remove(a.state_path);
+	} else if (err && o->detach_child) {
 		unlink(a.log_path);
 		unlink(a.ctl_path);
 	}
+	if (a.status_fd >= 0)
+		close(a.status_fd);
 	attach_release(&a);
 	if (a.mask_set)
 		sigprocmask(SIG_SETMASK, &a.old_mask, NULL);

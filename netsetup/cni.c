@@ -18,10 +18,11 @@
  *          namespace's state file. Prints prevResult (cniVersion set to the
  *          configuration's): sandnet adds no interface and no address.
  *   DEL    finds the state file by owner, stops the datapath and gives the
- *          addresses back (dpproc.c). Nothing attached is success: DEL must
+ *          addresses back (giveback.c). Nothing attached is success: DEL must
  *          be idempotent. Prints nothing.
  *   CHECK  (0.4.0 and later) the state file exists, names CNI_NETNS, and its
- *          datapath runs.
+ *          datapath's supervisor runs and does not say "dark" (a crash
+ *          loop: the reason is CHECK's error).
  *   VERSION prints the versions we speak.
  *
  * The plugin's own configuration keys (all optional) are documented in
@@ -347,6 +348,7 @@ static int cni_del(struct cni *c)
 
 static int cni_check(struct cni *c)
 {
+	struct ns_status status;
 	struct ns_netns ns = { .fd = -1 };
 	char path[PATH_MAX], why[PATH_MAX + 128];
 	struct ns_err e = { "" };
@@ -368,8 +370,12 @@ static int cni_check(struct cni *c)
 		snprintf(why, sizeof(why), "state file %s names another namespace than %s", path, c->netns);
 		rc = cni_error(c, CNI_ERR_NOT_ATTACHED, "sandnet: not attached", why);
 	} else if (!ns_datapath_alive(&st)) {
-		snprintf(why, sizeof(why), "datapath pid %d is not running (its log: %s.log)",
-			 (int)st.datapath_pid, path);
+		snprintf(why, sizeof(why), "the datapath's supervisor (pid %d) is not running: the container is "
+			 "dark until DEL (its log: %s.log)", (int)st.datapath_pid, path);
+		rc = cni_error(c, CNI_ERR_DEAD, "sandnet: the datapath is dead", why);
+	} else if (ns_status_read(path, &status) == 0 && !strcmp(status.state, "dark")) {
+		/* a crash loop: the supervisor lives, keeps the fence and starts nothing */
+		snprintf(why, sizeof(why), "the container is dark: %.400s (its log: %.3000s.log)", status.reason, path);
 		rc = cni_error(c, CNI_ERR_DEAD, "sandnet: the datapath is dead", why);
 	}
 	ns_netns_close(&ns);

@@ -16,13 +16,16 @@
  * in a restart) is still reachable while its datapath lives: the channel
  * sockets belong to it (ns_datapath_netns_fd(): pidfd_getfd + SIOCGSKNS).
  *
- * Giving back (DEL, poststop, serve when a datapath dies) is: stop the
- * datapath first (it must not serve while the kernel takes over again), then
- * restore in the namespace when it still exists (by the path recorded or
- * given, checked against the recorded dev/ino), then remove the state file
- * and the datapath's log. A namespace that is gone has nothing to give back:
- * the file is removed all the same. A failed restore keeps the file, so that
- * the caller can retry.
+ * The datapath netsetup starts is a supervisor (datapath/supervise.c) that
+ * starts the datapath proper, and another whenever one dies; the state file
+ * records the supervisor. What it knows after the handoff it writes into
+ * the status file, STATEFILE.status, whose fd netsetup gives it with DONE
+ * (proto minor 3): serving, restarts, the last death, dark (a crash loop)
+ * or stopped (an explicit stop). ns_status_read() reads it for CNI CHECK,
+ * `netsetup restart`, run and serve: the file comes from an unprivileged
+ * process and is parsed as untrusted input (known keys, bounded lines).
+ *
+ * Giving back is giveback.c's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -193,6 +196,137 @@ int ns_state_find_owner(const char *owner, char *path, size_t size, struct ns_st
 	closedir(d);
 	ns_err_set(e, "%s: nothing attached (no state file in %s has that owner)", owner, dir);
 	return -ENOENT;
+}
+
+/**
+ * ns_status_path() - the status file next to a state file
+ * @state_path:	"DIR/netns-DEV-INO.state"
+ * @buf:	receives "DIR/netns-DEV-INO.state.status"
+ * @size:	size of @buf
+ *
+ * Return: 0 or -ENAMETOOLONG.
+ */
+int ns_status_path(const char *state_path, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s.status", state_path);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/**
+ * ns_status_open() - make the status file a datapath's supervisor will
+ * keep (empty, 0600, ours), for DONE
+ * @state_path:	the state file it goes with
+ * @e:		error message
+ *
+ * Return: an fd open for reading and writing, or -errno.
+ */
+int ns_status_open(const char *state_path, struct ns_err *e)
+{
+	char path[PATH_MAX + 8];
+	int fd, err;
+
+	if (ns_status_path(state_path, path, sizeof(path))) {
+		ns_err_set(e, "status file of %s: path too long", state_path);
+		return -ENAMETOOLONG;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		err = -errno;
+		ns_err_set(e, "status file %s: %s", path, strerror(errno));
+		return err;
+	}
+	return fd;
+}
+
+/* One "KEY VALUE" line of the status file into @s; false for anything else. */
+static bool status_line(char *line, struct ns_status *s)
+{
+	char *val = strchr(line, ' ');
+	unsigned int u;
+	int i;
+
+	if (!val)
+		return false;
+	*val++ = '\0';
+	if (!strcmp(line, "state")) {
+		for (i = 0; val[i]; i++)
+			if (val[i] < 'a' || val[i] > 'z')
+				return false;
+		if (i == 0 || i >= (int)sizeof(s->state))
+			return false;
+		memcpy(s->state, val, (size_t)i + 1);
+	} else if (!strcmp(line, "supervisor") || !strcmp(line, "datapath")) {
+		if (sscanf(val, "%u", &u) != 1 || u > INT_MAX)
+			return false;
+		*(line[0] == 's' ? &s->supervisor : &s->datapath) = (pid_t)u;
+	} else if (!strcmp(line, "restarts") || !strcmp(line, "deaths")) {
+		if (sscanf(val, "%u", &u) != 1)
+			return false;
+		*(line[0] == 'r' ? &s->restarts : &s->deaths) = u;
+	} else if (!strcmp(line, "last_death")) {
+		snprintf(s->last_death, sizeof(s->last_death), "%s", val);
+	} else if (!strcmp(line, "reason")) {
+		snprintf(s->reason, sizeof(s->reason), "%s", val);
+	}
+	/* a key of a newer datapath is skipped */
+	return true;
+}
+
+/**
+ * ns_status_read() - what a datapath's supervisor last wrote
+ * @state_path:	the state file the status goes with
+ * @s:		filled
+ *
+ * The supervisor rewrites the file whole, "end" last: a read that sees no
+ * "end" (a rewrite in progress) reads again, a few times.
+ *
+ * Return: 0; -ENOENT (no status file: a datapath too old to write one, or
+ * none started yet), -EAGAIN (nothing written), -EINVAL (not a status file).
+ */
+int ns_status_read(const char *state_path, struct ns_status *s)
+{
+	struct timespec tick = { 0, 2 * 1000 * 1000 };
+	char path[PATH_MAX + 8], line[768];
+	unsigned int attempt;
+	bool ended, bad;
+	FILE *f;
+
+	if (ns_status_path(state_path, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	for (attempt = 0; attempt < 5; attempt++) {
+		memset(s, 0, sizeof(*s));
+		f = fopen(path, "re");
+		if (!f)
+			return -errno;
+		ended = bad = false;
+		if (!fgets(line, sizeof(line), f)) {
+			fclose(f);
+			nanosleep(&tick, NULL);
+			continue;
+		}
+		bad = strcmp(line, "sandnet-datapath-status 1\n") != 0;
+		while (!bad && !ended && fgets(line, sizeof(line), f)) {
+			size_t n = strcspn(line, "\n");
+
+			if (line[n] != '\n') {
+				bad = true;	/* longer than any line a supervisor writes */
+				break;
+			}
+			line[n] = '\0';
+			if (!strcmp(line, "end"))
+				ended = true;
+			else if (!status_line(line, s))
+				bad = true;
+		}
+		fclose(f);
+		if (bad)
+			return -EINVAL;
+		if (ended && s->state[0])
+			return 0;
+		nanosleep(&tick, NULL);
+	}
+	return -EAGAIN;
 }
 
 /**

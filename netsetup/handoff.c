@@ -96,6 +96,8 @@ static int why_to_err(const struct proto_why *why, const char *step, struct ns_e
  * ns_handoff_hello() - agree on a protocol version with the datapath
  * @sock:	connected socket
  * @face:	a container face will be sent: the datapath must know LINK FACE
+ * @minorp:	receives the datapath's minor version (DONE's status file
+ *		needs PROTO_MINOR_STATUS)
  * @e:		error message
  *
  * A datapath of an older minor would skip the FACE attribute and then
@@ -105,7 +107,7 @@ static int why_to_err(const struct proto_why *why, const char *step, struct ns_e
  * Return: 0 or -errno (-EPROTONOSUPPORT for a version we do not speak, or
  * a datapath too old for the face).
  */
-int ns_handoff_hello(int sock, bool face, struct ns_err *e)
+int ns_handoff_hello(int sock, bool face, uint8_t *minorp, struct ns_err *e)
 {
 	struct proto_why why = { 0 };
 	uint8_t version, minor;
@@ -119,6 +121,7 @@ int ns_handoff_hello(int sock, bool face, struct ns_err *e)
 			   PROTO_MINOR_FACE);
 		return -EPROTONOSUPPORT;
 	}
+	*minorp = minor;
 	return 0;
 }
 
@@ -182,12 +185,14 @@ too_many:
  * @fds:	per link of @net (same index), @n_channels channel fds
  * @n_channels:	channels per link
  * @faces:	per link of @net, its container face (fd -1: none), or NULL
+ * @status_fd:	the status file for the datapath's supervisor, sent with DONE;
+ *		-1: none (a datapath below PROTO_MINOR_STATUS)
  * @e:		error message
  *
  * Return: 0 once the datapath acknowledged DONE, or -errno.
  */
 int ns_handoff_links(int sock, const struct ns_net *net, int *const *fds,
-		     unsigned int n_channels, const struct ns_face *faces, struct ns_err *e)
+		     unsigned int n_channels, const struct ns_face *faces, int status_fd, struct ns_err *e)
 {
 	struct proto_why why = { 0 };
 	struct proto_link *pl;
@@ -231,7 +236,7 @@ int ns_handoff_links(int sock, const struct ns_net *net, int *const *fds,
 		}
 		seq++;
 	}
-	err = proto_send_done(sock, seq);
+	err = proto_send_done_status(sock, seq, status_fd);
 	if (err) {
 		ns_err_set(e, "datapath: sending DONE: %s", strerror(-err));
 		goto out;

@@ -65,6 +65,9 @@ int main(int argc, char **argv)
 	case NS_CMD_DETACH:
 		ret = ns_cmd_detach(&o, &e);
 		break;
+	case NS_CMD_RESTART:
+		ret = ns_cmd_restart(&o, &e);
+		break;
 	case NS_CMD_HELP:
 	default:
 		fputs(ns_usage, stdout);

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <linux/nsfs.h>
@@ -220,4 +221,57 @@ int ns_caps_check(bool need_net_admin, struct ns_err *e)
 		return -EPERM;
 	}
 	return 0;
+}
+
+/**
+ * ns_netns_keep() - keep a namespace reachable by a path next to its state
+ * file, a bind mount as `ip netns` makes them: STATE.netns
+ * @from:	a path of the namespace now ("/proc/self/fd/N")
+ * @state_path:	"DIR/netns-DEV-INO.state"
+ * @keep:	receives "DIR/netns-DEV-INO.netns"
+ * @size:	size of @keep
+ * @e:		why not
+ *
+ * Whoever gives the namespace back later (DEL, poststop, detach, a
+ * restarted serve) finds it there even when nothing else names it any more:
+ * attached by pid, its datapath's supervisor dead. Giving back removes it
+ * (ns_state_files_remove()). Needs CAP_SYS_ADMIN.
+ *
+ * Return: 0 or -errno.
+ */
+int ns_netns_keep(const char *from, const char *state_path, char *keep, size_t size, struct ns_err *e)
+{
+	size_t n = strlen(state_path);
+	int fd, err;
+
+	if (n > 6 && !strcmp(state_path + n - 6, ".state"))
+		n -= 6;
+	if (snprintf(keep, size, "%.*s.netns", (int)n, state_path) >= (int)size) {
+		ns_err_set(e, "%s: path too long for the netns's bind mount", state_path);
+		return -ENAMETOOLONG;
+	}
+	fd = open(keep, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
+	if (fd < 0) {
+		err = -errno;
+		ns_err_set(e, "cannot make %s for the netns's bind mount: %s", keep, strerror(errno));
+		return err;
+	}
+	close(fd);
+	if (mount(from, keep, NULL, MS_BIND, NULL) < 0) {
+		err = -errno;
+		ns_err_set(e, "cannot bind-mount the netns on %s: %s", keep, strerror(errno));
+		unlink(keep);
+		return err;
+	}
+	return 0;
+}
+
+/**
+ * ns_netns_keep_remove() - undo ns_netns_keep()
+ * @keep:	the bind mount's path
+ */
+void ns_netns_keep_remove(const char *keep)
+{
+	umount2(keep, MNT_DETACH);
+	unlink(keep);
 }

@@ -71,6 +71,8 @@ void ns_netns_close(struct ns_netns *ns);
 int ns_netns_enter(const struct ns_netns *ns, int *orig_fdp, struct ns_err *e);
 int ns_netns_leave(int orig_fd);
 int ns_caps_check(bool need_net_admin, struct ns_err *e);
+int ns_netns_keep(const char *from, const char *state_path, char *keep, size_t size, struct ns_err *e);
+void ns_netns_keep_remove(const char *keep);
 
 /* --- privs.c: the capabilities each stage keeps (docs/security.md) ------ */
 
@@ -373,9 +375,9 @@ void ns_face_table(int ifindex, char *buf, size_t size);
 /* --- handoff.c -------------------------------------------------------- */
 
 int ns_handoff_connect(const char *path, int *sockp, struct ns_err *e);
-int ns_handoff_hello(int sock, bool face, struct ns_err *e);
+int ns_handoff_hello(int sock, bool face, uint8_t *minorp, struct ns_err *e);
 int ns_handoff_links(int sock, const struct ns_net *net, int *const *fds,
-		     unsigned int n_channels, const struct ns_face *faces, struct ns_err *e);
+		     unsigned int n_channels, const struct ns_face *faces, int status_fd, struct ns_err *e);
 int ns_link_to_proto(const struct ns_net *net, const struct ns_link *link,
 		     struct proto_link *pl, struct ns_err *e);
 
@@ -387,6 +389,7 @@ enum ns_cmd {
 	NS_CMD_ATTACH,
 	NS_CMD_RUN,
 	NS_CMD_DETACH,
+	NS_CMD_RESTART,
 	NS_CMD_HELP,
 	NS_CMD_MAX
 };
@@ -438,6 +441,7 @@ int ns_select(struct ns_net *net, const char *const *ifaces, unsigned int n_ifac
 int ns_cmd_gso_show(const struct ns_opts *o, FILE *out, struct ns_err *e);
 int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e);
 int ns_cmd_detach(const struct ns_opts *o, struct ns_err *e);
+int ns_cmd_restart(const struct ns_opts *o, struct ns_err *e);
 
 /* --- dpexec.c: find the datapath program ----------------------------- */
 
@@ -449,6 +453,31 @@ int ns_proc_start_time(pid_t pid, unsigned long long *ticksp);
 bool ns_datapath_alive(const struct ns_state *st);
 int ns_datapath_stop(const struct ns_state *st, unsigned int timeout_ms);
 int ns_datapath_netns_fd(const struct ns_state *st);
+
+/**
+ * struct ns_status - what a datapath's supervisor says in its status file
+ * (STATEFILE.status, docs/datapath.md "The status file")
+ * @state:	"starting", "serving", "restarting", "dark", "stopped"
+ * @supervisor:	its pid
+ * @datapath:	the serving datapath's pid, 0 when none
+ * @restarts:	datapaths started after the first
+ * @deaths:	datapaths that ended without being asked to
+ * @last_death:	"UNIXMS PID CAUSE" of the last, "" when none
+ * @reason:	why it is dark, "" otherwise
+ */
+struct ns_status {
+	char state[16];
+	pid_t supervisor;
+	pid_t datapath;
+	unsigned int restarts;
+	unsigned int deaths;
+	char last_death[256];
+	char reason[512];
+};
+
+int ns_status_path(const char *state_path, char *buf, size_t size);
+int ns_status_open(const char *state_path, struct ns_err *e);
+int ns_status_read(const char *state_path, struct ns_status *s);
 int ns_state_find_owner(const char *owner, char *path, size_t size, struct ns_state *st,
 			struct ns_err *e);
 
@@ -474,8 +503,9 @@ extern const char ns_serve_usage[];
  * @gso_auto_allowed: a request may leave the mode to netsetup
  * @max_channels: largest channel count a request may ask for
  * @max_clients: requests and attachments served at once
- * @keep_dark:	when a datapath dies, keep its namespace without addresses
- *		instead of giving them back to the kernel
+ * @keep_dark:	when a datapath dies without being stopped, keep its
+ *		namespace dark (the default) instead of giving it back
+ *		(on_datapath_exit = restore)
  * @request_timeout_s: how long a client may take to send its request
  */
 struct ns_serve_conf {

@@ -29,6 +29,7 @@ const char ns_usage[] =
 	"                    [--channels N] [--iface NAME]... [--face on|off] [--user USER]\n"
 	"                    -- DATAPATH [ARGS...]\n"
 	"       netsetup detach (--netns PATH | --pid PID)\n"
+	"       netsetup restart (--netns PATH | --pid PID)\n"
 	"       netsetup oci-hook [create|poststop] [--datapath PATH] [options] [-- DATAPATH_ARGS...]\n"
 	"       netsetup serve [--socket PATH] [--config FILE]\n"
 	"       netsetup connect [--socket PATH] (--netns PATH | --pid PID) [--iface NAME]\n"
@@ -72,6 +73,7 @@ static const unsigned int allowed[NS_CMD_MAX] = {
 	[NS_CMD_RUN] = B(OPT_NETNS) | B(OPT_PID) | B(OPT_GSO) | B(OPT_GSO_MAX_SIZE) |
 		       B(OPT_CHANNELS) | B(OPT_IFACE) | B(OPT_USER) | B(OPT_FACE),
 	[NS_CMD_DETACH] = B(OPT_NETNS) | B(OPT_PID),
+	[NS_CMD_RESTART] = B(OPT_NETNS) | B(OPT_PID),
 };
 
 static const char *const cmd_names[NS_CMD_MAX] = {
@@ -80,6 +82,7 @@ static const char *const cmd_names[NS_CMD_MAX] = {
 	[NS_CMD_ATTACH] = "attach",
 	[NS_CMD_RUN] = "run",
 	[NS_CMD_DETACH] = "detach",
+	[NS_CMD_RESTART] = "restart",
 	[NS_CMD_HELP] = "help",
 };
 _Static_assert(sizeof(cmd_names) / sizeof(cmd_names[0]) == NS_CMD_MAX, "a name per command");
@@ -178,6 +181,8 @@ static int cmd_parse(int argc, char **argv, struct ns_opts *o, int *argi, struct
 		o->cmd = NS_CMD_RUN;
 	} else if (!strcmp(c, "detach")) {
 		o->cmd = NS_CMD_DETACH;
+	} else if (!strcmp(c, "restart")) {
+		o->cmd = NS_CMD_RESTART;
 	} else {
 		ns_err_set(e, "unknown command '%s'", c);
 		return -EINVAL;

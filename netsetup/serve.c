@@ -27,9 +27,11 @@
  *      it back, and attaches exactly as `netsetup attach` does (cmd_attach.c)
  *      over the client's socket, recording the peer's pid (the datapath,
  *      after exec) and the owner "serve:PID" in the state file;
- *   4. watches the connection: EOF means the datapath is gone (it never
- *      closes it while alive), and its addresses go back to the kernel
- *      (dpproc.c), or, with on_datapath_exit = keep-dark, stay away.
+ *   4. watches the connection: EOF means the datapath is gone (its
+ *      supervisor never closes it while alive). When its status file says
+ *      "stopped" (an explicit stop), the addresses go back to the kernel
+ *      (giveback.c); any other end leaves the namespace dark (fail
+ *      closed: docs/security.md), unless on_datapath_exit = restore.
  * Privileges (privs.c): once listening, the daemon keeps NS_PRIVS_SERVE
  * (what a worker's attach and a give-back need, CAP_SYS_PTRACE to find a
  * namespace through a datapath's sockets, CAP_KILL to stop a datapath),
@@ -38,7 +40,8 @@
  * SIGTERM ends the daemon and its workers without giving anything back: the
  * datapaths keep serving. A daemon that starts finds every "serve:" state
  * file (recover): a live datapath gets a watcher (a worker that polls a
- * pidfd instead of the socket), a dead one is given back (or kept dark);
+ * pidfd instead of the socket), a dead one is given back if it was
+ * stopped, else kept dark;
  * nothing is taken a second time, nothing is forgotten.
  */
 #include <errno.h>
@@ -92,48 +95,40 @@ static void logmsg(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* STATE.netns: the bind mount that keeps the namespace reachable. */
-static void netns_keep_path(const char *state_path, char *buf, size_t size)
-{
-	size_t n = strlen(state_path);
-
-	if (n > 6 && !strcmp(state_path + n - 6, ".state"))
-		n -= 6;
-	snprintf(buf, size, "%.*s.netns", (int)n, state_path);
-}
-
-static void netns_keep_remove(const char *keep)
-{
-	umount2(keep, MNT_DETACH);
-	unlink(keep);
-}
-
 /*
- * The datapath is gone: give back (or keep dark). @path is the state file;
- * the namespace is found through the bind mount recorded in it.
+ * The datapath is gone (its supervisor, the process the client exec'd).
+ * Only an explicit stop gives back: the supervisor says "stopped" in its
+ * status file after SIGTERM or SIGINT (systemctl stop, netsetup detach). Any
+ * other end, a SIGKILL or a crash of the supervisor, leaves the namespace
+ * dark for `netsetup detach`, unless on_datapath_exit = restore asks to give
+ * it back anyway. @path is the state file; the namespace is found through
+ * the bind mount recorded in it.
  */
 static void datapath_gone(const struct serve *s, const char *path)
 {
 	struct ns_err e = { "" };
+	struct ns_status status;
 	struct ns_state st;
+	bool stopped;
 
 	if (ns_state_read(path, &st, &e) < 0) {
 		logmsg("%s", e.text);
 		return;
 	}
-	if (s->conf.keep_dark) {
-		logmsg("datapath pid %d is gone; netns kept dark as configured (state %s; netsetup detach gives back)",
-		       (int)st.datapath_pid, path);
+	stopped = ns_status_read(path, &status) == 0 && !strcmp(status.state, "stopped");
+	if (!stopped && s->conf.keep_dark) {
+		logmsg("datapath pid %d is gone without being stopped; netns kept dark (state %s; netsetup detach "
+		       "gives back)", (int)st.datapath_pid, path);
 		ns_state_free(&st);
 		return;
 	}
-	if (ns_give_back(path, &st, NULL, true, &e) < 0) {
+	if (ns_give_back(path, &st, NULL, true, &e) < 0)
 		logmsg("datapath pid %d is gone; giving back failed: %s (state kept in %s)",
 		       (int)st.datapath_pid, e.text, path);
-	} else {
-		logmsg("datapath pid %d is gone; addresses and routes given back to the kernel (%s)",
-		       (int)st.datapath_pid, st.owner);
-	}
+	else
+		logmsg("datapath pid %d %s; addresses and routes given back to the kernel (%s)",
+		       (int)st.datapath_pid, stopped ? "was stopped" : "is gone (on_datapath_exit = restore)",
+		       st.owner);
 	ns_state_free(&st);
 }
 
@@ -232,17 +227,10 @@ static int worker(struct serve *s, int conn)
 	proto_send_ack(conn, msg->seq);
 
 	/* Keep the namespace reachable after a daemon restart: a bind mount, like ip netns. */
-	netns_keep_path(state_path, keep, sizeof(keep));
 	mkdir(ns_state_dir(), 0700);
-	if ((fd = open(keep, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400)) >= 0) {
-		close(fd);
-		kept = mount(fdpath, keep, NULL, MS_BIND, NULL) == 0;
-		if (!kept) {
-			logmsg("cannot bind-mount the netns on %s: %s; a restarted daemon will not be able to give it back",
-			       keep, strerror(errno));
-			unlink(keep);
-		}
-	}
+	kept = ns_netns_keep(fdpath, state_path, keep, sizeof(keep), &e) == 0;
+	if (!kept)
+		logmsg("%s; a restarted daemon will not be able to give it back", e.text);
 	memset(&o, 0, sizeof(o));
 	o.cmd = NS_CMD_ATTACH;
 	o.netns_path = kept ? keep : fdpath;
@@ -264,7 +252,7 @@ static int worker(struct serve *s, int conn)
 		proto_send_error(conn, 0, -err, "netsetup serve: %s", e.text);
 		logmsg("pid %d: attach failed: %s", (int)cred.pid, e.text);
 		if (kept)
-			netns_keep_remove(keep);
+			ns_netns_keep_remove(keep);
 		return 1;
 	}
 	logmsg("pid %d uid %u: attached (state %s)", (int)cred.pid, (unsigned int)cred.uid, state_path);
@@ -408,12 +396,8 @@ static void recover(struct serve *s)
 					child_add(s, pid);
 				logmsg("recovered %s: datapath pid %d still serves; watching it", path,
 				       (int)st.datapath_pid);
-			} else if (s->conf.keep_dark) {
-				logmsg("recovered %s: datapath pid %d is gone; kept dark as configured", path,
-				       (int)st.datapath_pid);
 			} else {
-				logmsg("recovered %s: datapath pid %d is gone; giving back", path,
-				       (int)st.datapath_pid);
+				logmsg("recovered %s: datapath pid %d is gone", path, (int)st.datapath_pid);
 				datapath_gone(s, path);
 			}
 		}
@@ -569,8 +553,8 @@ int ns_serve_main(int argc, char **argv, struct ns_err *e)
 	if (err)
 		goto out;
 	recover(&s);
-	logmsg("serving on %s (state in %s, on datapath exit: %s)", s.socket_path, ns_state_dir(),
-	       s.conf.keep_dark ? "keep dark" : "restore");
+	logmsg("serving on %s (state in %s, when a datapath dies without being stopped: %s)", s.socket_path,
+	       ns_state_dir(), s.conf.keep_dark ? "keep it dark" : "give back (on_datapath_exit = restore)");
 	sd_notifyf(0, "READY=1\nSTATUS=serving on %s", s.socket_path);
 
 	p[0] = (struct pollfd){ .fd = s.listen_fd, .events = POLLIN };

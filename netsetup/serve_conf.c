@@ -11,7 +11,9 @@
  *   gso = auto hw sw off            the GSO requests allowed ("auto": leave it to netsetup)
  *   max_channels = 4                1..16
  *   max_clients = 64                requests and attachments served at once
- *   on_datapath_exit = restore      or keep-dark
+ *   on_datapath_exit = keep-dark    or restore: what happens to a namespace
+ *                                   whose datapath dies without being stopped
+ *                                   (restore opens the container: never the default)
  *   request_timeout = 10            seconds a client may take to send ATTACH
  *
  * Without a file only uid 0 may attach. Every unknown key, malformed value
@@ -37,7 +39,7 @@
 /**
  * ns_serve_conf_default() - the policy without a configuration file
  * @c:		filled: uid 0 only, any link, any GSO mode, 4 channels,
- *		64 clients, restore on datapath exit, 10 s request timeout
+ *		64 clients, keep dark when a datapath dies, 10 s request timeout
  */
 void ns_serve_conf_default(struct ns_serve_conf *c)
 {
@@ -51,6 +53,8 @@ void ns_serve_conf_default(struct ns_serve_conf *c)
 	c->max_channels = 4;
 	c->max_clients = 64;
 	c->request_timeout_s = 10;
+	/* fail closed: only an explicit stop gives a namespace back (docs/security.md) */
+	c->keep_dark = true;
 }
 
 static int conf_number(const char *v, unsigned long min, unsigned long max, unsigned long *out)

@@ -563,7 +563,7 @@ static struct face *face_new(struct stack *st)
 	f->ipv4_id = (uint16_t)(loop_now_ms(st->loop) * 40503u);
 	loop_timer_init(&f->sweep, face_sweep, f);
 	f->tcp = tcp_glue_new(st, &face_tcp_ops, f);
-	if (!f->tcp)
+	if (!f->tcp || stack_key_engine(st, tcp_glue_engine(f->tcp), "face") < 0)
 		goto err;
 	/* the container side gets the same caps as the network side */
 	if (tcp_stack_set_limits(tcp_glue_engine(f->tcp), lim->max_conns, lim->max_half_open,

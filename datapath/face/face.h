@@ -34,6 +34,8 @@ void face_pump(struct face *f, bool quiet);
 void face_turn_end(struct face *f, bool quiet);
 void face_print_stats(struct face *f, struct out *o);
 struct tcp_stack *face_tcp_engine(const struct face *f);
+unsigned int face_tcp_reset_orphans(struct face *f);
+void face_tcp_stop(struct face *f);
 
 /* What the outer stack hands the face (face_udp.c, face_icmp.c) */
 bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sport,

@@ -61,6 +61,7 @@
 #include <string.h>
 
 #include "datapath/face/face_int.h"
+#include "datapath/ledger.h"
 #include "common/out.h"
 #include "datapath/policy.h"
 
@@ -77,6 +78,7 @@
  * @in_eof, @out_eof:	that side's peer sent FIN
  * @in_shut, @out_shut:	our FIN is queued on that side
  * @dead:	finished; freed at the end of the turn
+ * @ledger_slot: its slot in the supervisor's ledger while it is up, or -1
  * @to_outer, @to_inner: bytes moved
  */
 struct face_pair {
@@ -88,6 +90,7 @@ struct face_pair {
 	bool outbound, up, pending;
 	bool in_eof, out_eof, in_shut, out_shut;
 	bool dead;
+	int ledger_slot;
 	uint64_t to_outer, to_inner;
 	struct loop_defer defer;
 };
@@ -117,6 +120,7 @@ static struct face_pair *face_pair_new(struct face *f, bool outbound)
 		return NULL;
 	pr->f = f;
 	pr->outbound = outbound;
+	pr->ledger_slot = -1;
 	pr->next = f->pairs;
 	if (f->pairs)
 		f->pairs->prev = pr;
@@ -140,6 +144,8 @@ static void face_pair_kill(struct face_pair *pr, bool graceful)
 		return;
 	pr->dead = true;
 	pr->inner = pr->outer = NULL;
+	if (f->st->ledger)
+		ledger_pair_del(f->st->ledger, pr->ledger_slot);
 	for (i = 0; i < 2; i++) {
 		struct tcp_conn_info info;
 
@@ -162,6 +168,29 @@ static void face_pair_kill(struct face_pair *pr, bool graceful)
 		pr->next->prev = pr->prev;
 	f->n_pairs--;
 	loop_defer(f->st->loop, &pr->defer, face_pair_free);
+}
+
+/*
+ * Both halves are established: write their 4-tuples into the supervisor's
+ * ledger, so that the next datapath resets them should this one die
+ * (face_tcp_reset_orphans()). A full ledger only costs that.
+ */
+static void face_pair_note(struct face_pair *pr)
+{
+	struct ledger *lg = pr->f->st->ledger;
+	uint8_t family = pr->in_ep[1].addr.family;
+	struct ledger_pair lp = {
+		.family = family,
+		.container_port = pr->in_ep[1].port,
+		.outer_port = pr->out_ep[0].port,
+		.remote_port = pr->in_ep[0].port,
+	};
+
+	if (!lg)
+		return;
+	memcpy(lp.container, pr->in_ep[1].addr.a.bytes, net_addr_len(family));
+	memcpy(lp.remote, pr->in_ep[0].addr.a.bytes, net_addr_len(family));
+	pr->ledger_slot = ledger_pair_add(lg, &lp);
 }
 
 static void face_pair_pend(struct face_pair *pr)
@@ -239,6 +268,7 @@ static void face_pair_event(struct face_pair *pr, bool inner, struct tcp_conn *c
 		}
 		pr->up = true;
 		face_count(pr->f, FACE_CTR_TCP_CONNECTED);
+		face_pair_note(pr);
 		face_pair_pend(pr);	/* the first side may have data waiting */
 		break;
 	case TCP_EV_READABLE:
@@ -498,6 +528,65 @@ int face_tcp_init(struct face *f)
 	tcp_glue_conn_opts(f->st, AF_INET6, NULL, &o);
 	return tcp_listen_any(tcp_glue_stack(f->st), &o, face_tcp_outer_syn, face_orphan_event, f,
 			      &f->ls_outer);
+}
+
+/* One pair a dead datapath left: both of its peers are asked to reset. */
+static void face_tcp_orphan(void *ctx, const struct ledger_pair *lp)
+{
+	struct face *f = ctx;
+	struct tcp_endpoint container = { .addr.family = lp->family, .port = lp->container_port };
+	struct tcp_endpoint outer = { .addr.family = lp->family, .port = lp->outer_port };
+	struct tcp_endpoint remote = { .addr.family = lp->family, .port = lp->remote_port };
+	uint64_t now = face_now_us(f);
+
+	memcpy(container.addr.a.bytes, lp->container, net_addr_len(lp->family));
+	memcpy(remote.addr.a.bytes, lp->remote, net_addr_len(lp->family));
+	outer.addr = container.addr;
+	/* a slot is untrusted: only the container's own addresses, no port 0 */
+	if (!container.port || !outer.port || !remote.port || !face_is_container(f, &container.addr) ||
+	    face_is_container(f, &remote.addr)) {
+		face_count(f, FACE_CTR_TCP_ORPHANS_BAD);
+		return;
+	}
+	face_count(f, FACE_CTR_TCP_ORPHANS);
+	tcp_reset_probe(tcp_glue_engine(f->tcp), &remote, &container, now);
+	tcp_reset_probe(tcp_glue_stack(f->st), &outer, &remote, now);
+}
+
+/**
+ * face_tcp_reset_orphans() - reset the connections a dead datapath left
+ * @f:	the face, started, before its first pair
+ *
+ * The container's sockets and the remote ends would otherwise wait for
+ * data that never comes, until their own timeouts. Neither side's sequence
+ * numbers are known here: tcp_reset_probe() makes each peer reveal them,
+ * and the engine's answer to that is the RST (tcp_conn.c).
+ *
+ * Return: the number of pairs found.
+ */
+unsigned int face_tcp_reset_orphans(struct face *f)
+{
+	if (!f || !f->st->ledger)
+		return 0;
+	return ledger_pairs_take(f->st->ledger, face_tcp_orphan, f);
+}
+
+/**
+ * face_tcp_stop() - a datapath that stops on request resets every pair
+ * itself (it knows their sequence numbers), and leaves their ledger slots
+ * to its successor all the same
+ * @f:	the face, or NULL
+ *
+ * The caller flushes the links afterwards, so that the RSTs leave.
+ */
+void face_tcp_stop(struct face *f)
+{
+	if (!f)
+		return;
+	while (f->pairs) {
+		f->pairs->ledger_slot = -1;
+		face_pair_kill(f->pairs, false);
+	}
 }
 
 /**

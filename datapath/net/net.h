@@ -81,6 +81,8 @@ struct ip_reasm;
 struct tcp_glue;
 struct face;
 struct policy;
+struct ledger;
+struct tcp_stack;
 
 /* Work a layer above the stack hands down at the end of a turn (stack_turn_end()). */
 typedef void (*stack_turn_fn)(void *ctx);
@@ -155,6 +157,9 @@ struct stack {
 	uint64_t ctr[CTR_MAX];
 	uint64_t drop[DROP_MAX];
 	struct stack_limits limits;	/* caps; zero = default (config.c) */
+	bool has_secret;		/* @secret keys the TCP engines (stack_set_secret()) */
+	uint8_t secret[32];
+	struct ledger *ledger;		/* the supervisor's ledger (datapath/ledger.c), or NULL */
 };
 
 static inline void stack_count(struct stack *st, enum dp_ctr c)
@@ -180,6 +185,8 @@ int stack_add_link(struct stack *st, struct link *l);
 int stack_add_inner_link(struct stack *st, struct link *l);
 int stack_start(struct stack *st);
 int stack_on_turn_end(struct stack *st, stack_turn_fn fn, void *ctx);
+int stack_set_secret(struct stack *st, const uint8_t secret[32]);
+int stack_key_engine(const struct stack *st, struct tcp_stack *engine, const char *label);
 unsigned int stack_links_flush(struct stack *st, bool only_borrowed);
 struct link *stack_link_by_ifindex(struct stack *st, uint32_t ifindex);
 bool net_addr_eq(const struct net_addr *a, const struct net_addr *b);

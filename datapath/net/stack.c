@@ -35,10 +35,12 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sodium.h>
 
 #include "datapath/face/face.h"
 #include "datapath/net/net.h"
 #include "datapath/net/tcp_glue.h"
+#include "datapath/tcp/tcp.h"
 
 #define STACK_TICK_MS		200
 #define ICMP_RATE_PER_S		1000.0
@@ -318,4 +320,41 @@ const char *net_addr_str(const struct net_addr *a, char *buf, size_t len)
 	if (!inet_ntop(a->family, &a->a, buf, len))
 		snprintf(buf, len, "?");
 	return buf;
+}
+
+/**
+ * stack_key_engine() - key a TCP engine of this stack from its secret
+ * @st:		the stack
+ * @engine:	one of its engines, before its first connection
+ * @label:	which one ("outer", "face"): each gets its own key
+ *
+ * Without a secret (no supervisor: tests, fuzzers) the engine keeps its
+ * random key.
+ *
+ * Return: 0 or -EBUSY (tcp_stack_set_secret()).
+ */
+int stack_key_engine(const struct stack *st, struct tcp_stack *engine, const char *label)
+{
+	uint8_t key[16];
+
+	if (!st->has_secret)
+		return 0;
+	crypto_generichash(key, sizeof(key), (const uint8_t *)label, strlen(label), st->secret, sizeof(st->secret));
+	return tcp_stack_set_secret(engine, key);
+}
+
+/**
+ * stack_set_secret() - the secret the supervisor keeps across restarts
+ * (datapath/ledger.c): ISNs and timestamps of every engine of this stack
+ * continue those of the datapath before
+ * @st:		the stack, before its first connection
+ * @secret:	32 bytes
+ *
+ * Return: 0 or -EBUSY.
+ */
+int stack_set_secret(struct stack *st, const uint8_t secret[32])
+{
+	memcpy(st->secret, secret, sizeof(st->secret));
+	st->has_secret = true;
+	return stack_key_engine(st, tcp_glue_stack(st), "outer");
 }

@@ -85,6 +85,8 @@ void tcp_glue_print(struct tcp_glue *g, struct out *o, const char *counters, con
 	out_u64(o, "tx_csum_offloaded", gc->csum_offloaded);
 	out_u64(o, "pmtu_updates", gc->pmtu_updates);
 	out_u64(o, "icmp_aborts", gc->icmp_aborts);
+	out_u64(o, "reset_probes", s.reset_probes);
+	out_u64(o, "syn_challenged", s.syn_challenged);
 	out_u64(o, "drop_malformed", s.drop_malformed);
 	out_u64(o, "drop_no_socket", s.drop_no_socket);
 	out_u64(o, "drop_paws", s.drop_paws);

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "datapath/svc/svc.h"
 #include "datapath/svc/svc_tcp.h"
@@ -20,24 +21,28 @@
  * svc_new() - make the service @spec describes (not started)
  * @st:		the stack
  * @spec:	a parsed --publish or --forward
+ * @listen_fd:	a forward's local listener as the supervisor bound it
+ *		(svc_listen_open()), taken over here; -1: bind it here
  * @err:	reason on failure
  * @err_len:	size of @err
  *
- * Return: the service, or NULL with @err set.
+ * Return: the service, or NULL with @err set (@listen_fd closed).
  */
-struct svc *svc_new(struct stack *st, const struct svc_spec *spec, char *err, size_t err_len)
+struct svc *svc_new(struct stack *st, const struct svc_spec *spec, int listen_fd, char *err, size_t err_len)
 {
 	struct svc *s = calloc(1, sizeof(*s));
 
 	if (!s) {
 		snprintf(err, err_len, "%s: out of memory", spec->text);
+		if (listen_fd >= 0)
+			close(listen_fd);
 		return NULL;
 	}
 	s->proto = spec->proto;
 	if (spec->proto == IPPROTO_TCP)
-		s->tcp = svc_tcp_new(st, spec, err, err_len);
+		s->tcp = svc_tcp_new(st, spec, listen_fd, err, err_len);
 	else
-		s->udp = svc_udp_new(st, spec, err, err_len);
+		s->udp = svc_udp_new(st, spec, listen_fd, err, err_len);
 	if (!s->tcp && !s->udp) {
 		free(s);
 		return NULL;

@@ -97,17 +97,22 @@ struct svc {
 	};
 };
 
-struct svc *svc_new(struct stack *st, const struct svc_spec *spec, char *err, size_t err_len);
+/* A forward's local listener: how many connections wait while no datapath accepts. */
+#define SVC_LISTEN_BACKLOG	128
+
+struct svc *svc_new(struct stack *st, const struct svc_spec *spec, int listen_fd, char *err, size_t err_len);
 int svc_start(struct svc *s);
 void svc_free(struct svc *s);
 void svc_stats(const struct svc *s, struct out *o);
 
 int svc_spec_parse(const char *text, enum svc_kind kind, struct svc_spec *spec, char *err,
 		   size_t err_len);
-void svc_listen_close(struct loop *loop, struct loop_fd *lfd, int fd, const struct svc_spec *spec);
+int svc_listen_open(const struct svc_spec *spec, char *err, size_t err_len);
+void svc_listen_close(struct loop *loop, struct loop_fd *lfd, int fd, const struct svc_spec *spec, bool owned);
 int svc_endpoint_parse(const char *s, struct svc_endpoint *ep, char *err, size_t err_len);
 
-struct svc_udp *svc_udp_new(struct stack *st, const struct svc_spec *spec, char *err, size_t err_len);
+struct svc_udp *svc_udp_new(struct stack *st, const struct svc_spec *spec, int listen_fd, char *err,
+			    size_t err_len);
 int svc_udp_start(struct svc_udp *s);
 void svc_udp_free(struct svc_udp *s);
 void svc_udp_stats(const struct svc_udp *s, struct out *o);

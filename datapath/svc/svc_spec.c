@@ -243,21 +243,54 @@ int svc_spec_parse(const char *text, enum svc_kind kind, struct svc_spec *spec, 
 }
 
 /**
+ * svc_listen_open() - bind a forward's local socket (and listen, for TCP)
+ * @spec:	a parsed --forward
+ * @err:	reason on failure
+ * @err_len:	size of @err
+ *
+ * Done before privileges are dropped, by the supervisor (supervise.c): the
+ * LISTEN socket may be a low port or live in a root-owned folder, and it
+ * outlives each datapath, so that a client that connects while a new one
+ * starts waits in the backlog instead of being refused.
+ *
+ * Return: the socket, or negative errno with @err filled.
+ */
+int svc_listen_open(const struct svc_spec *spec, char *err, size_t err_len)
+{
+	int type = spec->proto == IPPROTO_TCP ? SOCK_STREAM : SOCK_DGRAM, one = 1, fd, ret;
+
+	fd = socket(spec->listen.sa.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && type == SOCK_STREAM && !spec->listen.is_unix)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (fd < 0 || bind(fd, (const struct sockaddr *)&spec->listen.sa, spec->listen.sa_len) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, SVC_LISTEN_BACKLOG) < 0)) {
+		ret = -errno;
+		snprintf(err, err_len, "--forward %s: bind the listening socket: %s", spec->text, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/**
  * svc_listen_close() - close a forward's local listener, and remove its socket file
  * @loop:	the loop @lfd is registered in, or NULL if the service never started
  * @lfd:	the listener's loop registration
  * @fd:		the listening socket, or -1 (a publish has none)
- * @spec:	the service's SPEC: a unix LISTEN path is unlinked
+ * @spec:	the service's SPEC
+ * @owned:	the service bound it: a unix LISTEN path is unlinked (one the
+ *		supervisor bound stays for the next datapath)
  *
  * Shared by the UDP and TCP services, whose local listeners live and die alike.
  */
-void svc_listen_close(struct loop *loop, struct loop_fd *lfd, int fd, const struct svc_spec *spec)
+void svc_listen_close(struct loop *loop, struct loop_fd *lfd, int fd, const struct svc_spec *spec, bool owned)
 {
 	if (fd < 0)
 		return;
 	if (loop)
 		loop_fd_del(loop, lfd);
 	close(fd);
-	if (spec->listen.is_unix)
+	if (owned && spec->listen.is_unix)
 		unlink(((const struct sockaddr_un *)&spec->listen.sa)->sun_path);
 }

@@ -58,7 +58,7 @@
 #include "common/out.h"
 #include "datapath/svc/svc_tcp.h"
 
-#define SVC_TCP_BACKLOG		128
+#define SVC_TCP_BACKLOG		SVC_LISTEN_BACKLOG
 #define SVC_TCP_ACCEPT_BATCH	64
 #define SVC_TCP_READ_ROUNDS	16
 #define SVC_TCP_BUF		65536
@@ -92,6 +92,7 @@ struct svc_tcp {
 	struct stack *st;
 	struct tcp_listener *ls[2];	/* publish: IPv4 and/or IPv6 */
 	int listen_fd;			/* forward */
+	bool listen_owned;		/* bound here, not by the supervisor */
 	struct loop_fd lfd;
 	bool started;
 	struct svc_tcp_pair *pairs;
@@ -535,26 +536,36 @@ static int svc_tcp_listen_family(struct svc_tcp *s, uint8_t family, const struct
  * svc_tcp_new() - create a TCP service and bind what needs binding now
  * @st:		stack (with its links: a publish ADDR must be one of ours)
  * @spec:	parsed SPEC, proto IPPROTO_TCP
+ * @listen_fd:	a forward's listener the supervisor bound, taken over; -1: bind it here
  * @err:	reason on failure
  * @err_len:	size of @err
  *
  * Called before privileges are dropped: a forward's LISTEN socket is bound
- * and listening here, so it may be a low port or in a root-owned directory.
- * Return: the service, or NULL with @err filled.
+ * and listening here (or by the supervisor), so it may be a low port or in
+ * a root-owned directory.
+ * Return: the service, or NULL with @err filled (@listen_fd closed).
  */
-struct svc_tcp *svc_tcp_new(struct stack *st, const struct svc_spec *spec, char *err, size_t err_len)
+struct svc_tcp *svc_tcp_new(struct stack *st, const struct svc_spec *spec, int listen_fd, char *err,
+			    size_t err_len)
 {
 	const char *opt = spec->kind == SVC_PUBLISH ? "--publish" : "--forward";
 	struct svc_tcp *s = calloc(1, sizeof(*s));
-	int ret = 0, one = 1;
+	int ret = 0;
 
 	if (!s) {
 		snprintf(err, err_len, "%s %s: out of memory", opt, spec->text);
+		if (listen_fd >= 0)
+			close(listen_fd);
 		return NULL;
 	}
 	s->spec = *spec;
 	s->st = st;
-	s->listen_fd = -1;
+	s->listen_fd = listen_fd;
+	s->listen_owned = listen_fd < 0;
+	if (spec->kind == SVC_PUBLISH && listen_fd >= 0) {
+		snprintf(err, err_len, "%s %s: a publish has no local listener", opt, spec->text);
+		goto err;
+	}
 	if (!tcp_glue_stack(st)) {
 		snprintf(err, err_len, "%s %s: the stack has no TCP", opt, spec->text);
 		goto err;
@@ -579,16 +590,10 @@ struct svc_tcp *svc_tcp_new(struct stack *st, const struct svc_spec *spec, char 
 		}
 		return s;
 	}
-	s->listen_fd = socket(spec->listen.sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (s->listen_fd >= 0 && !spec->listen.is_unix)
-		setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (s->listen_fd < 0 ||
-	    bind(s->listen_fd, (const struct sockaddr *)&spec->listen.sa, spec->listen.sa_len) < 0 ||
-	    listen(s->listen_fd, SVC_TCP_BACKLOG) < 0) {
-		snprintf(err, err_len, "%s %s: bind the listening socket: %s", opt, spec->text,
-			 strerror(errno));
+	if (s->listen_fd < 0)
+		s->listen_fd = svc_listen_open(spec, err, err_len);
+	if (s->listen_fd < 0)
 		goto err;
-	}
 	return s;
 err:
 	svc_tcp_free(s);
@@ -623,7 +628,7 @@ void svc_tcp_free(struct svc_tcp *s)
 	for (i = 0; i < 2; i++)
 		if (s->ls[i])
 			tcp_listener_close(s->ls[i]);
-	svc_listen_close(s->started ? s->st->loop : NULL, &s->lfd, s->listen_fd, &s->spec);
+	svc_listen_close(s->started ? s->st->loop : NULL, &s->lfd, s->listen_fd, &s->spec, s->listen_owned);
 	free(s);
 }
 

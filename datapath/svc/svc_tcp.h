@@ -11,7 +11,7 @@
 struct svc_tcp;
 struct out;
 
-struct svc_tcp *svc_tcp_new(struct stack *st, const struct svc_spec *spec, char *err,
+struct svc_tcp *svc_tcp_new(struct stack *st, const struct svc_spec *spec, int listen_fd, char *err,
 			    size_t err_len);
 int svc_tcp_start(struct svc_tcp *s);
 void svc_tcp_free(struct svc_tcp *s);

@@ -106,6 +106,7 @@ struct svc_udp {
 	struct stack *st;
 	struct udp_sock *us;		/* publish */
 	int listen_fd;			/* forward */
+	bool listen_owned;		/* bound here, not by the supervisor */
 	struct loop_fd lfd;
 	bool started;
 	struct svc_flow *flows;
@@ -573,14 +574,17 @@ static void svc_sweep(struct loop_timer *t)
  * svc_udp_new() - create a UDP service and bind what needs binding now
  * @st:		stack (with its links: a publish ADDR must be one of ours)
  * @spec:	parsed SPEC
+ * @listen_fd:	a forward's socket the supervisor bound, taken over; -1: bind it here
  * @err:	reason on failure
  * @err_len:	size of @err
  *
  * Called before privileges are dropped: a forward's LISTEN socket is bound
- * here, so it may be a low port or live in a root-owned directory.
- * Return: the service, or NULL with @err filled.
+ * here (or by the supervisor), so it may be a low port or live in a
+ * root-owned directory.
+ * Return: the service, or NULL with @err filled (@listen_fd closed).
  */
-struct svc_udp *svc_udp_new(struct stack *st, const struct svc_spec *spec, char *err, size_t err_len)
+struct svc_udp *svc_udp_new(struct stack *st, const struct svc_spec *spec, int listen_fd, char *err,
+			    size_t err_len)
 {
 	const char *opt = spec->kind == SVC_PUBLISH ? "--publish" : "--forward";
 	struct svc_udp *s = calloc(1, sizeof(*s));
@@ -588,12 +592,19 @@ struct svc_udp *svc_udp_new(struct stack *st, const struct svc_spec *spec, char 
 
 	if (!s) {
 		snprintf(err, err_len, "%s %s: out of memory", opt, spec->text);
+		if (listen_fd >= 0)
+			close(listen_fd);
 		return NULL;
 	}
 	s->spec = *spec;
 	s->st = st;
-	s->listen_fd = -1;
+	s->listen_fd = listen_fd;
+	s->listen_owned = listen_fd < 0;
 	loop_timer_init(&s->sweep, svc_sweep, s);
+	if (spec->kind == SVC_PUBLISH && listen_fd >= 0) {
+		snprintf(err, err_len, "%s %s: a publish has no local listener", opt, spec->text);
+		goto err;
+	}
 	if (spec->kind == SVC_PUBLISH) {
 		s->us = udp_open(st, spec->addr.family ? &spec->addr : NULL, spec->port,
 				 svc_pub_recv, s, &ret);
@@ -606,13 +617,10 @@ struct svc_udp *svc_udp_new(struct stack *st, const struct svc_spec *spec, char 
 		snprintf(s->us->owner, sizeof(s->us->owner), "publish udp:%s", spec->text + 4);
 		return s;
 	}
-	s->listen_fd = socket(spec->listen.sa.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (s->listen_fd < 0 ||
-	    bind(s->listen_fd, (const struct sockaddr *)&spec->listen.sa, spec->listen.sa_len) < 0) {
-		snprintf(err, err_len, "%s %s: bind the listening socket: %s", opt, spec->text,
-			 strerror(errno));
+	if (s->listen_fd < 0)
+		s->listen_fd = svc_listen_open(spec, err, err_len);
+	if (s->listen_fd < 0)
 		goto err;
-	}
 	return s;
 err:
 	svc_udp_free(s);
@@ -649,7 +657,7 @@ void svc_udp_free(struct svc_udp *s)
 	while (s->flows)
 		svc_flow_free(s->flows);
 	udp_close(s->us);
-	svc_listen_close(s->started ? s->st->loop : NULL, &s->lfd, s->listen_fd, &s->spec);
+	svc_listen_close(s->started ? s->st->loop : NULL, &s->lfd, s->listen_fd, &s->spec, s->listen_owned);
 	free(s);
 }
 

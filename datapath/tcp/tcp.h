@@ -382,6 +382,8 @@ struct tcp_stack_stats {
 	uint64_t syn_deferred;		/* SYNs handed to the callee unanswered */
 	uint64_t syn_deferred_dropped;	/* SYNs dropped at max_half_open or max_conns */
 	uint64_t icmp_aborts;		/* connection attempts ended by an ICMP error */
+	uint64_t reset_probes;		/* SYNs sent to reset a forgotten connection (tcp_reset_probe()) */
+	uint64_t syn_challenged;	/* SYNs answered by a challenge ACK: RST, and the SYN again at once */
 };
 
 const char *tcp_state_name(enum tcp_state s);
@@ -390,6 +392,9 @@ const char *tcp_cc_name(enum tcp_cc_algo cc);
 
 struct tcp_stack *tcp_stack_new(const struct tcp_stack_cfg *cfg);
 void tcp_stack_free(struct tcp_stack *s);
+int tcp_stack_set_secret(struct tcp_stack *s, const uint8_t key[16]);
+void tcp_reset_probe(struct tcp_stack *s, const struct tcp_endpoint *local, const struct tcp_endpoint *remote,
+		     uint64_t now_us);
 int tcp_input(struct tcp_stack *s, const struct tcp_seg_in *seg, uint64_t now_us);
 void tcp_timers_run(struct tcp_stack *s, uint64_t now_us);
 uint64_t tcp_next_deadline(const struct tcp_stack *s);

@@ -565,6 +565,50 @@ struct tcp_stack *tcp_stack_new(const struct tcp_stack_cfg *cfg)
 }
 
 /**
+ * tcp_stack_set_secret() - key ISNs, timestamp offsets, SYN cookies and the
+ * table with @key instead of the random one the stack was made with
+ * @s: the stack, before its first connection
+ * @key: 16 bytes; a datapath's supervisor keeps the secret its key comes from
+ *	across restarts (datapath/ledger.c), so that a new datapath's ISNs and
+ *	timestamps on a 4-tuple continue the old one's
+ *
+ * Return: 0, or -EBUSY once a connection exists (its hash would change).
+ */
+int tcp_stack_set_secret(struct tcp_stack *s, const uint8_t key[16])
+{
+	if (s->st.conns)
+		return -EBUSY;
+	memcpy(s->hash_key, key, sizeof(s->hash_key));
+	s->next_port = 32768 + (uint16_t)(tcp_siphash(s, "port", 4) % 28232);
+	return 0;
+}
+
+/**
+ * tcp_reset_probe() - make a peer reset a connection this stack forgot
+ * @s: the stack
+ * @local: our end of the 4-tuple
+ * @remote: the peer's end
+ * @now_us: the time
+ *
+ * After a datapath died, its successor does not know the sequence numbers
+ * of the connections the container and the remote ends still hold, so it
+ * cannot send an acceptable RST. It sends a bare SYN on the 4-tuple instead:
+ * a peer with a synchronized connection answers any SYN with a challenge ACK
+ * carrying its RCV.NXT (RFC 5961 4.2), that ACK finds no connection here and
+ * is answered like any such segment, with a RST whose sequence number is its
+ * ACK field (RFC 9293 3.10.7.1): exactly what the peer takes as a reset. A
+ * peer with no connection there answers the SYN with a RST (ignored) or,
+ * where something listens, a SYN-ACK (reset the same way). The SYN's
+ * sequence number is the ISN this 4-tuple would get.
+ */
+void tcp_reset_probe(struct tcp_stack *s, const struct tcp_endpoint *local, const struct tcp_endpoint *remote,
+		     uint64_t now_us)
+{
+	s->st.reset_probes++;
+	tcp_out_syn_raw(s, local, remote, tcp_conn_isn(s, local, remote, now_us));
+}
+
+/**
  * tcp_stack_free() - free a stack and every connection and listener in it
  * @s: the stack (NULL is fine)
  *

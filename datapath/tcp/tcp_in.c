@@ -249,6 +249,21 @@ static void tcp_in_syn_sent(struct tcp_conn *c, const struct tcp_seg_in *seg, ui
 		if (seq_leq(seg->ack, c->iss) || seq_gt(seg->ack, c->snd_max)) {
 			s->st.drop_bad_ack++;
 			tcp_out_rst_reply(s, seg);
+			/*
+			 * A bare ACK is a challenge ACK (RFC 5961 4): the peer
+			 * still holds this 4-tuple, a TIME-WAIT of an earlier
+			 * connection (of a datapath before this one, or of the
+			 * kernel before attach) whose ISN or timestamp it finds
+			 * older. The RST at its ACK number ends it (Linux kills a
+			 * TIME-WAIT on such a RST); the SYN goes again now instead
+			 * of after the RTO, a second of nothing. Once: a peer that
+			 * keeps answering this way gets the timer.
+			 */
+			if (!(seg->flags & (TCP_SYN | TCP_RST)) && !c->syn_resent) {
+				c->syn_resent = true;
+				s->st.syn_challenged++;
+				tcp_out_retransmit(c, c->iss, 0, now_us);
+			}
 			return;
 		}
 		ack_ok = true;

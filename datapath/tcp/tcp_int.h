@@ -138,6 +138,7 @@ struct tcp_conn {
 	bool passive;
 	bool deferred;		/* a catch-all's SYN-RECEIVED: SYN-ACK not sent yet */
 	bool syn_owned;		/* taken at the SYN (tcp_syn_fn): no accept, CONNECTED instead */
+	bool syn_resent;	/* SYN-SENT: the SYN went again after a challenge ACK */
 	bool dead;		/* in the reap list */
 	bool fin_queued;	/* the service shut down writing */
 	bool fin_sent;
@@ -418,6 +419,7 @@ void tcp_out_push(struct tcp_conn *c, uint64_t now_us);
 int tcp_out_retransmit(struct tcp_conn *c, uint32_t seq, uint32_t max_len, uint64_t now_us);
 void tcp_out_probe(struct tcp_conn *c, uint64_t now_us);
 void tcp_out_rst_reply(struct tcp_stack *s, const struct tcp_seg_in *seg);
+void tcp_out_syn_raw(struct tcp_stack *s, const struct tcp_endpoint *l, const struct tcp_endpoint *r, uint32_t seq);
 void tcp_out_rst(struct tcp_conn *c, uint64_t now_us);
 void tcp_out_challenge_ack(struct tcp_conn *c, uint64_t now_us);
 void tcp_out_synack_raw(struct tcp_stack *s, const struct tcp_seg_in *syn, const struct tcp_opts *o,

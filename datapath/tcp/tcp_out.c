@@ -376,6 +376,24 @@ void tcp_out_rst_reply(struct tcp_stack *s, const struct tcp_seg_in *seg)
 }
 
 /**
+ * tcp_out_syn_raw() - a bare SYN without a connection (tcp_reset_probe())
+ * @s: the stack
+ * @l: our end
+ * @r: the peer's
+ * @seq: its sequence number
+ */
+void tcp_out_syn_raw(struct tcp_stack *s, const struct tcp_endpoint *l, const struct tcp_endpoint *r, uint32_t seq)
+{
+	struct tcp_seg_out out;
+
+	tcp_out_fill(s, &out, l, r);
+	out.seq = seq;
+	out.flags = TCP_SYN;
+	out.wnd = 0;
+	tcp_out_call(s, &out);
+}
+
+/**
  * tcp_out_synack_raw() - a SYN-ACK without a connection (SYN cookies)
  * @s: the stack
  * @syn: the SYN answered

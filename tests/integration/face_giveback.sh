@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Giving the container face back (issue 9): after the datapath stops
-# (SIGTERM to netsetup run) and after it dies (SIGKILL), the container's
-# netns is what it was before, byte for byte (`ip -j addr`, `ip -j route`),
-# with no sn-* TUN, no nftables table and IPv6 enabled again on eth0, and
-# the program inside reaches the peer through its own kernel again.
+# (SIGTERM to netsetup run), and after its supervisor dies (SIGKILL: the
+# container stays dark, fail closed, until `netsetup detach`), the
+# container's netns is what it was before, byte for byte (`ip -j addr`,
+# `ip -j route`), with no sn-* TUN, no nftables table and IPv6 enabled again
+# on eth0, and the program inside reaches the peer through its own kernel
+# again.
 . "$SANDNET_TESTS/lib/common.sh"
 . "$SANDNET_TESTS/lib/netsetup.sh"
 . "$SANDNET_TESTS/integration/datapath_env.inc"
@@ -31,11 +33,15 @@ for how in TERM KILL; do
 	tcp_fetch "$CT" "http://10.77.0.1:8000/f100k" "$SN_TMP/f100k"
 	if [ "$how" = TERM ]; then
 		kill -TERM "$DP_NS_PID"
+		wait "$DP_NS_PID"
+		grep -q "addresses and routes given back" "$DP_LOG" || { cat "$DP_LOG"; sn_fail "no give-back after SIG$how"; }
 	else
-		kill -KILL "$DP_PID"
+		kill -KILL "$DP_SUP_PID"
+		wait "$DP_NS_PID"
+		grep -q "stays dark" "$DP_LOG" || { cat "$DP_LOG"; sn_fail "run did not keep the container dark"; }
+		ip netns exec "$CT" nft list tables | grep -q "^table netdev sandnet_" || sn_fail "the fence is gone"
+		ip netns exec "$DPNS" "$NETSETUP" detach --netns "/run/netns/$CT" || sn_fail "detach after SIG$how"
 	fi
-	wait "$DP_NS_PID"
-	grep -q "addresses and routes given back" "$DP_LOG" || { cat "$DP_LOG"; sn_fail "no give-back after SIG$how"; }
 	face_check_gone "$CT"
 	ns_settle "$CT"		# the link-local address goes through DAD again, as it first did
 	ns_snapshot "$CT" "$SN_TMP/after-$how"

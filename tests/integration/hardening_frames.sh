@@ -80,7 +80,8 @@ grep -q "^sent [1-9]" "$SN_TMP/blast.log" || sn_fail "frame_blaster sent nothing
 
 sn_log "after the blast"
 kill -0 "$DP_PID" 2>/dev/null || sn_fail "the datapath died: $(tail -n 30 "$DP_LOG")"
-[ "$(pgrep -P "$DP_NS_PID" | head -n1)" = "$DP_PID" ] || sn_fail "the datapath is not the same process"
+[ "$(pgrep -P "$DP_SUP_PID" | head -n1)" = "$DP_PID" ] && [ "$(dp_stat "d['supervisor']['deaths']")" = 0 ] ||
+	sn_fail "the datapath is not the same process: $(cat "$DP_STATUS")"
 ! grep -qE "Sanitizer|runtime error" "$DP_LOG" || sn_fail "sanitizer report: $(cat "$DP_LOG")"
 check_serving "after"
 dp_stats --json >"$SN_TMP/after.json"

@@ -95,6 +95,9 @@ grep -q "^NoNewPrivs:[[:space:]]*0$" "/proc/$CHILD/status" || sn_fail "the datap
 wait "$RUN"; rc=$?
 [ "$rc" -eq 0 ] || sn_fail "run of the slow datapath exited $rc: $(cat "$SN_TMP/slow.err")"
 grep -q '"done"' "$SN_TMP/slow.out" || sn_fail "the slow datapath never got DONE"
+# it exited on its own: no explicit stop, so run kept the namespace dark (fail closed)
+grep -q "stays dark" "$SN_TMP/slow.err" || sn_fail "run gave back after its datapath exited: $(cat "$SN_TMP/slow.err")"
+"$NETSETUP" detach --netns "$NSP" || sn_fail "detach after the slow datapath"
 ns_settle "$CT"
 ns_snapshot "$CT" "$SN_TMP/after-slow"
 ns_same "$SN_TMP/before" "$SN_TMP/after-slow" "after run of the slow datapath"
@@ -105,6 +108,7 @@ sn_log "run, waiting for a real datapath"
 dp_env_up
 status_is "$DP_NS_PID" "run, waiting" "$M_WAIT"
 status_is "$DP_PID" "the datapath" 0000000000000000
+status_is "$DP_SUP_PID" "the datapath's supervisor" 0000000000000000
 ip netns exec "$PEER" ping -c 2 -i 0.2 -W 2 10.77.0.2 || sn_fail "ping through the datapath"
 kill "$DP_NS_PID"
 wait "$DP_NS_PID"; rc=$?
@@ -116,15 +120,18 @@ ip -n "$CT" -4 addr show dev eth0 | grep -q "10.77.0.2/24" || sn_fail "10.77.0.2
 ip -n "$CT" -6 addr show dev eth0 | grep -q "fd77::2/64" || sn_fail "fd77::2 not back after SIGTERM"
 ip -n "$CT" route | grep -q "^default via 10.77.0.1" || sn_fail "default route not back after SIGTERM"
 
-sn_log "run, the datapath killed with SIGKILL: given back with CAP_NET_ADMIN alone"
+sn_log "run, the datapath's supervisor killed with SIGKILL: run stays dark, detach gives back"
 dp_env_reset
 dp_env_up
 status_is "$DP_NS_PID" "run, waiting" "$M_WAIT"
-kill -9 "$DP_PID"
+status_is "$DP_SUP_PID" "the datapath's supervisor" 0000000000000000
+kill -9 "$DP_SUP_PID"
 wait "$DP_NS_PID"; rc=$?
-[ "$rc" -eq 137 ] || sn_fail "run exited $rc after the datapath's SIGKILL, expected 137"
-ip -n "$CT" -4 addr show dev eth0 | grep -q "10.77.0.2/24" || sn_fail "10.77.0.2 not back after SIGKILL: $(cat "$DP_LOG")"
-ip -n "$CT" route | grep -q "^default via 10.77.0.1" || sn_fail "default route not back after SIGKILL"
+[ "$rc" -eq 137 ] || sn_fail "run exited $rc after the supervisor's SIGKILL, expected 137"
+ip -n "$CT" -4 addr show dev eth0 | grep -q "10.77.0.2/24" && sn_fail "10.77.0.2 given back after a SIGKILL: $(cat "$DP_LOG")"
+ip netns exec "$DPNS" "$NETSETUP" detach --netns "/run/netns/$CT" || sn_fail "detach after the SIGKILL"
+ip -n "$CT" -4 addr show dev eth0 | grep -q "10.77.0.2/24" || sn_fail "10.77.0.2 not back after detach: $(cat "$DP_LOG")"
+ip -n "$CT" route | grep -q "^default via 10.77.0.1" || sn_fail "default route not back after detach"
 ! grep -qE "Sanitizer|runtime error" "$DP_LOG" || sn_fail "sanitizer report: $(cat "$DP_LOG")"
 dp_env_reset
 

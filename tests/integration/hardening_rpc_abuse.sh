@@ -66,7 +66,7 @@ sn_on_exit "kill -9 $DP"
 sn_wait_for 10 sh -c "! ip -n '$CT' -4 addr show dev eth0 | grep -q inet" ||
 	{ cat "$SN_TMP/serve.log" "$SN_TMP/dp1.log"; sn_fail "valid attach after the abuse"; }
 ip netns exec "$PEER" ping -c 2 -i 0.2 -W 2 10.79.0.2 || { cat "$SN_TMP/dp1.log"; sn_fail "ping through sandnet"; }
-kill -9 "$DP"
+kill "$DP"	# an explicit stop (a SIGKILL would leave it dark: fail closed)
 wait "$DP" 2>/dev/null
 sn_wait_for 10 sh -c "ip -n '$CT' -4 addr show dev eth0 | grep -q 10.79.0.2" || sn_fail "address not given back"
 kill "$DAEMON"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `netsetup run` starts the datapath (here proto_sink) on a socketpair with
 # `--fd N [--user USER] ARGS...`, and gives the addresses and routes back
-# when it exits: normally, killed with SIGKILL, or stopped by a SIGTERM that
-# netsetup forwarded. A datapath that cannot be executed changes nothing.
+# only on an explicit stop: a SIGTERM or SIGINT that netsetup forwarded. A
+# datapath that exits on its own, or is killed with SIGKILL, leaves the
+# namespace dark (fail closed), and `netsetup detach` gives it back. A
+# datapath that cannot be executed changes nothing.
 . "$SANDNET_TESTS/lib/common.sh"
 . "$SANDNET_TESTS/lib/netsetup.sh"
 
@@ -37,20 +39,28 @@ check_restored() {
 	! ls "$SANDNET_STATE_DIR"/netns-*.state 2>/dev/null || sn_fail "$1: state file left"
 }
 
-sn_log "the datapath exits by itself"
+# dark_then_detach NAME: run kept the namespace dark; detach gives it back
+dark_then_detach() {
+	grep -q "stays dark" "$SN_TMP/$1.err" || sn_fail "$1: run did not keep it dark: $(cat "$SN_TMP/$1.err")"
+	[ -z "$(ip -n "$CT" addr show dev eth0 | grep 'inet ')" ] || sn_fail "$1: the address came back"
+	"$NETSETUP" detach --netns "$NSP" || sn_fail "$1: detach"
+	check_restored "$1"
+}
+
+sn_log "the datapath exits by itself: dark"
 start_run normal 2
 grep -q '{"user":"nobody"}' "$SN_TMP/normal.out" || sn_fail "--user nobody did not reach the datapath"
 wait "$RUN_PID"; rc=$?
 [ "$rc" -eq 0 ] || sn_fail "run exited $rc, the datapath exited 0: $(cat "$SN_TMP/normal.err")"
-check_restored "run, datapath exits 0"
+dark_then_detach normal
 
-sn_log "the datapath is killed with SIGKILL"
+sn_log "the datapath is killed with SIGKILL: dark"
 start_run kill 60
 child=$(pgrep -P "$RUN_PID" -f proto_sink) || sn_fail "no datapath child of $RUN_PID"
 kill -9 "$child"
 wait "$RUN_PID"; rc=$?
 [ "$rc" -eq 137 ] || sn_fail "run exited $rc after SIGKILL of the datapath, expected 137"
-check_restored "run, datapath SIGKILLed"
+dark_then_detach kill
 
 for sig in TERM INT; do
 	sn_log "SIG$sig to netsetup is forwarded"
@@ -74,4 +84,4 @@ sn_log "a datapath that cannot be executed"
 ns_expect_fail "run a missing datapath" "cannot execute|exited with status 127" -- \
 	"$NETSETUP" run --netns "$NSP" -- /nonexistent/datapath
 check_restored "run of a missing datapath"
-echo "run gives everything back"
+echo "run gives everything back on an explicit stop, and only then"

@@ -152,11 +152,18 @@ pod() {
 sn_on_exit "pod rm -f -a -t 0"
 # inspect NAME GO_TEMPLATE (in $(...): the caller exits on failure)
 inspect() { pod inspect --format "$2" "$1" || sn_fail "podman inspect $1"; }
-# datapaths: the live datapath processes in the host netns (where podman runs).
+# datapaths: the live datapath supervisors (what the state records; each has
+# its datapath as its child) in the host netns, where podman runs; any other
+# datapath process is named too.
 datapaths() {
-	local p
+	local p c
 	for p in $(ip netns pids "$HOSTNS"); do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = datapath ] && alive "$p" && echo "$p"
+		c=$(cat "/proc/$p/comm" 2>/dev/null)
+		if [ "$c" = sn-supervise ] && alive "$p"; then
+			echo "$p"
+		elif [ "$c" = datapath ] && alive "$p" && [ "$(cat "/proc/$(awk '{ print $4 }' "/proc/$p/stat")/comm" 2>/dev/null)" != sn-supervise ]; then
+			echo "$p (not a supervisor's)"
+		fi
 	done
 }
 alive() { [ -r "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)" != Z ]; }
@@ -197,7 +204,7 @@ state_of() {
 # nothing_left WHAT: no state file, no datapath.
 nothing_left() {
 	[ -z "$(ls "$SANDNET_STATE_DIR")" ] || sn_fail "$1 left: $(ls "$SANDNET_STATE_DIR")"
-	sn_wait_for 5 sh -c "[ -z \"\$(ip netns pids '$HOSTNS' | xargs -r -I{} cat /proc/{}/comm 2>/dev/null | grep -x datapath)\" ]" ||
+	sn_wait_for 5 sh -c "[ -z \"\$(ip netns pids '$HOSTNS' | xargs -r -I{} cat /proc/{}/comm 2>/dev/null | grep -xE 'datapath|sn-supervise')\" ]" ||
 		sn_fail "$1 left a datapath: $(datapaths)"
 }
 

@@ -38,7 +38,7 @@ KEEP=${STATE%.state}.netns
 
 sn_log "SIGKILL: the namespace stays dark"
 kill -9 "$DP"
-sn_wait_for 10 grep -q "kept dark as configured" "$SN_TMP/serve.log" || sn_fail "log: $(cat "$SN_TMP/serve.log")"
+sn_wait_for 10 grep -q "gone without being stopped; netns kept dark" "$SN_TMP/serve.log" || sn_fail "log: $(cat "$SN_TMP/serve.log")"
 [ -e "$STATE" ] || sn_fail "state file removed"
 [ -z "$(ip -n "$CT" -4 addr show dev eth0 | grep inet)" ] || sn_fail "the address came back despite keep-dark"
 ! ip netns exec "$PEER" ping -c 1 -W 1 10.79.0.2 >/dev/null || sn_fail "something answers for the dark container"
@@ -47,7 +47,7 @@ sn_log "a restarted daemon keeps it dark too"
 kill "$DAEMON"
 sn_wait_for 5 sh -c "! kill -0 $DAEMON" || sn_fail "serve does not stop"
 serve_start
-sn_wait_for 5 grep -q "recovered .* is gone; kept dark" "$SN_TMP/serve.log" || sn_fail "restart: $(cat "$SN_TMP/serve.log")"
+sn_wait_for 5 grep -q "recovered .* is gone" "$SN_TMP/serve.log" || sn_fail "restart: $(cat "$SN_TMP/serve.log")"
 [ -z "$(ip -n "$CT" -4 addr show dev eth0 | grep inet)" ] || sn_fail "restart gave the address back"
 
 sn_log "netsetup detach on the bind mount gives back"

@@ -588,6 +588,108 @@ START_TEST(test_syn_sent_bad_ack)
 }
 END_TEST
 
+/*
+ * A challenge ACK to our SYN (a peer's TIME-WAIT on this 4-tuple finds our
+ * ISN or timestamp older): RST at its ACK number, and the SYN again at once,
+ * not after the 1 s RTO; only once per connection.
+ */
+START_TEST(test_syn_sent_challenge_ack)
+{
+	struct tcp_endpoint l = ep("10.0.0.1", 5555), r = ep("10.0.0.2", 40000);
+	struct tcp_stack_stats st;
+
+	H.our_port = 5555;
+	ck_assert_int_eq(tcp_connect(H.s, &l, &r, NULL, h_event, &H, H.now, &H.conn), 0);
+	expect_seg(TCP_SYN, OUR_ISS, 0, 0);
+	in(TCP_ACK, 77777, 999999, NULL, 0);
+	expect_seg(TCP_RST, 999999, 0, 0);
+	expect_seg(TCP_SYN, OUR_ISS, 0, 0);	/* now, not at +1 s */
+	expect_none();
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_SYN_SENT);
+	in(TCP_ACK, 77777, 999999, NULL, 0);
+	expect_seg(TCP_RST, 999999, 0, 0);	/* the second: the timer's business */
+	expect_none();
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.syn_challenged, 1);
+	in(TCP_SYN | TCP_ACK, PEER_ISS, OUR_ISS + 1, NULL, 0);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_ESTABLISHED);
+	tcp_close(H.conn, H.now);
+}
+END_TEST
+
+/*
+ * tcp_reset_probe(): a bare SYN on a 4-tuple this stack has no connection
+ * on; the peer's challenge ACK then meets the ordinary answer to a segment
+ * nobody wants: a RST at its ACK number, which the peer takes.
+ */
+START_TEST(test_reset_probe)
+{
+	struct tcp_endpoint l = ep("10.0.0.1", 5555), r = ep("10.0.0.2", 40000);
+	struct tcp_stack_stats st;
+	struct cap *c;
+
+	H.our_port = 5555;
+	tcp_reset_probe(H.s, &l, &r, H.now);
+	c = expect_seg(TCP_SYN, OUR_ISS, 0, 0);
+	ck_assert_uint_eq(c->h.sport, 5555);
+	ck_assert_uint_eq(c->h.dport, 40000);
+	ck_assert(!c->h.opts.has_mss && !c->h.opts.has_ts);
+	ck_assert_int_eq(in(TCP_ACK, 31337, 424242, NULL, 0), -ENOENT);	/* the challenge ACK */
+	expect_seg(TCP_RST, 424242, 0, 0);
+	expect_none();
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.reset_probes, 1);
+	ck_assert_uint_eq(st.conns, 0);
+}
+END_TEST
+
+/*
+ * The secret keys ISNs and timestamp offsets: two stacks with the same one
+ * (a datapath and the one its supervisor starts after it) give a 4-tuple
+ * the same ISN at the same time, and a later one a larger ISN and a newer
+ * timestamp, which a kernel's TIME-WAIT takes; the key cannot change under
+ * a connection.
+ */
+START_TEST(test_secret_across_stacks)
+{
+	struct tcp_endpoint l = ep("10.0.0.1", 5555), r = ep("10.0.0.2", 40000);
+	struct tcp_stack *b;
+	uint8_t key[16];
+	struct cap *c1, *c2;
+	uint32_t isn1, tsv1;
+
+	tcp_stack_free(H.s);
+	H.cfg.isn_fixed = 0;
+	h_start();
+	memset(key, 0x5a, sizeof(key));
+	ck_assert_int_eq(tcp_stack_set_secret(H.s, key), 0);
+	H.our_port = 5555;
+	ck_assert_int_eq(tcp_connect(H.s, &l, &r, NULL, h_event, &H, H.now, &H.conn), 0);
+	c1 = pop_seg();
+	ck_assert_uint_eq(c1->h.flags, TCP_SYN);
+	isn1 = c1->h.seq;
+	tsv1 = c1->h.opts.ts_val;
+	ck_assert_int_eq(tcp_stack_set_secret(H.s, key), -EBUSY);
+	tcp_abort(H.conn, H.now);
+	H.conn = NULL;
+	h_drain();
+
+	/* the next datapath, 2 s later, the same key: newer on both counts */
+	b = tcp_stack_new(&H.cfg);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(tcp_stack_set_secret(b, key), 0);
+	H.now += 2 * SEC;
+	ck_assert_int_eq(tcp_connect(b, &l, &r, NULL, h_event, &H, H.now, &H.conn), 0);
+	c2 = pop_seg();
+	ck_assert_uint_eq(c2->h.flags, TCP_SYN);
+	ck_assert_uint_eq(c2->h.seq - isn1, (uint32_t)(2 * SEC / 4));
+	ck_assert_uint_eq(c2->h.opts.ts_val - tsv1, 2000);
+	tcp_abort(H.conn, H.now);
+	H.conn = NULL;
+	tcp_stack_free(b);
+}
+END_TEST
+
 START_TEST(test_syn_retries)
 {
 	struct tcp_endpoint l = ep("10.0.0.1", 5555), r = ep("10.0.0.2", 40000);
@@ -2633,6 +2735,9 @@ static Suite *tcp_suite(void)
 	ADD("syn_received_bad_ack", test_syn_received_bad_ack);
 	ADD("syn_sent_rst_refused", test_syn_sent_rst_refused);
 	ADD("syn_sent_bad_ack", test_syn_sent_bad_ack);
+	ADD("syn_sent_challenge_ack", test_syn_sent_challenge_ack);
+	ADD("reset_probe", test_reset_probe);
+	ADD("secret_across_stacks", test_secret_across_stacks);
 	ADD("syn_retries", test_syn_retries);
 	ADD("simultaneous_open", test_simultaneous_open);
 	ADD("no_listener_rst", test_no_listener_rst);

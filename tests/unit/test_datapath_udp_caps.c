@@ -87,7 +87,7 @@ static struct svc_udp *publish(uint16_t port)
 
 	snprintf(text, sizeof(text), "udp:%u=127.0.0.1:%u", port, backend_port);
 	ck_assert_int_eq(svc_spec_parse(text, SVC_PUBLISH, &spec, err, sizeof(err)), 0);
-	s = svc_new(&st, &spec, err, sizeof(err));
+	s = svc_new(&st, &spec, -1, err, sizeof(err));
 	ck_assert_msg(s != NULL, "%s", err);
 	ck_assert_int_eq(s->proto, IPPROTO_UDP);
 	ck_assert_int_eq(svc_start(s), 0);

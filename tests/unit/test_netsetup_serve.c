@@ -69,7 +69,7 @@ START_TEST(conf_defaults)
 		  c.gso_allowed[PROTO_GSO_OFF]);
 	ck_assert_uint_eq(c.max_channels, 4);
 	ck_assert_uint_eq(c.max_clients, 64);
-	ck_assert(!c.keep_dark);
+	ck_assert(c.keep_dark);	/* fail closed by default */
 	ck_assert_uint_eq(c.request_timeout_s, 10);
 }
 END_TEST
@@ -85,7 +85,7 @@ START_TEST(conf_every_key)
 			       "gso = hw\n"
 			       "max_channels = 16\n"
 			       "max_clients = 3\n"
-			       "on_datapath_exit = keep-dark\n"
+			       "on_datapath_exit = restore\n"
 			       "request_timeout = 2\n", &c, &e), 0);
 	ck_assert_uint_eq(c.n_uids, 3);
 	ck_assert_uint_eq(c.uids[0], 1000);
@@ -99,7 +99,7 @@ START_TEST(conf_every_key)
 		  !c.gso_allowed[PROTO_GSO_OFF]);
 	ck_assert_uint_eq(c.max_channels, 16);
 	ck_assert_uint_eq(c.max_clients, 3);
-	ck_assert(c.keep_dark);
+	ck_assert(!c.keep_dark);	/* the explicit choice to open the container */
 	ck_assert_uint_eq(c.request_timeout_s, 2);
 }
 END_TEST

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Fail closed, heal (issue 18), through the CNI plugin as a runtime calls it
+# (Debian's ptp makes eth0, then sandnet, chained): with the default policy
+# and a program in the container asking the cloud metadata address every
+# 50 ms throughout,
+#   - the detached datapath killed with SIGKILL, SIGSEGV and SIGABRT, each
+#     during a download each way: a new one serves within a second, the open
+#     connections are reset, never given back, and CHECK passes after each;
+#   - more deaths: the crash loop; dark and fenced; CHECK fails with the
+#     reason, `datapath stats --all` shows it;
+#   - DEL gives back byte-identical what ptp made;
+#   - the supervisor itself killed with SIGKILL: dark, CHECK says so, DEL
+#     gives back byte-identical.
+. "$SANDNET_TESTS/lib/common.sh"
+. "$SANDNET_TESTS/lib/netsetup.sh"
+. "$SANDNET_TESTS/integration/failclosed.inc"
+
+CNI_DIR=/usr/lib/cni
+[ -x "$CNI_DIR/ptp" ] && [ -x "$CNI_DIR/host-local" ] || sn_skip "no CNI ptp/host-local in $CNI_DIR"
+[ -x "$DATAPATH" ] || sn_skip "no $DATAPATH"
+
+sn_netns_add host
+sn_netns_add ct
+HOSTNS=$(sn_ns host)
+CT=$(sn_ns ct)
+NSP=$(ns_path ct)
+CID=sandnet-fc-$$
+SUBNET=10.$((150 + $$ % 50)).$(($$ % 250)).0/24
+mkdir -p "$SN_TMP/ipam" "$SN_TMP/bin" "$SANDNET_STATE_DIR"
+ln -s "$CNI_DIR/ptp" "$SN_TMP/bin/ptp"
+ln -s "$CNI_DIR/host-local" "$SN_TMP/bin/host-local"
+ln -s "$NETSETUP" "$SN_TMP/bin/sandnet"
+cat >"$SN_TMP/ptp.json" <<EOF
+{ "cniVersion": "1.0.0", "name": "sandnet-fc-$$", "type": "ptp", "ipMasq": false, "mtu": 1500,
+  "ipam": { "type": "host-local", "subnet": "$SUBNET", "dataDir": "$SN_TMP/ipam",
+            "routes": [ { "dst": "0.0.0.0/0" } ] } }
+EOF
+cni() {
+	local plugin=$1 cmd=$2 conf=$3; shift 3
+	ip netns exec "$HOSTNS" env CNI_COMMAND="$cmd" CNI_CONTAINERID="$CID" CNI_NETNS="$NSP" \
+		CNI_IFNAME=eth0 CNI_PATH="$SN_TMP/bin" "$@" "$SN_TMP/bin/$plugin" <"$conf"
+}
+sn_on_exit "cni ptp DEL '$SN_TMP/ptp.json'"
+cni ptp ADD "$SN_TMP/ptp.json" >"$SN_TMP/ptp-result.json" || sn_fail "ptp ADD: $(cat "$SN_TMP/ptp-result.json")"
+read -r CT_IP GW < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["ips"][0]["address"].split("/")[0], r["ips"][0]["gateway"])' "$SN_TMP/ptp-result.json")
+python3 - "$SN_TMP/ptp-result.json" "$SN_TMP/sandnet.json" "$DATAPATH" <<'EOF'
+import json, sys
+conf = {"cniVersion": "1.0.0", "name": "sandnet-fc", "type": "sandnet", "datapath": sys.argv[3],
+        "prevResult": json.load(open(sys.argv[1]))}
+json.dump(conf, open(sys.argv[2], "w"))
+EOF
+sn_wait_for 10 sh -c "ip -n '$CT' -6 addr show dev eth0 scope link | grep -q inet6" || sn_fail "no link-local address on eth0"
+ns_settle "$CT"
+FC_CT=$CT FC_CT_IP=$CT_IP FC_PEER=$HOSTNS FC_PEER_IP=$GW
+fc_servers
+ns_snapshot "$CT" "$SN_TMP/before"
+
+sn_log "ADD, the default policy"
+cni sandnet ADD "$SN_TMP/sandnet.json" >"$SN_TMP/add.json" 2>"$SN_TMP/add.err" ||
+	sn_fail "ADD: $(cat "$SN_TMP/add.json" "$SN_TMP/add.err")"
+STATE=$(ls "$SANDNET_STATE_DIR"/*.state)
+FC_STATUS=$STATE.status FC_CTL=$STATE.ctl
+sn_wait_for 5 grep -q "^state serving" "$FC_STATUS" || sn_fail "status: $(cat "$FC_STATUS")"
+SUP=$(awk '$1 == "datapath" { print $2 }' "$STATE")
+[ "$(fc_status supervisor)" = "$SUP" ] || sn_fail "the state file's datapath $SUP is not the supervisor: $(cat "$FC_STATUS")"
+fc_probe_start
+for sig in KILL SEGV ABRT; do
+	fc_kill_heal "$sig"
+	cni sandnet CHECK "$SN_TMP/sandnet.json" >"$SN_TMP/check.out" || sn_fail "CHECK after SIG$sig: $(cat "$SN_TMP/check.out")"
+done
+
+sn_log "the crash loop: dark, and CHECK says why"
+fc_crash_loop
+cni sandnet CHECK "$SN_TMP/sandnet.json" >"$SN_TMP/check.out" && sn_fail "CHECK passes while dark"
+python3 - "$SN_TMP/check.out" <<'EOF' || sn_fail "CHECK's error: $(cat "$SN_TMP/check.out")"
+import json, sys
+e = json.load(open(sys.argv[1]))
+assert e["code"] == 102 and "dark: crash loop: 5 deaths within 60 s" in e["details"], e
+print("CHECK:", e["msg"] + ":", e["details"])
+EOF
+"$DATAPATH" stats --all --dir "$SANDNET_STATE_DIR" --json | python3 -c '
+import json, sys
+a = json.load(sys.stdin)
+assert len(a) == 1 and a[0]["name"] == sys.argv[1] and a[0]["supervisor"]["state"] == "dark", a
+print("stats --all:", a[0]["name"], a[0]["supervisor"]["state"], a[0]["supervisor"]["reason"])
+' "cni:$CID:eth0" || sn_fail "stats --all does not show the container dark"
+grep -q "the container stays dark: crash loop" "$STATE.log" || sn_fail "the log does not say why it is dark"
+fc_probe_stop
+
+sn_log "DEL gives back byte-identical"
+cni sandnet DEL "$SN_TMP/sandnet.json" || sn_fail "DEL of a dark container"
+! fc_alive "$SUP" || sn_fail "the supervisor $SUP outlives DEL"
+ns_settle "$CT"
+ns_snapshot "$CT" "$SN_TMP/after-del"
+ns_same "$SN_TMP/before" "$SN_TMP/after-del" "after deaths, a crash loop and DEL"
+[ -z "$(ls "$SANDNET_STATE_DIR")" ] || sn_fail "DEL left: $(ls "$SANDNET_STATE_DIR")"
+
+sn_log "the supervisor killed: dark, CHECK says so, DEL gives back"
+cni sandnet ADD "$SN_TMP/sandnet.json" >/dev/null || sn_fail "ADD again"
+STATE=$(ls "$SANDNET_STATE_DIR"/*.state)
+FC_STATUS=$STATE.status FC_CTL=$STATE.ctl
+sn_wait_for 5 grep -q "^state serving" "$FC_STATUS" || sn_fail "status: $(cat "$FC_STATUS")"
+SUP=$(awk '$1 == "datapath" { print $2 }' "$STATE")
+WORKER=$(fc_worker)
+fc_probe_start
+kill -9 "$SUP"
+sn_wait_for 5 eval "! fc_alive $WORKER" || sn_fail "the datapath $WORKER outlived its supervisor"
+sleep 0.3
+ip -n "$CT" -j addr show dev eth0 | grep -q '"family":"inet"' && sn_fail "eth0 got its address back"
+ip netns exec "$CT" nft list tables | grep -q "^table netdev sandnet_" || sn_fail "the fence is gone"
+fc_probe_stop any
+cni sandnet CHECK "$SN_TMP/sandnet.json" >"$SN_TMP/check.out" && sn_fail "CHECK passes with the supervisor dead"
+grep -q "supervisor (pid $SUP) is not running: the container is dark" "$SN_TMP/check.out" ||
+	sn_fail "CHECK's error: $(cat "$SN_TMP/check.out")"
+cni sandnet DEL "$SN_TMP/sandnet.json" || sn_fail "DEL after the supervisor died"
+ns_settle "$CT"
+ns_snapshot "$CT" "$SN_TMP/after-del2"
+ns_same "$SN_TMP/before" "$SN_TMP/after-del2" "after the supervisor's death and DEL"
+! grep -E "Sanitizer|runtime error" "$SN_TMP"/state/*.log 2>/dev/null || sn_fail "sanitizer report"
+echo "fail closed through the CNI plugin: healed 3 deaths, CHECK passes, crash loop dark and reported, DEL byte-identical"
