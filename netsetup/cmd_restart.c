@@ -45,24 +45,9 @@ int ns_cmd_restart(const struct ns_opts *o, struct ns_err *e)
 	unsigned int waited;
 	int err;
 
-	err = ns_caps_check(false, e);
-	if (err)
-		return err;
-	err = ns_netns_open(o->netns_path, o->pid, false, &ns, e);
-	if (err)
-		return err;
-	err = ns_privs_keep(NS_PRIV(CAP_KILL), "restart", e);
+	err = ns_attached_open(o, NS_PRIV(CAP_KILL), "restart", &ns, path, sizeof(path), &st, e);
 	if (err)
 		goto out;
-	err = ns_state_path(ns.dev, ns.ino, path, sizeof(path));
-	if (!err)
-		err = ns_state_read(path, &st, e);
-	if (err) {
-		if (err == -ENOENT)
-			ns_err_set(e, "netns %s is not attached (no state file %s): nothing to restart", ns.name,
-				   path);
-		goto out;
-	}
 	if (!ns_datapath_alive(&st)) {
 		ns_err_set(e, "netns %s: its datapath's supervisor (pid %d) is gone: the container is dark; "
 			   "`netsetup detach` gives it back", ns.name, (int)st.datapath_pid);

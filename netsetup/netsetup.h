@@ -441,6 +441,8 @@ int ns_select(struct ns_net *net, const char *const *ifaces, unsigned int n_ifac
 int ns_cmd_gso_show(const struct ns_opts *o, FILE *out, struct ns_err *e);
 int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e);
 int ns_cmd_detach(const struct ns_opts *o, struct ns_err *e);
+int ns_attached_open(const struct ns_opts *o, uint64_t keep, const char *stage, struct ns_netns *ns,
+		     char *path, size_t size, struct ns_state *st, struct ns_err *e);
 int ns_cmd_restart(const struct ns_opts *o, struct ns_err *e);
 
 /* --- dpexec.c: find the datapath program ----------------------------- */

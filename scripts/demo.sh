@@ -130,6 +130,29 @@ ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" >"$TMP/stats"
 echo "each refusal counted on its rule:"
 sed -n '/^policy:/,$p' "$TMP/stats" | grep -E 'gress:|refused|rule '
 
+step "fail closed: the datapath killed during a download; the metadata address still refused, service back at once"
+# the cloud metadata service on the peer's side, as a cloud has it (the policy denies it by default)
+ip -n "$PEER" addr add 169.254.169.254/32 dev lo
+ip netns exec "$PEER" python3 -m http.server --bind 169.254.169.254 --directory "$TMP/www" 80 >/dev/null 2>&1 &
+pids+=($!)
+wait_listen "$PEER" 80
+ip netns exec "$CT" curl -sS --limit-rate 500k -o /dev/null http://10.88.0.1:8000/blob 2>"$TMP/dl.err" &
+dl=$!
+sleep 1
+worker=$(ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+echo "\$ kill -9 $worker   (the datapath that serves; its supervisor, netsetup's child, holds the fds)"
+kill -9 "$worker"
+wait "$dl"; rc=$?
+echo "the download in the container ended with curl's exit status $rc: $(cat "$TMP/dl.err")"
+run ip netns exec "$CT" curl -sS --max-time 3 http://169.254.169.254/hello || true
+run ip netns exec "$CT" curl -sS --max-time 3 http://10.88.0.1:8000/hello
+run ip netns exec "$PEER" curl -sS --max-time 3 http://10.88.0.2:8000/hello
+echo "the container's kernel still holds nothing on eth0, and the fence is in place:"
+run ip -n "$CT" -br addr show dev eth0
+ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" >"$TMP/stats"
+echo "what the supervisor says:"
+sed -n '/^supervisor:/,/^[a-z_]*:$/p' "$TMP/stats" | grep -v '^[a-z_]*:$' | head -n 12
+
 step "ping from the peer to the container: answered by sandnet"
 run ip netns exec "$PEER" ping -c 3 -i 0.3 10.88.0.2
 run ip netns exec "$PEER" ping -6 -c 3 -i 0.3 fd88::2

@@ -13,50 +13,31 @@
 #     gives back byte-identical.
 . "$SANDNET_TESTS/lib/common.sh"
 . "$SANDNET_TESTS/lib/netsetup.sh"
+. "$SANDNET_TESTS/lib/ptp.sh"
 . "$SANDNET_TESTS/integration/failclosed.inc"
-
-CNI_DIR=/usr/lib/cni
-[ -x "$CNI_DIR/ptp" ] && [ -x "$CNI_DIR/host-local" ] || sn_skip "no CNI ptp/host-local in $CNI_DIR"
 [ -x "$DATAPATH" ] || sn_skip "no $DATAPATH"
 
-sn_netns_add host
-sn_netns_add ct
-HOSTNS=$(sn_ns host)
-CT=$(sn_ns ct)
-NSP=$(ns_path ct)
-CID=sandnet-fc-$$
-SUBNET=10.$((150 + $$ % 50)).$(($$ % 250)).0/24
-mkdir -p "$SN_TMP/ipam" "$SN_TMP/bin" "$SANDNET_STATE_DIR"
-ln -s "$CNI_DIR/ptp" "$SN_TMP/bin/ptp"
-ln -s "$CNI_DIR/host-local" "$SN_TMP/bin/host-local"
+ptp_up fc $((150 + $$ % 50))
+mkdir -p "$SN_TMP/bin" "$SANDNET_STATE_DIR"
 ln -s "$NETSETUP" "$SN_TMP/bin/sandnet"
-cat >"$SN_TMP/ptp.json" <<EOF
-{ "cniVersion": "1.0.0", "name": "sandnet-fc-$$", "type": "ptp", "ipMasq": false, "mtu": 1500,
-  "ipam": { "type": "host-local", "subnet": "$SUBNET", "dataDir": "$SN_TMP/ipam",
-            "routes": [ { "dst": "0.0.0.0/0" } ] } }
-EOF
+# the sandnet plugin, called as a runtime calls a chain's plugins
 cni() {
-	local plugin=$1 cmd=$2 conf=$3; shift 3
+	local cmd=$1; shift
 	ip netns exec "$HOSTNS" env CNI_COMMAND="$cmd" CNI_CONTAINERID="$CID" CNI_NETNS="$NSP" \
-		CNI_IFNAME=eth0 CNI_PATH="$SN_TMP/bin" "$@" "$SN_TMP/bin/$plugin" <"$conf"
+		CNI_IFNAME=eth0 CNI_PATH="$SN_TMP/bin" "$SN_TMP/bin/sandnet" <"$SN_TMP/sandnet.json"
 }
-sn_on_exit "cni ptp DEL '$SN_TMP/ptp.json'"
-cni ptp ADD "$SN_TMP/ptp.json" >"$SN_TMP/ptp-result.json" || sn_fail "ptp ADD: $(cat "$SN_TMP/ptp-result.json")"
-read -r CT_IP GW < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["ips"][0]["address"].split("/")[0], r["ips"][0]["gateway"])' "$SN_TMP/ptp-result.json")
 python3 - "$SN_TMP/ptp-result.json" "$SN_TMP/sandnet.json" "$DATAPATH" <<'EOF'
 import json, sys
 conf = {"cniVersion": "1.0.0", "name": "sandnet-fc", "type": "sandnet", "datapath": sys.argv[3],
         "prevResult": json.load(open(sys.argv[1]))}
 json.dump(conf, open(sys.argv[2], "w"))
 EOF
-sn_wait_for 10 sh -c "ip -n '$CT' -6 addr show dev eth0 scope link | grep -q inet6" || sn_fail "no link-local address on eth0"
-ns_settle "$CT"
 FC_CT=$CT FC_CT_IP=$CT_IP FC_PEER=$HOSTNS FC_PEER_IP=$GW
 fc_servers
 ns_snapshot "$CT" "$SN_TMP/before"
 
 sn_log "ADD, the default policy"
-cni sandnet ADD "$SN_TMP/sandnet.json" >"$SN_TMP/add.json" 2>"$SN_TMP/add.err" ||
+cni ADD >"$SN_TMP/add.json" 2>"$SN_TMP/add.err" ||
 	sn_fail "ADD: $(cat "$SN_TMP/add.json" "$SN_TMP/add.err")"
 STATE=$(ls "$SANDNET_STATE_DIR"/*.state)
 FC_STATUS=$STATE.status FC_CTL=$STATE.ctl
@@ -66,12 +47,12 @@ SUP=$(awk '$1 == "datapath" { print $2 }' "$STATE")
 fc_probe_start
 for sig in KILL SEGV ABRT; do
 	fc_kill_heal "$sig"
-	cni sandnet CHECK "$SN_TMP/sandnet.json" >"$SN_TMP/check.out" || sn_fail "CHECK after SIG$sig: $(cat "$SN_TMP/check.out")"
+	cni CHECK >"$SN_TMP/check.out" || sn_fail "CHECK after SIG$sig: $(cat "$SN_TMP/check.out")"
 done
 
 sn_log "the crash loop: dark, and CHECK says why"
 fc_crash_loop
-cni sandnet CHECK "$SN_TMP/sandnet.json" >"$SN_TMP/check.out" && sn_fail "CHECK passes while dark"
+cni CHECK >"$SN_TMP/check.out" && sn_fail "CHECK passes while dark"
 python3 - "$SN_TMP/check.out" <<'EOF' || sn_fail "CHECK's error: $(cat "$SN_TMP/check.out")"
 import json, sys
 e = json.load(open(sys.argv[1]))
@@ -88,7 +69,7 @@ grep -q "the container stays dark: crash loop" "$STATE.log" || sn_fail "the log 
 fc_probe_stop
 
 sn_log "DEL gives back byte-identical"
-cni sandnet DEL "$SN_TMP/sandnet.json" || sn_fail "DEL of a dark container"
+cni DEL || sn_fail "DEL of a dark container"
 ! fc_alive "$SUP" || sn_fail "the supervisor $SUP outlives DEL"
 ns_settle "$CT"
 ns_snapshot "$CT" "$SN_TMP/after-del"
@@ -96,7 +77,7 @@ ns_same "$SN_TMP/before" "$SN_TMP/after-del" "after deaths, a crash loop and DEL
 [ -z "$(ls "$SANDNET_STATE_DIR")" ] || sn_fail "DEL left: $(ls "$SANDNET_STATE_DIR")"
 
 sn_log "the supervisor killed: dark, CHECK says so, DEL gives back"
-cni sandnet ADD "$SN_TMP/sandnet.json" >/dev/null || sn_fail "ADD again"
+cni ADD >/dev/null || sn_fail "ADD again"
 STATE=$(ls "$SANDNET_STATE_DIR"/*.state)
 FC_STATUS=$STATE.status FC_CTL=$STATE.ctl
 sn_wait_for 5 grep -q "^state serving" "$FC_STATUS" || sn_fail "status: $(cat "$FC_STATUS")"
@@ -109,10 +90,10 @@ sleep 0.3
 ip -n "$CT" -j addr show dev eth0 | grep -q '"family":"inet"' && sn_fail "eth0 got its address back"
 ip netns exec "$CT" nft list tables | grep -q "^table netdev sandnet_" || sn_fail "the fence is gone"
 fc_probe_stop any
-cni sandnet CHECK "$SN_TMP/sandnet.json" >"$SN_TMP/check.out" && sn_fail "CHECK passes with the supervisor dead"
+cni CHECK >"$SN_TMP/check.out" && sn_fail "CHECK passes with the supervisor dead"
 grep -q "supervisor (pid $SUP) is not running: the container is dark" "$SN_TMP/check.out" ||
 	sn_fail "CHECK's error: $(cat "$SN_TMP/check.out")"
-cni sandnet DEL "$SN_TMP/sandnet.json" || sn_fail "DEL after the supervisor died"
+cni DEL || sn_fail "DEL after the supervisor died"
 ns_settle "$CT"
 ns_snapshot "$CT" "$SN_TMP/after-del2"
 ns_same "$SN_TMP/before" "$SN_TMP/after-del2" "after the supervisor's death and DEL"

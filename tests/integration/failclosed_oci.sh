@@ -13,34 +13,12 @@
 #     the bind mount it made next to the state file).
 . "$SANDNET_TESTS/lib/common.sh"
 . "$SANDNET_TESTS/lib/netsetup.sh"
+. "$SANDNET_TESTS/lib/ptp.sh"
 . "$SANDNET_TESTS/integration/failclosed.inc"
-
-CNI_DIR=/usr/lib/cni
-[ -x "$CNI_DIR/ptp" ] && [ -x "$CNI_DIR/host-local" ] || sn_skip "no CNI ptp/host-local in $CNI_DIR"
 [ -x "$DATAPATH" ] || sn_skip "no $DATAPATH"
 
-sn_netns_add host
-sn_netns_add ct
-HOSTNS=$(sn_ns host)
-CT=$(sn_ns ct)
-NSP=$(ns_path ct)
-CID=sn$$fco
-SUBNET=10.$((100 + $$ % 50)).$(( ($$ + 3) % 250)).0/24
-mkdir -p "$SN_TMP/ipam" "$SANDNET_STATE_DIR"
-cat >"$SN_TMP/ptp.json" <<JSON
-{ "cniVersion": "1.0.0", "name": "sandnet-fco-$$", "type": "ptp", "ipMasq": false, "mtu": 1500,
-  "ipam": { "type": "host-local", "subnet": "$SUBNET", "dataDir": "$SN_TMP/ipam",
-            "routes": [ { "dst": "0.0.0.0/0" } ] } }
-JSON
-ptp() {
-	ip netns exec "$HOSTNS" env CNI_COMMAND="$1" CNI_CONTAINERID="$CID" CNI_NETNS="$NSP" \
-		CNI_IFNAME=eth0 CNI_PATH="$CNI_DIR" "$CNI_DIR/ptp" <"$SN_TMP/ptp.json"
-}
-sn_on_exit "ptp DEL"
-ptp ADD >"$SN_TMP/ptp-result.json" || sn_fail "ptp ADD: $(cat "$SN_TMP/ptp-result.json")"
-read -r CT_IP GW < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["ips"][0]["address"].split("/")[0], r["ips"][0]["gateway"])' "$SN_TMP/ptp-result.json")
-sn_wait_for 10 sh -c "ip -n '$CT' -6 addr show dev eth0 scope link | grep -q inet6" || sn_fail "no IPv6 link-local on eth0"
-ns_settle "$CT"
+ptp_up fco $((100 + $$ % 50))
+mkdir -p "$SANDNET_STATE_DIR"
 FC_CT=$CT FC_CT_IP=$CT_IP FC_PEER=$HOSTNS FC_PEER_IP=$GW
 fc_servers
 ns_snapshot "$CT" "$SN_TMP/before"

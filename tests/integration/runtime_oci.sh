@@ -19,34 +19,12 @@
 . "$SANDNET_TESTS/lib/common.sh"
 . "$SANDNET_TESTS/lib/netsetup.sh"
 
-CNI_DIR=/usr/lib/cni
-[ -x "$CNI_DIR/ptp" ] && [ -x "$CNI_DIR/host-local" ] || sn_skip "no CNI ptp/host-local in $CNI_DIR"
+. "$SANDNET_TESTS/lib/ptp.sh"
 [ -x "$DATAPATH" ] || sn_skip "no $DATAPATH"
 command -v crun >/dev/null || sn_skip "no crun (apt-get install crun)"
 sn_need_static_busybox
 
-sn_netns_add host
-sn_netns_add ct
-HOSTNS=$(sn_ns host)
-CT=$(sn_ns ct)
-NSP=$(ns_path ct)
-CID=sn$$oci
-SUBNET=10.$((200 + $$ % 50)).$(( ($$ + 7) % 250)).0/24
-mkdir -p "$SN_TMP/ipam"
-cat >"$SN_TMP/ptp.json" <<EOF
-{ "cniVersion": "1.0.0", "name": "sandnet-oci-$$", "type": "ptp", "ipMasq": false, "mtu": 1500,
-  "ipam": { "type": "host-local", "subnet": "$SUBNET", "dataDir": "$SN_TMP/ipam",
-            "routes": [ { "dst": "0.0.0.0/0" } ] } }
-EOF
-ptp() {
-	ip netns exec "$HOSTNS" env CNI_COMMAND="$1" CNI_CONTAINERID="$CID" CNI_NETNS="$NSP" \
-		CNI_IFNAME=eth0 CNI_PATH="$CNI_DIR" "$CNI_DIR/ptp" <"$SN_TMP/ptp.json"
-}
-sn_on_exit "ptp DEL"
-ptp ADD >"$SN_TMP/ptp-result.json" || sn_fail "ptp ADD: $(cat "$SN_TMP/ptp-result.json")"
-CT_IP=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ips"][0]["address"].split("/")[0])' "$SN_TMP/ptp-result.json")
-sn_wait_for 10 sh -c "ip -n '$CT' -6 addr show dev eth0 scope link | grep -q inet6" || sn_fail "no IPv6 link-local on eth0"
-ns_settle "$CT"
+ptp_up oci $((200 + $$ % 50))
 ns_snapshot "$CT" "$SN_TMP/before"
 
 # ct_process: a process in the container's netns, as a runtime's container is (CPID)
