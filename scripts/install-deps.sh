@@ -9,7 +9,7 @@ iproute2 ethtool nftables socat iputils-ping arping python3 curl
 containernetworking-plugins procps valgrind
 libjansson-dev libsystemd-dev libseccomp-dev libnftables-dev crun busybox-static
 iperf3 passt slirp4netns gnuplot-nox nginx apache2-utils hping3 dnsmasq-base podman
-prometheus"
+prometheus docker.io containerd runc"
 
 missing=""
 for p in $packages; do
