@@ -423,6 +423,11 @@ int ns_cmd_gso_show(const struct ns_opts *o, FILE *out, struct ns_err *e);
 int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e);
 int ns_cmd_detach(const struct ns_opts *o, struct ns_err *e);
 
+/* --- conf.c: "key = value" configuration files ------------------------ */
+
+int ns_conf_next(FILE *f, const char *name, char *line, size_t size, unsigned int *lineno, char **key,
+		 char **val, struct ns_err *e);
+
 /* --- dpexec.c: find the datapath program ----------------------------- */
 
 int ns_datapath_find(const char *name, const char *hint, char *path, size_t size, struct ns_err *e);

@@ -222,8 +222,8 @@ int ns_runtime_parse(int argc, char **argv, struct ns_runtime *rt, struct ns_err
  *		live in @rt->conf_text (free with ns_runtime_free())
  * @e:		"FILE line N: ..." on failure
  *
- * One setting a line, '#' starts a comment, a policy list is separated by
- * commas or spaces. An unknown key or a malformed item refuses the file.
+ * One setting a line (conf.c), a policy list is separated by commas or
+ * spaces. An unknown key or a malformed item refuses the file.
  *
  * Return: 0, -EINVAL or -ENOMEM.
  */
@@ -231,31 +231,10 @@ int ns_runtime_conf(FILE *f, const char *name, struct ns_runtime *rt, struct ns_
 {
 	char line[RT_CONF_LINE_MAX], where[PATH_MAX + 32];
 	unsigned int n = 0;
-	char *key, *val, *end, *tok, *save, *copy;
-	int err;
+	char *key, *val, *tok, *save, *copy;
+	int r, err;
 
-	while (fgets(line, sizeof(line), f)) {
-		n++;
-		if (!strchr(line, '\n') && !feof(f)) {
-			ns_err_set(e, "%s line %u: longer than %d bytes", name, n, RT_CONF_LINE_MAX - 2);
-			return -EINVAL;
-		}
-		line[strcspn(line, "#\n")] = '\0';
-		key = line + strspn(line, " \t");
-		if (!*key)
-			continue;
-		val = strchr(key, '=');
-		if (!val) {
-			ns_err_set(e, "%s line %u: expected KEY = VALUE", name, n);
-			return -EINVAL;
-		}
-		for (end = val; end > key && (end[-1] == ' ' || end[-1] == '\t'); end--)
-			;
-		*end = '\0';
-		val += 1 + strspn(val + 1, " \t");
-		for (end = val + strlen(val); end > val && (end[-1] == ' ' || end[-1] == '\t'); end--)
-			;
-		*end = '\0';
+	while ((r = ns_conf_next(f, name, line, sizeof(line), &n, &key, &val, e)) > 0) {
 		if (strcmp(key, "runtime") && strcmp(key, "policy")) {
 			ns_err_set(e, "%s line %u: unknown key '%s' (runtime, policy)", name, n, key);
 			return -EINVAL;
@@ -286,7 +265,7 @@ int ns_runtime_conf(FILE *f, const char *name, struct ns_runtime *rt, struct ns_
 				return err;
 		}
 	}
-	return 0;
+	return r;
 }
 
 /**

@@ -33,19 +33,6 @@
 #include "datapath/metrics.h"
 #include "datapath_testlib.h"
 
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 /* ---- requests ---- */
 
 static int req(const char *head, char *why, size_t why_len, struct metrics_request *r)
@@ -460,7 +447,7 @@ START_TEST(test_scrape_dir)
 	FILE *f;
 	char path[256];
 
-	fds = count_fds();
+	fds = dpt_count_fds();
 	good.fd = listener("a-good.state.ctl");
 	garbage.fd = listener("b-garbage.state.ctl");
 	words.fd = listener("c-words.state.ctl");
@@ -516,7 +503,7 @@ START_TEST(test_scrape_dir)
 	close(garbage.fd);
 	close(words.fd);
 	close(stall);
-	ck_assert_int_eq(count_fds(), fds);
+	ck_assert_int_eq(dpt_count_fds(), fds);
 }
 END_TEST
 
@@ -524,7 +511,7 @@ START_TEST(test_scrape_folders)
 {
 	struct metrics_scrape s;
 	char path[256];
-	int fds = count_fds();
+	int fds = dpt_count_fds();
 
 	/* a folder that is not there has no datapath: not an error */
 	snprintf(path, sizeof(path), "%s/nowhere", dir);
@@ -543,7 +530,7 @@ START_TEST(test_scrape_folders)
 	ck_assert_int_eq(metrics_scrape_dir(dir, 100, &s), 0);
 	ck_assert_uint_eq(s.n, 0);
 	metrics_scrape_free(&s);
-	ck_assert_int_eq(count_fds(), fds);
+	ck_assert_int_eq(dpt_count_fds(), fds);
 }
 END_TEST
 

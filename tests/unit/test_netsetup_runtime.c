@@ -202,7 +202,7 @@ START_TEST(test_conf)
 		ns_runtime_free(&rt);								\
 	} while (0)
 	CONF_REFUSED("runtime = runc\nruntim = crun\n", "rt.conf line 2: unknown key 'runtim' (runtime, policy)");
-	CONF_REFUSED("runtime\n", "rt.conf line 1: expected KEY = VALUE");
+	CONF_REFUSED("runtime\n", "rt.conf line 1: expected key = value");
 	CONF_REFUSED("policy =   # none\n", "rt.conf line 1: policy has no value");
 	CONF_REFUSED("\npolicy = egress-deny=10.0.0.0/8 deny=1.2.3.4\n",
 		     "rt.conf line 2: policy item 'deny=1.2.3.4': expected " NS_POLICY_ITEM_FORMS);
