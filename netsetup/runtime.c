@@ -395,11 +395,16 @@ static json_t *rt_hook(const char *netsetup, const char *const *args, unsigned i
 	json_object_set_new(h, "args", a);
 	if (dir && dir[0]) {
 		/* a runtime may run hooks with an empty environment (crun does) */
+		const char *path = getenv("PATH") ? getenv("PATH") : "/usr/sbin:/usr/bin:/sbin:/bin";
 		char *kv = NULL, *pv = NULL;
 		json_t *env = json_array();
 
-		if (asprintf(&kv, "SANDNET_STATE_DIR=%s", dir) > 0 && asprintf(&pv, "PATH=%s",
-		    getenv("PATH") ? getenv("PATH") : "/usr/sbin:/usr/bin:/sbin:/bin") > 0 && env) {
+		/* asprintf() leaves the pointer undefined when it fails */
+		if (asprintf(&kv, "SANDNET_STATE_DIR=%s", dir) < 0)
+			kv = NULL;
+		if (asprintf(&pv, "PATH=%s", path) < 0)
+			pv = NULL;
+		if (kv && pv && env) {
 			json_array_append_new(env, json_string(kv));
 			json_array_append_new(env, json_string(pv));
 		}
