@@ -167,6 +167,12 @@ install: all
 	# The CNI plugin is netsetup under the name "sandnet" (docs/runtime.md),
 	# in PREFIX/lib/cni: one of podman's default cni_plugin_dirs for /usr/local and /usr.
 	ln -sf ../../sbin/netsetup $(DESTDIR)$(PREFIX)/lib/cni/sandnet
+	# The OCI runtime for Docker, containerd/CRI and CRI-O is netsetup under the
+	# name "sandnet-runtime" too; examples of their configurations beside.
+	ln -sf ../sbin/netsetup $(DESTDIR)$(PREFIX)/bin/sandnet-runtime
+	install -d $(DESTDIR)$(PREFIX)/share/sandnet/runtime
+	for r in dist/runtime/*; do \
+		sed 's#/usr/local#$(PREFIX)#g' "$$r" > $(DESTDIR)$(PREFIX)/share/sandnet/runtime/$$(basename "$$r"); done
 	# oci-hooks(5) files, enabled per container by io.sandnet.enable=true; an example
 	# conflist (bridge, then sandnet); the documentation.
 	install -d $(DESTDIR)$(PREFIX)/share/containers/oci/hooks.d $(DESTDIR)$(PREFIX)/share/sandnet/cni

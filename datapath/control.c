@@ -6,8 +6,12 @@
  * bound before privileges are dropped (so it may live in /run/sandnet) and
  * made 0600: only root and the datapath's own user may ask. A client sends
  * one line, "stats" or "stats json" (everything), "summary" or "summary
- * json" (the totals and the policy's hits: control_print_summary(), what
- * `datapath stats --all` shows per container), and reads the answer until EOF. The
+ * json" (the totals, each link's bytes and frames, the drops by reason and
+ * the policy's hits: control_print_summary(), what `datapath stats --all`
+ * shows per container and `datapath metrics` exports, metrics_expo.c), and
+ * reads the answer until EOF. The summary stays small whatever the load (no
+ * connection or neighbour lists) so that scraping it every few seconds costs
+ * the loop nothing it would notice. The
  * request is read and the answer written with 1-second socket timeouts right
  * in the loop's turn: the answer is a few KiB and the client is local, so a
  * stuck client costs at most a second or two, and no state is kept per
@@ -237,6 +241,8 @@ static void control_totals(struct out *o, struct dp *dp)
 	out_u64(o, "tcp_outbound", t.tcp_outbound);
 	out_u64(o, "tcp_inbound", t.tcp_inbound);
 	out_u64(o, "udp_flows", t.udp_flows);
+	out_u64(o, "tcp_open", t.tcp_open);
+	out_u64(o, "udp_flows_open", t.udp_flows_open);
 	out_u64(o, "refused_egress", policy_refusals(st->policy, POLICY_EGRESS));
 	out_u64(o, "refused_ingress", policy_refusals(st->policy, POLICY_INGRESS));
 	out_u64(o, "face_drops", t.drops);
@@ -279,6 +285,59 @@ void control_print_supervisor(struct out *o, const struct ledger_head *h, const 
 	out_obj_end(o);
 }
 
+/* One row of "link_totals": a link's bytes and frames both ways. */
+static void control_link_row(struct out *o, const struct link *l, const char *side)
+{
+	out_obj_begin(o, NULL);
+	out_str(o, "link", l->name);
+	out_str(o, "side", side);
+	out_u64(o, "rx_bytes", l->stats.rx_bytes);
+	out_u64(o, "tx_bytes", l->stats.tx_bytes);
+	out_u64(o, "rx_frames", l->stats.rx_frames);
+	out_u64(o, "tx_frames", l->stats.tx_frames);
+	out_obj_end(o);
+}
+
+/* One row of "dropped": a reason that dropped at least one packet. */
+static void control_drop_row(struct out *o, const char *layer, const char *reason, uint64_t n)
+{
+	out_obj_begin(o, NULL);
+	out_str(o, "layer", layer);
+	out_str(o, "reason", reason);
+	out_u64(o, "packets", n);
+	out_obj_end(o);
+}
+
+static void control_face_drop_row(const char *reason, uint64_t n, void *arg)
+{
+	control_drop_row(arg, "face", reason, n);
+}
+
+/*
+ * The summary's per-link and per-reason rows: the outer links (side
+ * "network") and the container face's TUNs (side "container"); the drops of
+ * the stack and of the face, only the reasons that counted (the text stays
+ * short; a reason appears with its first drop).
+ */
+static void control_summary_rows(struct out *o, struct dp *dp)
+{
+	struct stack *st = &dp->st;
+	unsigned int i;
+
+	out_arr_begin(o, "link_totals");
+	for (i = 0; i < st->n_links; i++)
+		control_link_row(o, st->links[i], "network");
+	for (i = 0; i < st->n_inner; i++)
+		control_link_row(o, st->inner[i], "container");
+	out_arr_end(o);
+	out_arr_begin(o, "dropped");
+	for (i = 0; i < DROP_MAX; i++)
+		if (st->drop[i])
+			control_drop_row(o, "stack", dp_drop_name(i), st->drop[i]);
+	face_drops_foreach(st->face, control_face_drop_row, o);
+	out_arr_end(o);
+}
+
 /* What both the full stats and the summary begin with. */
 static void control_head(struct out *o, struct dp *dp)
 {
@@ -292,7 +351,8 @@ static void control_head(struct out *o, struct dp *dp)
 
 /**
  * control_print_summary() - what an operator looks at per container: the
- * totals and every policy rule with its hits (`datapath stats --all`)
+ * totals, each link's counters, the drops by reason and every policy rule
+ * with its hits (`datapath stats --all`, `datapath metrics`)
  * @dp:		the datapath
  * @f:		stream
  * @json:	JSON instead of text
@@ -306,6 +366,7 @@ void control_print_summary(struct dp *dp, FILE *f, bool json)
 	out_u64(&o, "links", dp->st.n_links);
 	out_u64(&o, "faces", dp->st.n_inner);
 	control_totals(&o, dp);
+	control_summary_rows(&o, dp);
 	policy_print(dp->st.policy, &o);
 	out_finish(&o);
 }

@@ -29,7 +29,9 @@
  *
  * `datapath stats --control SOCKET [--json]` is the client side of the
  * control socket (control.c); `datapath stats --all` asks every datapath
- * whose socket is in /run/sandnet for its summary (one per container).
+ * whose socket is in /run/sandnet for its summary (one per container);
+ * `datapath metrics --listen ADDRESS:PORT` serves those summaries to
+ * Prometheus (metrics.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +47,7 @@
 #include "datapath/datapath.h"
 #include "datapath/face/face.h"
 #include "datapath/ledger.h"
+#include "datapath/metrics.h"
 #include "datapath/policy.h"
 #include "datapath/seccomp.h"
 
@@ -52,6 +55,7 @@ static const char usage[] =
 	"usage: datapath [--listen SOCKET | --fd N] [--user USER] [--control SOCKET]\n"
 	"                [--publish SPEC]... [--forward SPEC]... [POLICY]... [CAPS]\n"
 	"       datapath stats (--control SOCKET | --all [--dir DIR]) [--json]\n"
+	"       datapath metrics --listen ADDRESS:PORT [--dir DIR]   (Prometheus exporter)\n"
 	"\n"
 	"  --fd N            read the configuration from fd N (netsetup run passes it)\n"
 	"  --listen SOCKET   accept one netsetup connection on SOCKET (netsetup attach)\n"
@@ -536,6 +540,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "stats"))
 		return dp_stats_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "metrics"))
+		return metrics_main(argc - 1, argv + 1);
 	ret = dp_parse(argc, argv, &opts);
 	if (!ret)
 		ret = opts.worker ? dp_worker(&opts) : supervise_main(&opts, argc, argv);

@@ -7,11 +7,13 @@
  * (the message says what and why), 2 a malformed command line. `run` exits
  * with the datapath's own status (128 + signal when it was killed).
  *
- * Three entry points do not go through opts.c: the CNI plugin (called as
- * "sandnet" / "sandnet-cni", or with CNI_COMMAND set and no argument; it
- * speaks JSON on stdin/stdout, cni.c), `netsetup oci-hook` (oci.c) and
- * `netsetup serve` and `netsetup connect` (serve.c), which parse their own
- * arguments.
+ * Four entry points do not go through opts.c: sandnet-runtime (netsetup
+ * called by that name, an OCI runtime that adds the hooks and execs runc or
+ * crun, runtime.c; first, so that it hands the real runtime the signal
+ * dispositions it got), the CNI plugin (called as "sandnet" /
+ * "sandnet-cni", or with CNI_COMMAND set and no argument; it speaks JSON on
+ * stdin/stdout, cni.c), `netsetup oci-hook` (oci.c) and `netsetup serve` and
+ * `netsetup connect` (serve.c), which parse their own arguments.
  */
 #include <errno.h>
 #include <signal.h>
@@ -27,6 +29,8 @@ int main(int argc, char **argv)
 	struct ns_opts o;
 	int ret;
 
+	if (ns_runtime_mode(argv[0]))
+		return ns_runtime_main(argc, argv);
 	/*
 	 * A closed stdout (`netsetup run ... | head`) must show up as EPIPE on a
 	 * write, not kill netsetup between taking the addresses and giving them

@@ -445,6 +445,11 @@ int ns_attached_open(const struct ns_opts *o, uint64_t keep, const char *stage, 
 		     char *path, size_t size, struct ns_state *st, struct ns_err *e);
 int ns_cmd_restart(const struct ns_opts *o, struct ns_err *e);
 
+/* --- conf.c: "key = value" configuration files ------------------------ */
+
+int ns_conf_next(FILE *f, const char *name, char *line, size_t size, unsigned int *lineno, char **key,
+		 char **val, struct ns_err *e);
+
 /* --- dpexec.c: find the datapath program ----------------------------- */
 
 int ns_datapath_find(const char *name, const char *hint, char *path, size_t size, struct ns_err *e);
@@ -487,11 +492,44 @@ int ns_state_find_owner(const char *owner, char *path, size_t size, struct ns_st
 
 bool ns_cni_mode(int argc, char **argv);
 int ns_cni_main(FILE *in, FILE *out);
+bool ns_runtime_mode(const char *argv0);
+int ns_runtime_main(int argc, char **argv);
 int ns_oci_main(int argc, char **argv, FILE *in, struct ns_err *e);
 int ns_oci_check(int argc, char **argv, FILE *in, struct ns_err *e);
 int ns_serve_main(int argc, char **argv, struct ns_err *e);
 int ns_connect_main(int argc, char **argv, struct ns_err *e);
 extern const char ns_serve_usage[];
+
+#define NS_RUNTIME_MAX_POLICY	32
+
+/**
+ * struct ns_runtime - sandnet-runtime's reading of its command line and configuration (runtime.c)
+ * @runtime:	the real runtime named by --runtime, $SANDNET_RUNTIME or the file; NULL: runc, then crun
+ * @cmd:	the command word ("create", "state", ...), "" when there is none
+ * @bundle:	create and run: the bundle folder ("." when not given)
+ * @log:	--log FILE of the caller, where refusals go too; @log_format its --log-format
+ * @argv:	the real runtime's arguments, ours removed; argv[0] is set before the exec
+ * @policy:	policy items (egress-deny=RULE, ...) every container gets first
+ * @conf_text:	the configuration file's values, which @runtime and @policy point into
+ */
+struct ns_runtime {
+	const char *runtime;
+	const char *cmd;
+	const char *bundle;
+	const char *log, *log_format;
+	char **argv;
+	int argc;
+	unsigned int n_policy;
+	const char *policy[NS_RUNTIME_MAX_POLICY];
+	unsigned int n_conf;
+	char *conf_text[NS_RUNTIME_MAX_POLICY + 1];
+};
+
+int ns_runtime_parse(int argc, char **argv, struct ns_runtime *rt, struct ns_err *e);
+int ns_runtime_conf(FILE *f, const char *name, struct ns_runtime *rt, struct ns_err *e);
+int ns_runtime_inject(const char *config, const struct ns_runtime *rt, const char *netsetup, char *why,
+		      size_t why_len, struct ns_err *e);
+void ns_runtime_free(struct ns_runtime *rt);
 
 #define NS_SERVE_MAX_IDS	64
 #define NS_SERVE_SOCKET		"/run/sandnet/netsetup.sock"

@@ -27,7 +27,9 @@
  * match wins, docs/face.md); the container face
  * is on unless --face off or the annotation "sandnet.face" says "off". A hook that fails
  * exits non-zero with one message on stderr; the runtime then fails the
- * container's creation.
+ * container's creation. With --none-ok (sandnet-runtime adds it, runtime.c)
+ * a namespace with no link but loopback (Docker's --network none) is left
+ * alone and the hook succeeds: there is no network to serve or to guard.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -44,13 +46,14 @@
 
 static const char oci_usage[] =
 	"usage: netsetup oci-hook [create|poststop] [--datapath PATH] [--gso auto|hw|sw|off]\n"
-	"                         [--channels N] [--iface NAME]... [--user USER] [--face on|off]\n"
+	"                         [--channels N] [--iface NAME]... [--user USER] [--face on|off] [--none-ok]\n"
 	"                         [--publish SPEC]... [--forward SPEC]... [-- DATAPATH_ARGS...]\n"
 	"  reads the OCI state JSON on stdin\n";
 
 struct oci {
 	const char *stage;
 	const char *datapath;
+	bool none_ok;			/* --none-ok: only loopback is not a failure */
 	char *argv[OCI_MAX_ARGS + 1];
 	unsigned int argc;
 	struct ns_opts o;
@@ -82,6 +85,7 @@ static int oci_args(struct oci *h, int argc, char **argv, struct ns_err *e)
 		{ "face", required_argument, NULL, 'F' },
 		{ "publish", required_argument, NULL, 'p' },
 		{ "forward", required_argument, NULL, 'f' },
+		{ "none-ok", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -136,6 +140,9 @@ static int oci_args(struct oci *h, int argc, char **argv, struct ns_err *e)
 				return -EINVAL;
 			}
 			break;
+		case 'N':
+			h->none_ok = true;
+			break;
 		case 'p':
 		case 'f':
 			err = push(h, opt == 'p' ? "--publish" : "--forward", optarg, e);
@@ -151,9 +158,8 @@ static int oci_args(struct oci *h, int argc, char **argv, struct ns_err *e)
 			return -EINVAL;
 		}
 	}
-	if (optind < argc && !strcmp(argv[optind], "--"))
-		optind++;
-	else if (optind < argc) {
+	/* getopt_long() stops at "--" and steps over it: what follows is the datapath's */
+	if (optind < argc && strcmp(argv[optind - 1], "--")) {
 		ns_err_set(e, "unexpected argument '%s' (datapath arguments go after '--')\n%s",
 			   argv[optind], oci_usage);
 		return -EINVAL;
@@ -304,6 +310,12 @@ static int oci_create(struct oci *h, const char *owner, struct ns_err *e)
 	h->o.owner = owner;
 	h->o.child_pidp = &dp;
 	err = ns_cmd_attach(&h->o, e);
+	if (err == -ENONET && h->none_ok) {
+		fprintf(stderr, "netsetup oci-hook: %s: %s: nothing to serve, the container runs without sandnet\n",
+			owner, e->text);
+		e->text[0] = '\0';
+		return 0;
+	}
 	if (err < 0)
 		return err;
 	fprintf(stderr, "netsetup oci-hook: %s: datapath pid %d serves %s\n", owner, (int)dp,

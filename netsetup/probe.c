@@ -55,14 +55,15 @@ int ns_probe(struct nl_sock *sk, struct ns_net *net, enum ns_gso_request req,
  * @e:		error message
  *
  * Return: the number of selected links, or -ENODEV (unknown --iface, or
- * none usable), -ENETDOWN (an --iface that cannot be served),
+ * none usable), -ENONET (no link but loopback: nothing to serve),
+ * -ENETDOWN (an --iface that cannot be served),
  * -EOPNOTSUPP (a selected link refused the requested GSO mode).
  */
 int ns_select(struct ns_net *net, const char *const *ifaces, unsigned int n_ifaces,
 	      const char *nsname, struct ns_err *e)
 {
 	char skipped[256] = "";
-	unsigned int i, n = 0;
+	unsigned int i, n = 0, n_real = 0;
 	size_t used;
 
 	for (i = 0; i < n_ifaces; i++) {
@@ -83,6 +84,7 @@ int ns_select(struct ns_net *net, const char *const *ifaces, unsigned int n_ifac
 
 		if (!n_ifaces && !l->skip[0])
 			l->selected = true;
+		n_real += !l->loopback;
 		if (l->skip[0]) {
 			used = strlen(skipped);
 			snprintf(skipped + used, sizeof(skipped) - used, "%s%s: %s", used ? ", " : "",
@@ -98,7 +100,7 @@ int ns_select(struct ns_net *net, const char *const *ifaces, unsigned int n_ifac
 	}
 	if (!n) {
 		ns_err_set(e, "netns %s: no usable link (%s)", nsname, skipped[0] ? skipped : "no links");
-		return -ENODEV;
+		return n_real ? -ENODEV : -ENONET;
 	}
 	if (n > PROTO_MAX_LINKS) {
 		ns_err_set(e, "netns %s: %u links, more than the %d the protocol carries; choose with --iface",

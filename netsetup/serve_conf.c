@@ -3,7 +3,8 @@
  * serve_conf.c - what `netsetup serve` allows, and the check of one request
  *
  * Theory of operation: the configuration is a key=value file (one setting a
- * line, '#' starts a comment, lists are separated by spaces or commas):
+ * line, '#' starts a comment, lists are separated by spaces or commas;
+ * conf.c reads the lines):
  *
  *   allowed_uids = 0 1000 alice     numbers or user names
  *   allowed_gids = sandnet          numbers or group names (the peer's primary gid)
@@ -130,36 +131,14 @@ static const char *conf_item(struct ns_serve_conf *c, const char *key, const cha
  */
 int ns_serve_conf_parse(FILE *f, const char *name, struct ns_serve_conf *c, struct ns_err *e)
 {
-	char line[CONF_LINE_MAX], *key, *val, *item, *save, *p;
+	char line[CONF_LINE_MAX], *key, *val, *item, *save;
 	unsigned int lineno = 0;
 	unsigned long n;
 	const char *why;
+	int r;
 
 	ns_serve_conf_default(c);
-	while (fgets(line, sizeof(line), f)) {
-		lineno++;
-		if (!strchr(line, '\n') && !feof(f)) {
-			ns_err_set(e, "%s line %u: too long", name, lineno);
-			return -EINVAL;
-		}
-		p = strchr(line, '#');
-		if (p)
-			*p = 0;
-		key = line + strspn(line, " \t\r\n");
-		if (!*key)
-			continue;
-		val = strchr(key, '=');
-		if (!val) {
-			ns_err_set(e, "%s line %u: expected key = value", name, lineno);
-			return -EINVAL;
-		}
-		*val++ = 0;
-		for (p = key + strlen(key); p > key && strchr(" \t", p[-1]); p--)
-			p[-1] = 0;
-		val += strspn(val, " \t");
-		for (p = val + strlen(val); p > val && strchr(" \t\r\n", p[-1]); p--)
-			p[-1] = 0;
-
+	while ((r = ns_conf_next(f, name, line, sizeof(line), &lineno, &key, &val, e)) > 0) {
 		if (!strcmp(key, "max_channels") || !strcmp(key, "max_clients") ||
 		    !strcmp(key, "request_timeout")) {
 			bool chan = !strcmp(key, "max_channels"), timeout = !strcmp(key, "request_timeout");
@@ -209,7 +188,7 @@ int ns_serve_conf_parse(FILE *f, const char *name, struct ns_serve_conf *c, stru
 			}
 		}
 	}
-	return 0;
+	return r;
 }
 
 /**

@@ -8,7 +8,8 @@ libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libcap-ng-dev libsodium-dev check
 iproute2 ethtool nftables socat iputils-ping arping python3 curl
 containernetworking-plugins procps valgrind
 libjansson-dev libsystemd-dev libseccomp-dev libnftables-dev crun busybox-static
-iperf3 passt slirp4netns gnuplot-nox nginx apache2-utils hping3 dnsmasq-base podman"
+iperf3 passt slirp4netns gnuplot-nox nginx apache2-utils hping3 dnsmasq-base podman
+prometheus docker.io containerd runc"
 
 missing=""
 for p in $packages; do
@@ -25,6 +26,15 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
+# prometheus, docker.io and containerd would start daemons of the machine's
+# own (in its network namespace) where services may start; the tests run
+# theirs in namespaces of their own. policy-rc.d (Debian's switch) keeps
+# every service the packages bring from starting while they install.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod 0755 /usr/sbin/policy-rc.d
+	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -691,6 +691,7 @@ struct tcp_stack *face_tcp_engine(const struct face *f)
  */
 void face_totals(const struct face *f, struct face_totals *t)
 {
+	struct face_udp_usage u;
 	unsigned int i;
 
 	memset(t, 0, sizeof(*t));
@@ -701,6 +702,28 @@ void face_totals(const struct face *f, struct face_totals *t)
 	t->udp_flows = f->ctr[FACE_CTR_UDP_FLOWS_NEW];
 	for (i = 0; i < FACE_DROP_MAX; i++)
 		t->drops += f->drop[i];
+	t->tcp_open = f->n_pairs;
+	face_udp_usage(f, &u);
+	t->udp_flows_open = u.flows;
+}
+
+/**
+ * face_drops_foreach() - call @fn for every drop reason that counted a packet
+ * @f:		the face, or NULL (no call)
+ * @fn:		gets the reason's stats name ("bad_header") and its count
+ * @arg:	passed to @fn
+ */
+void face_drops_foreach(const struct face *f, void (*fn)(const char *reason, uint64_t n, void *arg), void *arg)
+{
+	char key[64];
+	unsigned int i;
+
+	for (i = 0; f && i < FACE_DROP_MAX; i++) {
+		if (!f->drop[i])
+			continue;
+		face_key(face_drop_names[i], key, sizeof(key));
+		fn(key, f->drop[i], arg);
+	}
 }
 
 /**

@@ -21,12 +21,15 @@ struct tcp_stack;
  * @tcp_outbound:	connections the container opened; @tcp_inbound: the network did
  * @udp_flows:		UDP flows either side opened
  * @drops:		packets dropped, every reason (the policy's refusals included)
+ * @tcp_open:		connection pairs open now; @udp_flows_open: UDP flows open now
  */
 struct face_totals {
 	uint64_t tcp_outbound, tcp_inbound, udp_flows, drops;
+	uint64_t tcp_open, udp_flows_open;
 };
 
 void face_totals(const struct face *f, struct face_totals *t);
+void face_drops_foreach(const struct face *f, void (*fn)(const char *reason, uint64_t n, void *arg), void *arg);
 int face_add(struct stack *st, struct link *outer, struct proto_face *cfg, char *err, size_t err_len);
 void face_free(struct face *f);
 int face_start(struct face *f);

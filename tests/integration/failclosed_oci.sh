@@ -73,7 +73,7 @@ WORKER=$(fc_worker)
 fc_probe_start
 kill -9 "$SUP"
 sn_wait_for 5 eval "! fc_alive $WORKER" || sn_fail "the datapath $WORKER outlived its supervisor"
-sleep 0.3
+fc_probe_more 5
 ip -n "$CT" -j addr show dev eth0 | grep -q '"family":"inet"' && sn_fail "eth0 got its address back"
 ip netns exec "$CT" nft list tables | grep -q "^table netdev sandnet_" || sn_fail "the fence is gone"
 fc_probe_stop any

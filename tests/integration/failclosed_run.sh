@@ -126,7 +126,7 @@ grep -q "stays dark" "$DP_LOG" || sn_fail "run did not say the namespace stays d
 sn_wait_for 5 eval "! fc_alive $DP_PID" || sn_fail "the datapath outlived its supervisor"
 ip -n "$CT" -j addr show dev eth0 | grep -q '"family":"inet"' && sn_fail "eth0 got its address back"
 ip netns exec "$CT" nft list tables | grep -q "^table netdev sandnet_" || sn_fail "the fence is gone"
-sleep 0.5
+fc_probe_more 5
 fc_probe_stop any	# the TUN went with the last fd: no route at all
 ns_expect_fail "restart with nobody serving" "supervisor \\(pid $DP_SUP_PID\\) is gone: the container is dark" -- \
 	ip netns exec "$DPNS" "$NETSETUP" restart --netns "/run/netns/$CT"

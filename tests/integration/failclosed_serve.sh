@@ -71,7 +71,8 @@ kill "$CLIENT"
 wait "$CLIENT"
 sn_wait_for 10 sh -c "[ -z \"\$(ls '$SANDNET_STATE_DIR'/*.state 2>/dev/null)\" ]" ||
 	sn_fail "the daemon did not give back after SIGTERM: $(cat "$SN_TMP/serve.log")"
-grep -q "was stopped; addresses and routes given back" "$SN_TMP/serve.log" || sn_fail "serve.log: $(cat "$SN_TMP/serve.log")"
+sn_wait_for 5 grep -q "was stopped; addresses and routes given back" "$SN_TMP/serve.log" ||
+	sn_fail "serve.log: $(cat "$SN_TMP/serve.log")"
 ns_settle "$CT"
 ns_snapshot "$CT" "$SN_TMP/after-stop"
 ns_same "$SN_TMP/before" "$SN_TMP/after-stop" "after deaths, a crash loop and an explicit stop"
@@ -84,7 +85,7 @@ sn_wait_for 10 grep -q "gone without being stopped; netns kept dark" "$SN_TMP/se
 	sn_fail "the daemon did not keep it dark: $(cat "$SN_TMP/serve.log")"
 ip -n "$CT" -j addr show dev eth0 | grep -q '"family":"inet"' && sn_fail "eth0 got its address back"
 ip netns exec "$CT" nft list tables | grep -q "^table netdev sandnet_" || sn_fail "the fence is gone"
-sleep 0.3
+fc_probe_more 5
 fc_probe_stop any
 ip netns exec "$DPNS" "$NETSETUP" detach --netns "$NSP" || sn_fail "detach"
 ns_settle "$CT"

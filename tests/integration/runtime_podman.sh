@@ -155,17 +155,7 @@ inspect() { pod inspect --format "$2" "$1" || sn_fail "podman inspect $1"; }
 # datapaths: the live datapath supervisors (what the state records; each has
 # its datapath as its child) in the host netns, where podman runs; any other
 # datapath process is named too.
-datapaths() {
-	local p c
-	for p in $(ip netns pids "$HOSTNS"); do
-		c=$(cat "/proc/$p/comm" 2>/dev/null)
-		if [ "$c" = sn-supervise ] && alive "$p"; then
-			echo "$p"
-		elif [ "$c" = datapath ] && alive "$p" && [ "$(cat "/proc/$(awk '{ print $4 }' "/proc/$p/stat")/comm" 2>/dev/null)" != sn-supervise ]; then
-			echo "$p (not a supervisor's)"
-		fi
-	done
-}
+datapaths() { sn_datapaths "$HOSTNS"; }
 alive() { [ -r "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)" != Z ]; }
 # served CPID IP: the container's eth0 has no address, the TUN sn-eth0 has IP.
 served() {

@@ -3,17 +3,19 @@
 # ExecStart= pointed at this build, since verify checks the command exists),
 # and carry the hardening docs/runtime.md promises: the daemon's capability
 # bounding set is exactly what setns, netlink, packet sockets, bind mounts
-# and pidfd_getfd need, the datapath has none at all.
+# and pidfd_getfd need, the datapath has none at all, and neither has the
+# metrics exporter (root's uid, read-only file system, docs/security.md).
 . "$SANDNET_TESTS/lib/common.sh"
 command -v systemd-analyze >/dev/null || sn_skip "no systemd-analyze"
 [ -x "$NETSETUP" ] || sn_skip "no $NETSETUP"
 DIST=$SANDNET_TESTS/../dist/systemd
-for u in netsetup.socket netsetup.service datapath@.service; do
+for u in netsetup.socket netsetup.service datapath@.service sandnet-metrics.service; do
 	[ -f "$DIST/$u" ] || sn_fail "missing $DIST/$u"
 	sed -e "s|/usr/local/sbin/netsetup|$NETSETUP|g" -e "s|/usr/local/bin/datapath|$DATAPATH|g" \
 		"$DIST/$u" >"$SN_TMP/$u"
 done
-(cd "$SN_TMP" && systemd-analyze verify --man=no netsetup.socket netsetup.service datapath@.service) \
+(cd "$SN_TMP" && systemd-analyze verify --man=no netsetup.socket netsetup.service datapath@.service \
+	sandnet-metrics.service) \
 	>"$SN_TMP/verify.out" 2>&1
 rc=$?
 cat "$SN_TMP/verify.out"
@@ -34,6 +36,13 @@ grep -q '^SystemCallFilter=@system-service' "$DIST/netsetup.service" || sn_fail 
 grep -qx 'CapabilityBoundingSet=' "$DIST/datapath@.service" || sn_fail "datapath@.service keeps capabilities"
 grep -qx 'AmbientCapabilities=' "$DIST/datapath@.service" || sn_fail "datapath@.service: ambient capabilities"
 grep -q '^ListenSequentialPacket=/run/sandnet/netsetup.sock' "$DIST/netsetup.socket" || sn_fail "netsetup.socket"
+for kv in CapabilityBoundingSet= AmbientCapabilities= User=root ProtectSystem=strict NoNewPrivileges=yes \
+	ProtectHome=yes PrivateDevices=yes ProcSubset=pid 'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6'; do
+	grep -qx "$kv" "$DIST/sandnet-metrics.service" || sn_fail "sandnet-metrics.service: no $kv"
+done
+grep -q '^ExecStart=/usr/local/bin/datapath metrics --listen 127.0.0.1:9476 --dir /run/sandnet$' \
+	"$DIST/sandnet-metrics.service" || sn_fail "sandnet-metrics.service: ExecStart"
+grep -q '^ReadWritePaths' "$DIST/sandnet-metrics.service" && sn_fail "sandnet-metrics.service writes somewhere"
 # The daemon's default socket is the one the .socket unit listens on.
 "$NETSETUP" serve --help | grep -q 'serve \[--socket PATH\]' || sn_fail "netsetup serve --help"
 grep -q '"/run/sandnet/netsetup.sock"' "$SANDNET_TESTS/../netsetup/netsetup.h" || sn_fail "default socket path differs"

@@ -99,6 +99,30 @@ sn_veth_add() {
 	ip -n "$SN_PREFIX$3" link set "$4" up
 }
 
+# sn_alive PID: runs and is no zombie (a detached process is reaped by
+# whoever adopted it, maybe late); one read of its stat, no race
+sn_alive() {
+	local state
+	state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+	[ -n "$state" ] && [ "$state" != Z ]
+}
+
+# sn_datapaths NS: the live datapath supervisors in netns NS (comm
+# sn-supervise: what a state file records as "datapath"); a datapath process
+# that is not a supervisor's child is named too, "PID (stray)"
+sn_datapaths() {
+	local p c
+	for p in $(ip netns pids "$1"); do
+		c=$(cat "/proc/$p/comm" 2>/dev/null)
+		if [ "$c" = sn-supervise ] && sn_alive "$p"; then
+			echo "$p"
+		elif [ "$c" = datapath ] && sn_alive "$p" &&
+			[ "$(cat "/proc/$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null)/comm" 2>/dev/null)" != sn-supervise ]; then
+			echo "$p (stray)"
+		fi
+	done
+}
+
 # sn_wait_for TIMEOUT_S CMD...: retry CMD every 0.1 s until it succeeds or time runs out.
 sn_wait_for() {
 	local deadline=$(( $(date +%s) + $1 )); shift

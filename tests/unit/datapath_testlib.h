@@ -26,6 +26,7 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -121,6 +122,21 @@ static inline void dpt_stack_down(struct loop *lp, struct stack *st, int peer_fd
 	close(peer_fd);
 	ck_assert_int_eq(pkt_live(), 0);
 	pkt_pool_drain();
+}
+
+/* The fds this process holds (not counting the one that lists them). */
+static inline int dpt_count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1;	/* the directory's own fd */
 }
 
 /* Read and forget whatever the stack sent so far. */

@@ -24,6 +24,7 @@
 #include "datapath/datapath.h"
 #include "common/out.h"
 #include "datapath/pkt.h"
+#include "datapath_testlib.h"
 
 static struct loop *lp;
 static struct stack st;
@@ -32,20 +33,6 @@ static uint16_t backend_port;
 static struct svc *svcs[2];
 static unsigned int n_svcs;
 static int fds0;
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1;	/* the directory's own fd */
-}
 
 static void setup(void)
 {
@@ -62,7 +49,7 @@ static void setup(void)
 	ck_assert_int_eq(getsockname(backend, (struct sockaddr *)&sin, &sl), 0);
 	backend_port = ntohs(sin.sin_port);
 	n_svcs = 0;
-	fds0 = count_fds();
+	fds0 = dpt_count_fds();
 }
 
 static void teardown(void)
@@ -71,7 +58,7 @@ static void teardown(void)
 
 	for (i = 0; i < n_svcs; i++)
 		svc_free(svcs[i]);
-	ck_assert_int_eq(count_fds(), fds0);	/* every flow's socket closed */
+	ck_assert_int_eq(dpt_count_fds(), fds0);	/* every flow's socket closed */
 	close(backend);
 	stack_fini(&st);
 	loop_free(lp);
@@ -191,7 +178,7 @@ START_TEST(test_per_source_recycles_own_oldest)
 	ck_assert_uint_eq(row(s, "flows_created"), 12);
 	ck_assert_uint_eq(row(s, "source_cap_hits"), 6);
 	ck_assert_uint_eq(row(s, "flows_evicted"), 0);
-	ck_assert_int_eq(count_fds(), fds0 + 6);
+	ck_assert_int_eq(dpt_count_fds(), fds0 + 6);
 
 	/* A's newest 4 (1006..1009) are the ones kept: no new flow for them */
 	peer_send(5000, 10, 1009);
@@ -214,7 +201,7 @@ START_TEST(test_per_source_recycles_own_oldest)
 	ck_assert_uint_eq(row(s, "flows_created"), 54);
 	ck_assert_uint_eq(row(s, "flows"), 6);
 	ck_assert_uint_eq(row(s, "source_cap_hits"), 48);
-	ck_assert_int_eq(count_fds(), fds0 + 6);
+	ck_assert_int_eq(dpt_count_fds(), fds0 + 6);
 	ck_assert_uint_eq(backend_drain(), 47);
 
 	svc_udp_usage(&st, svcs, n_svcs, &u);
@@ -228,7 +215,7 @@ START_TEST(test_per_source_recycles_own_oldest)
 	loop_advance_ms(lp, 181000);
 	loop_run_once(lp, 0);
 	ck_assert_uint_eq(row(s, "flows"), 0);
-	ck_assert_int_eq(count_fds(), fds0);
+	ck_assert_int_eq(dpt_count_fds(), fds0);
 }
 END_TEST
 
@@ -245,7 +232,7 @@ START_TEST(test_total_cap_lru_across_services)
 	/* one source, 12 ports on s1: only the total cap holds it */
 	for (i = 0; i < 12; i++) {
 		peer_send(5000, 10, (uint16_t)(1000 + i));
-		ck_assert_int_le(count_fds(), fds0 + 8);
+		ck_assert_int_le(dpt_count_fds(), fds0 + 8);
 	}
 	ck_assert_uint_eq(row(s1, "flows"), 8);
 	ck_assert_uint_eq(row(s1, "flows_evicted"), 4);
@@ -264,7 +251,7 @@ START_TEST(test_total_cap_lru_across_services)
 	ck_assert_uint_eq(row(s1, "flows_created"), 12);
 	peer_send(5000, 10, 1005);	/* gone: a new flow */
 	ck_assert_uint_eq(row(s1, "flows_created"), 13);
-	ck_assert_int_eq(count_fds(), fds0 + 8);
+	ck_assert_int_eq(dpt_count_fds(), fds0 + 8);
 	ck_assert_uint_eq(backend_drain(), 12 + 1 + 3 + 2);
 
 	svc_udp_usage(&st, svcs, n_svcs, &u);

@@ -98,6 +98,20 @@ START_TEST(poststop_nothing_attached)
 }
 END_TEST
 
+START_TEST(datapath_args)
+{
+	static const char state[] = "{\"id\": \"c1\", \"pid\": 42, \"status\": \"creating\"}";
+	char *argv[] = { "oci-hook", "create", "--none-ok", "--", "--egress-deny", "10.0.0.0/8", NULL };
+	struct ns_err e = { "" };
+	FILE *in = fmemopen((void *)state, strlen(state), "r");
+
+	/* what sandnet-runtime's create hook looks like: datapath arguments after "--" */
+	ck_assert_ptr_nonnull(in);
+	ck_assert_msg(ns_oci_check(6, argv, in, &e) == 0, "%s", e.text);
+	fclose(in);
+}
+END_TEST
+
 START_TEST(help)
 {
 	struct ns_err e;
@@ -116,6 +130,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, poststop_nothing_attached);
+	tcase_add_test(tc, datapath_args);
 	tcase_add_test(tc, help);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

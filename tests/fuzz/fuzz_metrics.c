@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuzz_metrics.c - libFuzzer target for `datapath metrics`' two parsers
+ *
+ * Theory of operation
+ *
+ * The exporter reads two things it does not control: HTTP request heads
+ * from any client that reaches its port (datapath/metrics.c), and the
+ * summaries datapaths answer on their control sockets (metrics_scrape.c
+ * parses them with jansson; metrics_expo.c turns them into series). The
+ * first byte picks which: even, the rest is a request head; odd, the rest is
+ * a summary document.
+ *
+ *   - a head: metrics_http_head_end() never points past the input, and
+ *     metrics_http_request() answers 200, 400, 404, 405 or 505, with a reason
+ *     for every refusal; 200 only for GET or HEAD;
+ *   - a summary: whatever JSON object it is, the exposition of it (twice,
+ *     under one name, and a target that did not answer) is lines that are
+ *     "# HELP", "# TYPE" or a sample whose label values hold no raw newline,
+ *     so that a name or a rule cannot inject series.
+ *
+ * Seeds: tests/fuzz/corpus/metrics/.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datapath/metrics.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fz_fail(const char *what)
+{
+	fprintf(stderr, "fuzz_metrics: %s\n", what);
+	abort();
+}
+
+static void fz_head(const char *buf, size_t len)
+{
+	struct metrics_request r;
+	char why[384];
+	ssize_t end = metrics_http_head_end(buf, len);
+	int code;
+
+	if (end > (ssize_t)len || end == 0 || end < -1)
+		fz_fail("head end outside the input");
+	code = metrics_http_request(buf, end > 0 ? (size_t)end : len, &r, why, sizeof(why));
+	if (code != 200 && code != 400 && code != 404 && code != 405 && code != 505)
+		fz_fail("a status it never sends");
+	if (code != 200 && !why[0])
+		fz_fail("a refusal without a reason");
+	if (code == 200 && strcmp(r.method, "GET") && strcmp(r.method, "HEAD"))
+		fz_fail("200 for another method");
+	if (code == 200 && r.head_only != !strcmp(r.method, "HEAD"))
+		fz_fail("HEAD not seen");
+}
+
+static void fz_summary(const char *buf, size_t len)
+{
+	struct metrics_target t[3];
+	struct metrics_scrape s = { .targets = t, .n = 3, .folder_err = METRICS_ERR_NONE };
+	struct metrics_self self = { .scrape_seconds = 0.5 };
+	char *text = NULL, *line, *save;
+	size_t tlen = 0;
+	unsigned int i;
+	json_t *doc;
+	FILE *f;
+
+	doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+	if (!json_is_object(doc)) {
+		json_decref(doc);
+		return;
+	}
+	memset(t, 0, sizeof(t));
+	for (i = 0; i < 3; i++) {
+		t[i].fd = -1;
+		t[i].err = METRICS_ERR_NONE;
+		snprintf(t[i].sock, sizeof(t[i].sock), "%c.ctl", 'a' + i);
+		snprintf(t[i].name, sizeof(t[i].name), "%.*s", METRICS_NAME_MAX - 1,
+			 json_string_value(json_object_get(doc, "name")) ?: "");
+	}
+	t[0].summary = t[1].summary = doc;
+	t[2].err = METRICS_ERR_TIMEOUT;
+	metrics_expo_names(t, 3);
+	f = open_memstream(&text, &tlen);
+	if (!f)
+		fz_fail("open_memstream");
+	metrics_expo_write(f, &s, &self);
+	fclose(f);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned int quotes = 0;
+		char *c;
+
+		if (!strncmp(line, "# HELP sandnet_", 15) || !strncmp(line, "# TYPE sandnet_", 15))
+			continue;
+		if (strncmp(line, "sandnet_", 8))
+			fz_fail("a line that is no sample");
+		for (c = line; *c; c++) {
+			if (*c == '\\' && c[1])
+				c++;
+			else if (*c == '"')
+				quotes++;
+		}
+		if (quotes % 2)
+			fz_fail("a label value cut open");
+	}
+	free(text);
+	json_decref(doc);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!size)
+		return 0;
+	if (data[0] & 1)
+		fz_summary((const char *)data + 1, size - 1);
+	else
+		fz_head((const char *)data + 1, size - 1);
+	return 0;
+}
