@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Run one build's tests: every Check unit test binary, then every integration
-# scenario (root only). Prints one line per test and a closing
+# scenario (root only). Prints one line per test as it ends and a closing
 # "N passed, N failed, N skipped"; exits non-zero when anything failed.
 #
 #   tests/run-tests.sh BUILD_DIR [PATTERN]
+#
+# Integration scenarios run SANDNET_TEST_JOBS at a time (default: the CPUs
+# this runs on, at most 4): each makes its own namespaces with a unique
+# prefix and its own state folder, so they do not meet. A scenario whose
+# script has the line "# sandnet-test: alone" (throughput, rates, rings and
+# timings it measures) runs with nothing else beside it.
 set -u
 build=${1:?usage: run-tests.sh BUILD_DIR [PATTERN]}
 pattern=${2:-}
@@ -15,20 +21,30 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=86}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 logdir=$build/test-logs
 mkdir -p "$logdir"
+jobs_max=${SANDNET_TEST_JOBS:-$(nproc)}
+[ "$jobs_max" -ge 1 ] 2>/dev/null || jobs_max=1
+[ "$jobs_max" -le 4 ] || jobs_max=4
 
 passed=0 failed=0 skipped=0
 failures=()
 
+# run_one NAME CMD...: the test itself, in the background or not; its log and
+# exit status and duration in $logdir/NAME.{log,rc}
 run_one() {
-	local name=$1; shift
-	local log=$logdir/$name.log start end rc
+	local name=$1 log=$logdir/$1.log start; shift
 	mkdir -p "$(dirname "$log")"
 	start=$(date +%s)
 	timeout --kill-after=10 600 "$@" >"$log" 2>&1
-	rc=$?
-	end=$(date +%s)
+	echo "$? $(($(date +%s) - start))" >"$logdir/$name.rc"
+}
+
+# report NAME: one line from its .rc, and its log's tail on failure
+report() {
+	local name=$1 rc secs log=$logdir/$1.log
+	read -r rc secs <"$logdir/$name.rc"
+	rm -f "$logdir/$name.rc"
 	case $rc in
-	0)  passed=$((passed + 1)); printf 'PASS  %-40s %3ss\n' "$name" $((end - start));;
+	0)  passed=$((passed + 1)); printf 'PASS  %-40s %3ss\n' "$name" "$secs";;
 	77) skipped=$((skipped + 1)); printf 'SKIP  %-40s %s\n' "$name" "$(tail -n 1 "$log")";;
 	*)  failed=$((failed + 1)); failures+=("$name")
 	    printf 'FAIL  %-40s (exit %s)\n' "$name" "$rc"; sed 's/^/    | /' "$log" | tail -n 40;;
@@ -40,7 +56,18 @@ for t in "$build"/tests/unit/test_*; do
 	name=unit/$(basename "$t")
 	[[ -n $pattern && $name != *$pattern* ]] && continue
 	run_one "$name" "$t"
+	report "$name"
 done
+
+declare -A running=()	# pid -> test name
+# reap_one: wait for any running scenario and report it
+reap_one() {
+	local pid
+	wait -n -p pid "${!running[@]}" 2>/dev/null
+	[ -n "${pid:-}" ] && [ -n "${running[$pid]:-}" ] || return 0
+	report "${running[$pid]}"
+	unset "running[$pid]"
+}
 
 for t in "$here"/integration/*.sh; do
 	[ -e "$t" ] || continue
@@ -49,8 +76,17 @@ for t in "$here"/integration/*.sh; do
 	if [ "$(id -u)" -ne 0 ]; then
 		skipped=$((skipped + 1)); printf 'SKIP  %-40s needs root\n' "$name"; continue
 	fi
-	run_one "$name" bash "$t"
+	if grep -q '^# sandnet-test: alone' "$t"; then
+		while [ ${#running[@]} -gt 0 ]; do reap_one; done
+		run_one "$name" bash "$t"
+		report "$name"
+		continue
+	fi
+	while [ ${#running[@]} -ge "$jobs_max" ]; do reap_one; done
+	run_one "$name" bash "$t" &
+	running[$!]=$name
 done
+while [ ${#running[@]} -gt 0 ]; do reap_one; done
 
 [ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[*]}"
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandnet-test: alone (it measures throughput, rates or memory: nothing beside it)
 # IPv4 BIG TCP on transmit (docs/gso.md): with the container link's
 # gso_max_size and gso_ipv4_max_size raised to 185000, the datapath in hw mode
 # sends TCP GSO frames over 64 KiB (IPv4 total length 0), up to that limit.

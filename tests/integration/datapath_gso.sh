@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandnet-test: alone (it measures throughput, rates or memory: nothing beside it)
 # TCP transmit GSO in the three modes (docs/gso.md). For each of --gso hw, sw
 # and off: the peer's veth checksum offload is off (its kernel verifies every
 # TCP checksum), curl in the peer fetches a 64 MiB file through --publish over

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandnet-test: alone (it measures throughput, rates or memory: nothing beside it)
 # 1 GiB each way through the stack against the Linux kernel, sha256
 # compared (issue 5's long transfer), with the peer's checksum offload off:
 #   stack receives: --forward tcp, curl in the datapath's netns, kernel

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandnet-test: alone (it measures throughput, rates or memory: nothing beside it)
 # iperf3 both ways through sandnet's TCP against the Linux kernel (issue 5):
 #   forward: iperf3 -c in the datapath's netns -> 127.0.0.1:5301 (--forward)
 #            -> sandnet's TCP -> veth -> iperf3 -s on the peer's kernel

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandnet-test: alone (it measures throughput, rates or memory: nothing beside it)
 # sandnet's TCP against the Linux kernel through the project's impairment
 # relay (tests/tools/impair_relay) with seeded delay, jitter, reordering,
 # duplication and loss, 16 MiB each way, sha256 compared:

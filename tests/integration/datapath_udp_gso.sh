@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandnet-test: alone (it measures throughput, rates or memory: nothing beside it)
 # UDP GSO on transmit (docs/gso.md) in the three modes. For each of --gso hw,
 # sw and off, with the peer's veth checksum offload off:
 #   --forward udp:127.0.0.1:8000=10.77.0.1:7000

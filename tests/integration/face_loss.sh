@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandnet-test: alone (it measures throughput, rates or memory: nothing beside it)
 # The container face under loss (issue 9): with nftables dropping 1 % and
 # then 5 % of the frames each way on the peer's veth, 64 MiB go each way
 # between a program inside the container and the peer's kernel, intact

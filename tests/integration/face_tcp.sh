@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandnet-test: alone (it measures throughput, rates or memory: nothing beside it)
 # The container face, TCP out: programs inside the container reach kernel
 # servers in the peer through sandnet's stack (issue 9), and see what they
 # would see without it:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandnet-test: alone (it measures throughput, rates or memory: nothing beside it)
 # Connection churn through --publish: 100k short connections (tests/tools/
 # churn: 200 in parallel, each a 64-byte request echoed back by a backend in
 # the datapath's netns, which closes first, so the datapath holds TIME-WAIT

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandnet-test: alone (it measures throughput, rates or memory: nothing beside it)
 # The inner link is untrusted too (issue 9): a program in the container with
 # CAP_NET_RAW writes what it likes into the TUN (a packet socket on sn-eth0).
 #  - each kind of bad packet is dropped and counted under its reason (or

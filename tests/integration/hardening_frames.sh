@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandnet-test: alone (it measures throughput, rates or memory: nothing beside it)
 # Random and mutated frames from the container's side (issue 8): for
 # $BLAST_SECS (default 10) seconds tests/tools/frame_blaster sends, from the
 # peer's end of the container's veth, frames built from valid ARP / IPv4 /

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandnet-test: alone (it measures throughput, rates or memory: nothing beside it)
 # A SYN flood (hping3 --flood -S --rand-source, 10 s) from the peer netns at a
 # port the container publishes, while a rate-limited download runs through
 # the same port: the download completes intact, SYN cookies are sent, the

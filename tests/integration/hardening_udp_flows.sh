@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandnet-test: alone (it measures throughput, rates or memory: nothing beside it)
 # UDP flow caps from the container's side (issue 8; docs/security.md): the
 # datapath serves --publish udp:5000 (a UDP echo behind it) with
 # --max-udp-flows-per-source 64 and --max-udp-flows 512. From the peer netns,

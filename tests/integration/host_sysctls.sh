@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sandnet-test: alone (it measures throughput, rates or memory: nothing beside it)
 # The suite on a container host. A new namespace inherits the root
 # namespace's IPv4 settings (net.core.devconf_inherit_init_net=0), and on a
 # host where podman, Docker or CNI's bridge/ptp plugins ran, ip_forward is 1
