@@ -251,7 +251,7 @@ for m in hw sw; do
 		"$DATAPATH" --control "$CTL" >"$TMP/dp-$m.log" 2>&1 &
 	NS_PID=$!
 	for _ in $(seq 100); do dp_stats >/dev/null 2>&1 && break; sleep 0.1; done
-	DP_PID=$(pgrep -P "$NS_PID" | head -n1)
+	DP_PID=$(pgrep -P "$(pgrep -P "$NS_PID" | head -n1)" | head -n1)	# the supervisor's child: the datapath that serves
 	if [ -z "$DP_PID" ] || ! ip netns exec "$CT" ping -c 1 -W 2 10.67.0.1 >/dev/null; then
 		echo "$m: n/a (the datapath did not come up: $(tail -n1 "$TMP/dp-$m.log"))"
 	else

@@ -189,7 +189,7 @@ ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" -- \
 	"$DATAPATH" --control "$CTL" --publish udp:5000=127.0.0.1:6000 >"$TMP/dp.log" 2>&1 &
 NS_PID=$!
 for _ in $(seq 100); do dp_json >/dev/null 2>&1 && break; sleep 0.1; done
-DP_PID=$(pgrep -P "$NS_PID" | head -n1)
+DP_PID=$(pgrep -P "$(pgrep -P "$NS_PID" | head -n1)" | head -n1)	# the supervisor's child: the datapath that serves
 [ -n "$DP_PID" ] || { cat "$TMP/dp.log"; echo "bench: the datapath did not start"; exit 1; }
 ip netns exec "$PEER" ping -c 1 -W 2 10.66.0.2 >/dev/null
 
@@ -211,7 +211,7 @@ for mode in off sw hw; do
 		>"$TMP/dp.log" 2>&1 &
 	NS_PID=$!
 	for _ in $(seq 100); do dp_json >/dev/null 2>&1 && break; sleep 0.1; done
-	DP_PID=$(pgrep -P "$NS_PID" | head -n1)
+	DP_PID=$(pgrep -P "$(pgrep -P "$NS_PID" | head -n1)" | head -n1)	# the supervisor's child: the datapath that serves
 	[ -n "$DP_PID" ] || { cat "$TMP/dp.log"; echo "bench: the datapath did not start"; exit 1; }
 	for size in 64 1400; do
 		fwd_row "$mode" "$size"

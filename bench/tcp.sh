@@ -458,7 +458,7 @@ sandnet_up() {
 		kill -0 "$NS_PID" 2>/dev/null || break
 		sleep 0.1
 	done
-	DP_PID=$(pgrep -P "$NS_PID" | head -n1)
+	DP_PID=$(pgrep -P "$(pgrep -P "$NS_PID" | head -n1)" | head -n1)	# the supervisor's child: the datapath that serves
 	if ! dp_stats >/dev/null 2>&1 || [ -z "$DP_PID" ]; then
 		SN_WHY="the datapath did not start: $(grep -v '^$' "$TMP/dp-$1.log" | tail -n1)"
 		sandnet_down

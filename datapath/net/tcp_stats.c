@@ -49,8 +49,10 @@ static int tcp_glue_conn_row(struct tcp_conn *c, void *arg)
 	out_u64(o, "unacked", i.unacked_bytes);
 	out_u64(o, "sndbuf_used", i.sndbuf_used);
 	out_u64(o, "sndbuf", i.sndbuf_cap);
+	out_u64(o, "sndbuf_held", i.sndbuf_held);
 	out_u64(o, "rcvbuf_used", i.rcvbuf_used);
 	out_u64(o, "rcvbuf", i.rcvbuf_cap);
+	out_u64(o, "rcvbuf_held", i.rcvbuf_held);
 	out_u64(o, "ooo_bytes", i.ooo_bytes);
 	out_obj_end(o);
 	return 0;
@@ -87,6 +89,10 @@ void tcp_glue_print(struct tcp_glue *g, struct out *o, const char *counters, con
 	out_u64(o, "icmp_aborts", gc->icmp_aborts);
 	out_u64(o, "reset_probes", s.reset_probes);
 	out_u64(o, "syn_challenged", s.syn_challenged);
+	out_u64(o, "pool_cached", s.pool_cached);
+	out_u64(o, "pool_hits", s.pool_hits);
+	out_u64(o, "pool_maps", s.pool_maps);
+	out_u64(o, "pool_trimmed", s.pool_trimmed);
 	out_u64(o, "drop_malformed", s.drop_malformed);
 	out_u64(o, "drop_no_socket", s.drop_no_socket);
 	out_u64(o, "drop_paws", s.drop_paws);

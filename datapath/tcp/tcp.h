@@ -327,8 +327,10 @@ struct tcp_conn_info {
 	uint32_t unacked_bytes;
 	uint32_t sndbuf_used;
 	uint32_t sndbuf_cap;
+	uint32_t sndbuf_held;		/* memory the ring holds now: 0 while parked (tcp_pool.c) */
 	uint32_t rcvbuf_used;
 	uint32_t rcvbuf_cap;
+	uint32_t rcvbuf_held;
 	uint32_t ooo_bytes;
 	/* RACK (RFC 8985) and undo of spurious recoveries */
 	uint32_t rack_reo_wnd_us;	/* the latest reordering window */
@@ -384,6 +386,11 @@ struct tcp_stack_stats {
 	uint64_t icmp_aborts;		/* connection attempts ended by an ICMP error */
 	uint64_t reset_probes;		/* SYNs sent to reset a forgotten connection (tcp_reset_probe()) */
 	uint64_t syn_challenged;	/* SYNs answered by a challenge ACK: RST, and the SYN again at once */
+	/* ring memory (tcp_pool.c) */
+	uint64_t pool_cached;		/* bytes of warm buffers waiting for a ring */
+	uint64_t pool_hits;		/* rings that got a warm buffer */
+	uint64_t pool_maps;		/* rings that needed a new mapping */
+	uint64_t pool_trimmed;		/* bytes given back after staying unused */
 };
 
 const char *tcp_state_name(enum tcp_state s);

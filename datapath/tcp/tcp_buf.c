@@ -5,13 +5,18 @@
  * Theory of operation
  *
  * Both buffers are byte rings (struct tcp_ring) with a power-of-two capacity
- * that only grows, allocated on first use.
+ * that only grows. Their memory comes from the stack's pool (tcp_pool.c) on
+ * the first byte and goes back to it whenever a ring is empty (a receive
+ * ring read empty, a send ring acknowledged empty): the ring is "parked",
+ * its capacity kept, and the next byte takes a warm buffer again. So an idle
+ * connection holds no ring memory, and a new one reuses pages an old one
+ * already faulted in.
  *
  * Send ring: offset 0 is the byte at sequence c->snd_buf_seq (the oldest
  * unacknowledged data byte); it holds unacked and unsent data. Emitted
- * segments point into it. When it grows, the old memory is not freed but
- * retired to the stack until tcp_stack_tx_done(), since queued segments may
- * still point into it. It grows while the service fills it, up to
+ * segments point into it. When it grows or parks, the old memory is not put
+ * back at once but retired to the stack until tcp_stack_tx_done(), since
+ * queued segments may still point into it. It grows while the service fills it, up to
  * min(sndbuf_max, 2 * max(cwnd * mss, peer window)) (at least 256 KiB): the
  * buffer follows the bandwidth-delay product and backpressure starts there.
  *
@@ -40,8 +45,9 @@
  *   data, so the cap is soft by at most 32 KiB per connection, and
  *   max_conns bounds that;
  * - nothing is dropped and no connection is refused for memory.
- * Each ring kept small counts one buf_pressure. Freed rings bring the
- * total back down and growth resumes. Rings are freed when the connection
+ * Each ring kept small counts one buf_pressure. Freed and parked rings
+ * bring the total back down and growth resumes (st.buf_mem counts the
+ * memory rings hold, not the capacity parked rings would take again). Rings are freed when the connection
  * is, and earlier in TIME-WAIT once the service let go of the connection
  * (tcp_buf_release(), like the kernel's TIME-WAIT minisocks): everything
  * was sent and acknowledged and nobody will read any more.
@@ -58,72 +64,91 @@ static uint32_t tcp_pow2_ceil(uint32_t v)
 }
 
 /**
- * tcp_stack_retire() - keep send memory until tcp_stack_tx_done()
- * @s: the stack
- * @buf: memory queued segments may still point into
- *
- * Return: 0, or -ENOMEM (then @buf is still the caller's).
- */
-int tcp_stack_retire(struct tcp_stack *s, void *buf)
-{
-	if (s->nretired == s->cap_retired) {
-		uint32_t n = s->cap_retired ? s->cap_retired * 2 : 8;
-		void **p = realloc(s->retired, n * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		s->retired = p;
-		s->cap_retired = n;
-	}
-	s->retired[s->nretired++] = buf;
-	return 0;
-}
-
-/**
  * tcp_ring_reserve() - grow a ring to at least @cap bytes
  * @r: the ring
  * @cap: wanted capacity (rounded up to a power of two)
- * @retire_to: when non-NULL, the old memory goes to this stack's retired
- *	list instead of free()
+ * @retire: the old memory may still be pointed into by queued segments (a
+ *	send ring): it goes to the stack's retired list, else to the pool
  *
  * The whole old capacity (not just @r->len) is kept at the same offsets, so
- * out-of-order data stored past @r->len survives.
+ * out-of-order data stored past @r->len survives. A parked ring only gets
+ * the larger capacity: it holds nothing.
  *
  * Return: 0 or -ENOMEM.
  */
-int tcp_ring_reserve(struct tcp_ring *r, uint32_t cap, struct tcp_stack *retire_to)
+int tcp_ring_reserve(struct tcp_ring *r, uint32_t cap, bool retire)
 {
 	uint32_t ncap = tcp_pow2_ceil(cap), first;
 	uint8_t *nb;
 
 	if (ncap <= r->cap)
 		return 0;
-	if (r->buf && r->acct && tcp_buf_pressure(r->acct)) {
+	if (r->buf && tcp_buf_pressure(r->acct)) {
 		r->acct->st.buf_pressure++;
 		return 0;	/* keep the ring as it is (see the top comment) */
 	}
-	nb = malloc(ncap);
+	if (!r->buf && r->cap) {
+		r->cap = ncap;	/* parked: the next byte takes a buffer of this size */
+		return 0;
+	}
+	nb = tcp_pool_get(r->acct, ncap);
 	if (!nb)
 		return -ENOMEM;
 	if (r->buf) {
 		first = r->cap - r->head;
 		memcpy(nb, r->buf + r->head, first);
 		memcpy(nb + first, r->buf, r->head);
-		if (retire_to) {
-			if (tcp_stack_retire(retire_to, r->buf) < 0) {
-				free(nb);
-				return -ENOMEM;
-			}
-		} else {
-			free(r->buf);
+		if (!retire)
+			tcp_pool_put(r->acct, r->buf, r->cap);
+		else if (tcp_stack_retire(r->acct, r->buf, r->cap) < 0) {
+			tcp_pool_put(r->acct, nb, ncap);
+			return -ENOMEM;
 		}
+		r->acct->st.buf_mem -= r->cap;
 	}
-	if (r->acct)
-		r->acct->st.buf_mem += ncap - r->cap;
+	r->acct->st.buf_mem += ncap;
 	r->buf = nb;
 	r->cap = ncap;
 	r->head = 0;
 	return 0;
+}
+
+/**
+ * tcp_ring_unpark() - give a parked ring its memory back (warm, from the pool)
+ * @r: the ring
+ *
+ * Return: 0 (also for a ring that holds memory, or has no capacity yet),
+ * -ENOMEM.
+ */
+int tcp_ring_unpark(struct tcp_ring *r)
+{
+	if (r->buf || !r->cap)
+		return 0;
+	r->buf = tcp_pool_get(r->acct, r->cap);
+	if (!r->buf)
+		return -ENOMEM;
+	r->acct->st.buf_mem += r->cap;
+	r->head = 0;
+	return 0;
+}
+
+/**
+ * tcp_ring_park() - an empty ring gives its memory to the pool, keeping its
+ * capacity (tcp_pool.c): an idle connection holds no ring memory
+ * @r: the ring, empty
+ * @retire: queued segments may still point into it (a send ring)
+ */
+void tcp_ring_park(struct tcp_ring *r, bool retire)
+{
+	if (!r->buf || r->len)
+		return;
+	if (!retire)
+		tcp_pool_put(r->acct, r->buf, r->cap);
+	else if (tcp_stack_retire(r->acct, r->buf, r->cap) < 0)
+		return;	/* out of memory: it stays */
+	r->acct->st.buf_mem -= r->cap;
+	r->buf = NULL;
+	r->head = 0;
 }
 
 /**
@@ -138,16 +163,20 @@ bool tcp_buf_pressure(const struct tcp_stack *s)
 }
 
 /**
- * tcp_ring_free() - release a ring's memory
+ * tcp_ring_free() - release a ring's memory and its capacity
  * @r: the ring
+ * @retire: queued segments may still point into it (a send ring)
  */
-void tcp_ring_free(struct tcp_ring *r)
+void tcp_ring_free(struct tcp_ring *r, bool retire)
 {
 	struct tcp_stack *acct = r->acct;
 
-	if (acct)
+	r->len = 0;
+	tcp_ring_park(r, retire);
+	if (r->buf) {	/* the retired list had no room: the pool takes it now */
 		acct->st.buf_mem -= r->cap;
-	free(r->buf);
+		tcp_pool_put(acct, r->buf, r->cap);
+	}
 	memset(r, 0, sizeof(*r));
 	r->acct = acct;
 }
@@ -162,18 +191,27 @@ void tcp_ring_free(struct tcp_ring *r)
  */
 void tcp_buf_release(struct tcp_conn *c)
 {
-	struct tcp_stack *s = c->stack;
-
-	if (c->snd.buf && tcp_stack_retire(s, c->snd.buf) == 0) {
-		s->st.buf_mem -= c->snd.cap;
-		c->snd.buf = NULL;
-		c->snd.cap = c->snd.head = c->snd.len = 0;
-	}
-	if (c->rcv.buf) {
-		tcp_ring_free(&c->rcv);
-		c->ooo.n = 0;
-	}
+	tcp_ring_free(&c->snd, true);
+	tcp_ring_free(&c->rcv, false);
+	tcp_ranges_free(&c->ooo);
+	tcp_ranges_free(&c->sacked);
+	tcp_ranges_free(&c->undo_rxt);
 	tcp_rack_free(c);	/* nothing is in flight either */
+}
+
+/**
+ * tcp_buf_rcv_ready() - the receive ring holds memory, before bytes are
+ * written into it: the initial capacity on the first data, or a parked
+ * ring's buffer again
+ * @c: the connection
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int tcp_buf_rcv_ready(struct tcp_conn *c)
+{
+	if (!c->rcv.cap)
+		return tcp_ring_reserve(&c->rcv, c->opts.rcvbuf_init, false);
+	return tcp_ring_unpark(&c->rcv);
 }
 
 /**
@@ -330,7 +368,7 @@ void tcp_buf_rcv_autotune(struct tcp_conn *c, uint32_t delivered, uint64_t now_u
 	if (now_us - c->rcv_space_time_us < rtt)
 		return;
 	if (c->rcv.cap && c->rcv.cap < c->rcvbuf_max && c->rcv_space_bytes > c->rcv.cap / 4)
-		tcp_ring_reserve(&c->rcv, c->rcv.cap * 2 > c->rcvbuf_max ? c->rcvbuf_max : c->rcv.cap * 2, NULL);
+		tcp_ring_reserve(&c->rcv, c->rcv.cap * 2 > c->rcvbuf_max ? c->rcvbuf_max : c->rcv.cap * 2, false);
 	c->rcv_space_bytes = 0;
 	c->rcv_space_time_us = now_us;
 }
@@ -370,7 +408,7 @@ int tcp_buf_snd_grow(struct tcp_conn *c, uint32_t want)
 			c->stack->st.buf_pressure++;
 			cap = TCP_BUF_PRESSURE_MIN;
 		}
-		if (tcp_ring_reserve(&c->snd, cap, c->stack) < 0 && !c->snd.cap)
+		if (tcp_ring_reserve(&c->snd, cap, true) < 0 && !c->snd.cap)
 			return -ENOMEM;
 	}
 	/* the ring is a power of two; the limit need not be */
@@ -439,6 +477,9 @@ ssize_t tcp_send(struct tcp_conn *c, const void *buf, size_t len, uint64_t now_u
 		c->writable_wanted = true;
 	if (!n)
 		return 0;
+	if (tcp_ring_unpark(&c->snd) < 0)
+		return -ENOMEM;
+	s->clock_us = now_us;
 	tcp_conn_enter(s);
 	tcp_ring_write_at(&c->snd, c->snd.len, buf, n);
 	c->snd.len += n;
@@ -478,9 +519,13 @@ int tcp_consume(struct tcp_conn *c, size_t len, uint64_t now_us)
 		return -EINVAL;
 	if (!len)
 		return 0;
+	s->clock_us = now_us;
 	tcp_conn_enter(s);
 	tcp_ring_drop(&c->rcv, (uint32_t)len);
 	tcp_buf_rcv_autotune(c, (uint32_t)len, now_us);
+	/* read empty: the memory goes back to the pool until the next byte */
+	if (!c->rcv.len && !c->ooo.n)
+		tcp_ring_park(&c->rcv, false);
 	/* RFC 9293 3.8.6.2.2: update the window when the edge moves enough */
 	before = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
 	after = tcp_buf_rcv_wnd(c);

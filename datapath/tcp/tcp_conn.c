@@ -336,15 +336,15 @@ static void tcp_conn_free(struct tcp_conn *c)
 		c->all_next->all_prev = c->all_prev;
 	/* Segments still queued in the link may point into the send ring: it
 	 * goes to the retired list like a replaced one (tcp_stack_tx_done()). */
-	if (c->snd.buf && tcp_stack_retire(s, c->snd.buf) == 0) {
-		s->st.buf_mem -= c->snd.cap;
-		memset(&c->snd, 0, sizeof(c->snd));
-	}
-	tcp_ring_free(&c->snd);
-	tcp_ring_free(&c->rcv);
+	tcp_ring_free(&c->snd, true);
+	tcp_ring_free(&c->rcv, false);
 	tcp_rack_free(c);
+	tcp_ranges_free(&c->ooo);
+	tcp_ranges_free(&c->sacked);
+	tcp_ranges_free(&c->undo_rxt);
 	s->st.conns--;
 	free(c);
+	tcp_pool_conn_freed(s);
 }
 
 static void tcp_tw_unlink(struct tcp_conn *c)
@@ -640,20 +640,11 @@ void tcp_stack_free(struct tcp_stack *s)
 		free(l);
 	}
 	tcp_stack_tx_done(s);
+	tcp_pool_trim(s, s->clock_us, true);
 	free(s->retired);
 	free(s->heap);
 	free(s->table);
 	free(s);
-}
-
-/**
- * tcp_stack_tx_done() - the link flushed: release replaced send buffers
- * @s: the stack
- */
-void tcp_stack_tx_done(struct tcp_stack *s)
-{
-	while (s->nretired)
-		free(s->retired[--s->nretired]);
 }
 
 /**
@@ -664,6 +655,7 @@ void tcp_stack_tx_done(struct tcp_stack *s)
 void tcp_stack_stats(const struct tcp_stack *s, struct tcp_stack_stats *out)
 {
 	*out = s->st;
+	out->pool_cached = s->pool.cached;
 }
 
 /**
@@ -1186,8 +1178,10 @@ void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out)
 	out->unacked_bytes = c->snd_max - c->snd_una;
 	out->sndbuf_used = c->snd.len;
 	out->sndbuf_cap = c->snd.cap;
+	out->sndbuf_held = c->snd.buf ? c->snd.cap : 0;
 	out->rcvbuf_used = c->rcv.len;
 	out->rcvbuf_cap = c->rcv.cap;
+	out->rcvbuf_held = c->rcv.buf ? c->rcv.cap : 0;
 	out->ooo_bytes = tcp_ooo_bytes(c);
 	out->iss = c->iss;
 	out->irs = c->irs;

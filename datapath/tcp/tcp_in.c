@@ -445,6 +445,9 @@ static bool tcp_in_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_
 			tcp_ring_drop(&c->snd, drop);
 			c->snd_buf_seq += drop;
 			freed = true;
+			/* acknowledged empty: the memory goes back to the pool (tcp_pool.c) */
+			if (!c->snd.len)
+				tcp_ring_park(&c->snd, true);
 		}
 		if (seq_lt(c->snd_nxt, c->snd_una))
 			c->snd_nxt = c->snd_una;
@@ -527,7 +530,7 @@ static bool tcp_in_text(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32
 		len -= skip;
 		seq = c->rcv_nxt;
 	}
-	if (!c->rcv.cap && tcp_ring_reserve(&c->rcv, c->opts.rcvbuf_init, NULL) < 0) {
+	if (tcp_buf_rcv_ready(c) < 0) {
 		*len_io = 0;
 		*fin_io = false;
 		return false;
@@ -792,6 +795,7 @@ int tcp_input(struct tcp_stack *s, const struct tcp_seg_in *seg, uint64_t now_us
 	int ret = 0;
 
 	s->st.segs_in++;
+	s->clock_us = now_us;
 	if (!tcp_in_valid(s, seg))
 		return -EINVAL;
 	if (seg->opts.has_wscale && seg->opts.wscale > TCP_MAX_WSCALE) {

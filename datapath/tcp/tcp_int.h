@@ -64,9 +64,13 @@ struct tcp_range {
 	uint32_t end;
 };
 
-/* Sorted, disjoint, non-adjacent [start,end) ranges. */
+/*
+ * Sorted, disjoint, non-adjacent [start,end) ranges; the array comes with
+ * the first range (most connections never see loss or reordering: three
+ * sets of 64 ranges in every connection were two thirds of its size).
+ */
 struct tcp_ranges {
-	struct tcp_range r[TCP_SACK_MAX_RANGES];
+	struct tcp_range *r;	/* TCP_SACK_MAX_RANGES entries, or NULL */
 	unsigned int n;
 	unsigned int max;
 };
@@ -312,6 +316,31 @@ struct tcp_conn {
 	uint64_t hs_css_entries;
 };
 
+/* A send buffer queued segments may still point into (tcp_pool.c). */
+struct tcp_pool_free;
+
+struct tcp_retired {
+	void *buf;
+	uint32_t cap;
+};
+
+#define TCP_POOL_CLASSES	11	/* 16 KiB .. 16 MiB (tcp_pool.c) */
+
+/**
+ * struct tcp_pool - ring buffers that stay warm between connections (tcp_pool.c)
+ * @free:	per power-of-two size, buffers waiting (linked through their
+ *		first bytes)
+ * @cached:	bytes waiting in @free
+ * @next_trim_us: the next pass that unmaps idle buffers, 0 when nothing waits
+ * @conns_freed: connection structures freed since the heap was last trimmed
+ */
+struct tcp_pool {
+	struct tcp_pool_free *free[TCP_POOL_CLASSES];
+	uint64_t cached;
+	uint64_t next_trim_us;
+	uint32_t conns_freed;
+};
+
 struct tcp_stack {
 	struct tcp_stack_cfg cfg;
 	unsigned char hash_key[16];
@@ -329,8 +358,10 @@ struct tcp_stack {
 	uint64_t chack_second;
 	uint32_t chack_count;
 	/* send-buffer memory replaced while segments may point into it */
-	void **retired;
+	struct tcp_retired *retired;
 	uint32_t nretired, cap_retired;
+	struct tcp_pool pool;
+	uint64_t clock_us;		/* the latest time a caller gave (the pool's clock) */
 	struct tcp_stack_stats st;
 };
 
@@ -350,10 +381,19 @@ struct tcp_listener *tcp_listener_lookup(struct tcp_stack *s, const struct tcp_e
 bool tcp_addr_eq(const struct net_addr *a, const struct net_addr *b);
 uint64_t tcp_siphash(const struct tcp_stack *s, const void *data, size_t len);
 
+/* tcp_pool.c */
+void *tcp_pool_get(struct tcp_stack *s, uint32_t cap);
+void tcp_pool_put(struct tcp_stack *s, void *buf, uint32_t cap);
+void tcp_pool_conn_freed(struct tcp_stack *s);
+void tcp_pool_trim(struct tcp_stack *s, uint64_t now_us, bool all);
+int tcp_stack_retire(struct tcp_stack *s, void *buf, uint32_t cap);
+
 /* tcp_buf.c */
-int tcp_stack_retire(struct tcp_stack *s, void *buf);
-int tcp_ring_reserve(struct tcp_ring *r, uint32_t cap, struct tcp_stack *retire_to);
-void tcp_ring_free(struct tcp_ring *r);
+int tcp_ring_reserve(struct tcp_ring *r, uint32_t cap, bool retire);
+int tcp_ring_unpark(struct tcp_ring *r);
+void tcp_ring_park(struct tcp_ring *r, bool retire);
+void tcp_ring_free(struct tcp_ring *r, bool retire);
+int tcp_buf_rcv_ready(struct tcp_conn *c);
 uint32_t tcp_ring_write_at(struct tcp_ring *r, uint32_t off, const void *data, uint32_t len);
 int tcp_ring_iov(const struct tcp_ring *r, uint32_t off, uint32_t len, struct iovec iov[2]);
 void tcp_ring_read(const struct tcp_ring *r, uint32_t off, void *dst, uint32_t len);
@@ -376,6 +416,7 @@ int tcp_ooo_sack_blocks(const struct tcp_conn *c, uint32_t first_start, uint32_t
 /* tcp_ranges.c */
 void tcp_ranges_init(struct tcp_ranges *rs, unsigned int max);
 int tcp_ranges_add(struct tcp_ranges *rs, uint32_t start, uint32_t end);
+void tcp_ranges_free(struct tcp_ranges *rs);
 void tcp_ranges_trim_below(struct tcp_ranges *rs, uint32_t seq);
 uint32_t tcp_ranges_bytes(const struct tcp_ranges *rs, uint32_t from, uint32_t to);
 

@@ -6,7 +6,8 @@
  * Theory of operation: a small sorted array of disjoint [start, end) ranges
  * in sequence space, merged on insertion, at most @max of them (a range that
  * would need one more is refused: for the scoreboard that only makes us
- * retransmit more). Comparisons are modulo 2^32 (seq_lt() and friends), so
+ * retransmit more). The array is allocated with the first range and freed
+ * with the connection (tcp_ranges_free()). Comparisons are modulo 2^32 (seq_lt() and friends), so
  * the set is only meaningful within one window.
  */
 #include "datapath/tcp/tcp_int.h"
@@ -23,13 +24,24 @@ void tcp_ranges_init(struct tcp_ranges *rs, unsigned int max)
 }
 
 /**
+ * tcp_ranges_free() - release a set's array (it is empty then)
+ * @rs: the set
+ */
+void tcp_ranges_free(struct tcp_ranges *rs)
+{
+	free(rs->r);
+	rs->r = NULL;
+	rs->n = 0;
+}
+
+/**
  * tcp_ranges_add() - add [start, end), merging with what it touches
  * @rs: the set
  * @start: first sequence number
  * @end: one past the last
  *
  * Return: 0, -EINVAL for an empty range, -ENOSPC when a new range would be
- * needed and the set is full (the set is then unchanged).
+ * needed and the set is full, -ENOMEM (the set is then unchanged).
  */
 int tcp_ranges_add(struct tcp_ranges *rs, uint32_t start, uint32_t end)
 {
@@ -43,6 +55,8 @@ int tcp_ranges_add(struct tcp_ranges *rs, uint32_t start, uint32_t end)
 	if (i == rs->n || seq_lt(end, rs->r[i].start)) {
 		if (rs->n >= rs->max)
 			return -ENOSPC;
+		if (!rs->r && !(rs->r = malloc(rs->max * sizeof(*rs->r))))
+			return -ENOMEM;
 		memmove(&rs->r[i + 1], &rs->r[i], (rs->n - i) * sizeof(rs->r[0]));
 		rs->r[i].start = start;
 		rs->r[i].end = end;
@@ -72,8 +86,10 @@ void tcp_ranges_trim_below(struct tcp_ranges *rs, uint32_t seq)
 
 	while (i < rs->n && seq_leq(rs->r[i].end, seq))
 		i++;
-	memmove(&rs->r[0], &rs->r[i], (rs->n - i) * sizeof(rs->r[0]));
-	rs->n -= i;
+	if (i) {
+		memmove(&rs->r[0], &rs->r[i], (rs->n - i) * sizeof(rs->r[0]));
+		rs->n -= i;
+	}
 	if (rs->n && seq_lt(rs->r[0].start, seq))
 		rs->r[0].start = seq;
 }

@@ -172,7 +172,12 @@ void tcp_timer_update(struct tcp_conn *c)
  */
 uint64_t tcp_next_deadline(const struct tcp_stack *s)
 {
-	return s->heap_len ? s->heap[0]->deadline_us : TCP_NO_DEADLINE;
+	uint64_t d = s->heap_len ? s->heap[0]->deadline_us : TCP_NO_DEADLINE;
+
+	/* the pool's slow trim (tcp_pool.c), while it holds anything */
+	if (s->pool.next_trim_us && s->pool.next_trim_us < d)
+		d = s->pool.next_trim_us;
+	return d;
 }
 
 /**
@@ -452,6 +457,7 @@ static void tcp_timer_fire(struct tcp_conn *c, uint64_t now_us)
  */
 void tcp_timers_run(struct tcp_stack *s, uint64_t now_us)
 {
+	s->clock_us = now_us;
 	tcp_conn_enter(s);
 	while (s->heap_len && s->heap[0]->deadline_us <= now_us) {
 		struct tcp_conn *c = s->heap[0];
@@ -460,6 +466,8 @@ void tcp_timers_run(struct tcp_stack *s, uint64_t now_us)
 		tcp_timer_update(c);
 	}
 	tcp_conn_leave(s);
+	if (s->pool.next_trim_us && s->pool.next_trim_us <= now_us)
+		tcp_pool_trim(s, now_us, false);
 }
 
 /**

@@ -690,6 +690,72 @@ START_TEST(test_secret_across_stacks)
 }
 END_TEST
 
+/*
+ * Ring memory that stays warm (tcp_pool.c): a receive ring read empty and a
+ * send ring acknowledged empty give their memory to the pool and keep their
+ * capacity; the next bytes take the same buffer back (a pool hit, no new
+ * mapping); a pool left unused is trimmed after 10 s; an idle connection
+ * holds no ring memory.
+ */
+START_TEST(test_pool_park_and_reuse)
+{
+	struct tcp_conn_info ci;
+	struct tcp_stack_stats st;
+	uint8_t data[1000], got[1000];
+	uint64_t maps;
+
+	fill(data, sizeof(data), 3);
+	establish_passive();
+	in(TCP_ACK | TCP_PSH, P0, O0, data, sizeof(data));
+	tcp_conn_info(H.conn, &ci);
+	ck_assert_uint_eq(ci.rcvbuf_held, ci.rcvbuf_cap);
+	ck_assert_uint_eq(tcp_recv(H.conn, got, sizeof(got), H.now), sizeof(got));
+	ck_assert_mem_eq(got, data, sizeof(data));
+	tcp_conn_info(H.conn, &ci);
+	ck_assert_uint_eq(ci.rcvbuf_held, 0);		/* read empty: parked */
+	ck_assert_uint_eq(ci.rcvbuf_cap, 128 * 1024);	/* its size kept */
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.buf_mem, 0);
+	ck_assert_uint_eq(st.pool_cached, 128 * 1024);
+	maps = st.pool_maps;
+
+	/* the next bytes take the warm buffer back */
+	in(TCP_ACK | TCP_PSH, P0 + 1000, O0, data, sizeof(data));
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.pool_maps, maps);
+	ck_assert_uint_ge(st.pool_hits, 1);
+	ck_assert_uint_eq(st.pool_cached, 0);
+	ck_assert_uint_eq(tcp_recv(H.conn, got, sizeof(got), H.now), sizeof(got));
+	ck_assert_mem_eq(got, data, sizeof(data));
+	h_drain();
+
+	/* a send ring acknowledged empty parks too, once the link let go of it */
+	ck_assert_int_eq(tcp_send(H.conn, data, sizeof(data), H.now), sizeof(data));
+	expect_seg(TCP_ACK | TCP_PSH, O0, P0 + 2000, sizeof(data));
+	tcp_conn_info(H.conn, &ci);
+	ck_assert_uint_eq(ci.sndbuf_held, ci.sndbuf_cap);
+	in(TCP_ACK, P0 + 2000, O0 + sizeof(data), NULL, 0);
+	tcp_conn_info(H.conn, &ci);
+	ck_assert_uint_eq(ci.sndbuf_held, 0);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.buf_mem, 0);
+	ck_assert_uint_eq(st.pool_cached, 128 * 1024);	/* the send ring is retired until tx_done */
+	tcp_stack_tx_done(H.s);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_gt(st.pool_cached, 128 * 1024);
+
+	/* unused for 10 s: given back */
+	ck_assert_uint_le(tcp_next_deadline(H.s), H.now + SEC);
+	run_until(H.now + 11 * SEC);
+	run_until(H.now + SEC);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.pool_cached, 0);
+	ck_assert_uint_gt(st.pool_trimmed, 128 * 1024);
+	h_drain();
+	tcp_close(H.conn, H.now);
+}
+END_TEST
+
 START_TEST(test_syn_retries)
 {
 	struct tcp_endpoint l = ep("10.0.0.1", 5555), r = ep("10.0.0.2", 40000);
@@ -1175,8 +1241,12 @@ START_TEST(test_active_close_timewait)
 	expect_seg(TCP_ACK, O0 + 1, P0 + 5, 0);
 	tcp_stack_stats(H.s, &st);
 	ck_assert_uint_eq(st.timewait, 1);
-	ck_assert_uint_eq(tcp_next_deadline(H.s), H.now + 60 * SEC);
-	run_until(H.now + 60 * SEC);
+	/* the next deadline is the pool's trim (its rings went there), then TIME-WAIT's end */
+	ck_assert_uint_le(tcp_next_deadline(H.s), H.now + 60 * SEC);
+	run_until(H.now + 60 * SEC - 1);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.timewait, 1);
+	run_until(H.now + 1);
 	tcp_stack_stats(H.s, &st);
 	ck_assert_uint_eq(st.timewait, 0);
 	ck_assert_uint_eq(st.conns, 0);
@@ -2738,6 +2808,7 @@ static Suite *tcp_suite(void)
 	ADD("syn_sent_challenge_ack", test_syn_sent_challenge_ack);
 	ADD("reset_probe", test_reset_probe);
 	ADD("secret_across_stacks", test_secret_across_stacks);
+	ADD("pool_park_and_reuse", test_pool_park_and_reuse);
 	ADD("syn_retries", test_syn_retries);
 	ADD("simultaneous_open", test_simultaneous_open);
 	ADD("no_listener_rst", test_no_listener_rst);

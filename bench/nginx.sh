@@ -1,0 +1,382 @@
+#!/usr/bin/env bash
+# Short flows (issue 19): nginx serving ab through the container face, both
+# ways, next to the container's kernel alone on the same veth and to pasta,
+# in the same run. The seeds' own benchmark: nginx-1m in gVisor's GSO work,
+# 10 MiB at concurrency 5 in the software GSO work.
+#
+#   bench/nginx.sh BUILD_DIR
+#
+# Environment: SECS (seconds per ab run, default 4), REPS (runs per figure,
+# median, default 3), ROWS (default "kernel hw sw pasta"), SHAPES (default
+# all, below), PERF (sandnet modes to profile with perf record during
+# "in 1m-c5", e.g. "hw"), OUT (results, default bench/results), PLOT
+# (default docs/benchmarks-nginx.png).
+#
+# Namespaces (names "bn<pid>-*", removed on exit):
+#   ct    the container: eth0 10.66.0.2/24, nginx on :8080
+#   peer  a kernel stack: veth0 10.66.0.1/24, nginx on :8080
+#   dp    where netsetup and the datapath run
+#   ph/pp pasta's host (10.88.0.1, pasta forwards its :8080 to the
+#         container) and a peer behind it (10.88.0.5, nginx :8080)
+#   cp    pasta's container, nginx on :8080
+#
+# Directions: "in" is ab on the peer against nginx in the container (for
+# pasta: ab on pp against the host's forwarded port); "out" is ab in the
+# container against the peer's nginx.
+# Shapes (ab -t SECS):
+#   1m-c1      1 MiB, one connection per request, concurrency 1
+#   1m-c5      1 MiB, fresh connections, concurrency 5
+#   10m-c5     10 MiB, fresh connections, concurrency 5
+#   100b-c20   100 bytes, fresh connections, concurrency 20 (connections/s)
+#   100b-ka    100 bytes, keep-alive, concurrency 1 (request/response turns)
+#   1m-c1-tw   (sandnet only) 1 MiB at concurrency 1 started right after the
+#              kernel ran the same load: over the container's and the peer's
+#              TIME-WAIT leftovers, as an attach to a running container is
+# Idle pairs (sandnet rows, IDLE=N, default 10000; 0: none): N keep-alive
+# connections from the container to the peer's nginx, each after one request,
+# held idle: the datapath's RSS before, with them, 15 s after they close (the
+# ring pool trims what stays unused for 10 s) and 65 s after (TIME-WAIT over).
+# Columns: requests/s (median), x kernel, x pasta, p50 and p99 ms (ab's),
+# the carrier's (datapath or pasta) CPU ms per request and CPU s per GB,
+# the datapath's system calls per request (its links', both faces), and its
+# page faults per request (minor, from /proc).
+set -u
+build=${1:?usage: bench/nginx.sh BUILD_DIR}
+build=$(cd "$build" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+SECS=${SECS:-4}
+REPS=${REPS:-3}
+ROWS=${ROWS:-kernel hw sw pasta}
+SHAPES=${SHAPES:-1m-c1 1m-c5 10m-c5 100b-c20 100b-ka}
+IDLE=${IDLE:-10000}
+OUT=${OUT:-$repo/bench/results}
+PLOT=${PLOT:-$repo/docs/benchmarks-nginx.png}
+NETSETUP=$build/netsetup
+DATAPATH=$build/datapath
+HZ=$(getconf CLK_TCK)
+
+[ "$(id -u)" -eq 0 ] || { echo "bench/nginx.sh: needs root (namespaces)"; exit 1; }
+for t in nginx ab python3; do
+	command -v "$t" >/dev/null || { echo "bench/nginx.sh: $t missing (scripts/install-deps.sh)"; exit 1; }
+done
+mkdir -p "$OUT"
+P=bn$$-
+CT=${P}ct PEER=${P}peer DPNS=${P}dp PH=${P}ph PP=${P}pp CP=${P}cp
+ALL_NS="$CT $PEER $DPNS $PH $PP $CP"
+TMP=$(mktemp -d /tmp/${P}XXXX)
+chmod 755 "$TMP"
+CTL=$TMP/dp.ctl
+NS_PID=''
+cleanup() {
+	local ns
+	[ -n "$NS_PID" ] && { kill "$NS_PID"; wait "$NS_PID"; } 2>/dev/null
+	for ns in $ALL_NS; do ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null; done
+	sleep 0.2
+	for ns in $ALL_NS; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+want() { case " $ROWS " in *" $1 "*) return 0;; esac; return 1; }
+csv=$OUT/nginx.csv
+. "$here/lib.sh"
+
+for ns in $ALL_NS; do ip netns add "$ns" && ip -n "$ns" link set lo up || exit 1; done
+ip link add ${P}a type veth peer name ${P}b
+ip link set ${P}a netns "$CT" name eth0
+ip link set ${P}b netns "$PEER" name veth0
+ip -n "$CT" link set eth0 up
+ip -n "$PEER" link set veth0 up
+ip -n "$CT" addr add 10.66.0.2/24 dev eth0
+ip -n "$CT" route add default via 10.66.0.1
+ip -n "$PEER" addr add 10.66.0.1/24 dev veth0
+ip link add ${P}c type veth peer name ${P}d
+ip link set ${P}c netns "$PH" name ext0
+ip link set ${P}d netns "$PP" name veth0
+ip -n "$PH" link set ext0 up
+ip -n "$PP" link set veth0 up
+ip -n "$PH" addr add 10.88.0.1/24 dev ext0
+ip -n "$PH" route add default via 10.88.0.254
+ip -n "$PP" addr add 10.88.0.5/24 dev veth0
+ip netns exec "$PH" sysctl -qw net.ipv4.ping_group_range="0 2147483647"
+# ab and nginx on both sides open many short connections: the kernel's own
+# defaults, the same in every namespace
+for ns in $ALL_NS; do
+	ip netns exec "$ns" sysctl -qw net.ipv4.ip_local_port_range="32768 60999" net.core.somaxconn=4096
+done
+ip netns exec "$PEER" ping -c 1 -W 2 10.66.0.2 >/dev/null || { echo "bench/nginx.sh: veth does not pass"; exit 1; }
+
+mkdir -p "$TMP/www"
+head -c 100 /dev/zero | tr '\0' x >"$TMP/www/f100"
+head -c $((1 << 20)) /dev/urandom >"$TMP/www/f1m"
+head -c $((10 << 20)) /dev/urandom >"$TMP/www/f10m"
+chmod -R a+rX "$TMP/www"
+# nginx NS NAME: a server of $TMP/www on :8080 in NS
+nginx_in() {
+	local ns=$1 d=$TMP/nginx-$2
+	mkdir -p "$d/logs"
+	cat >"$d/nginx.conf" <<EOF
+worker_processes auto;
+worker_rlimit_nofile 40000;
+pid $d/nginx.pid;
+error_log $d/logs/error.log;
+events { worker_connections 16384; }
+http {
+	access_log off;
+	sendfile on;
+	tcp_nopush on;
+	keepalive_requests 1000000;
+	keepalive_timeout 300s;
+	server { listen 8080 reuseport backlog=4096; root $TMP/www; }
+}
+EOF
+	ip netns exec "$ns" nginx -c "$d/nginx.conf" -p "$d" -g 'daemon off; user root;' >"$d/out" 2>&1 &
+	bench_wait_port "$ns" 8080 || { echo "bench/nginx.sh: nginx in $ns did not start: $(cat "$d/out")"; exit 1; }
+}
+nginx_in "$CT" ct
+nginx_in "$PEER" peer
+
+cpu_ticks() { [ -n "$1" ] && awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+minflt() { [ -n "$1" ] && awk '{ print $10 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# datapath_syscalls: every link's rx and tx system calls, both faces
+datapath_syscalls() {
+	[ -S "$CTL" ] || { echo 0; return; }
+	ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" --json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+n = 0
+for kind in ("links", "inner_links"):
+    for l in d.get(kind, {}).values():
+        n += l.get("rx_syscalls", 0) + l.get("tx_syscalls", 0)
+print(n)' 2>/dev/null || echo 0
+}
+shape_args() {	# shape_args SHAPE: "FILE CONCURRENCY [-k]"
+	case $1 in
+	1m-c1|1m-c1-tw) echo "f1m 1";;
+	1m-c5) echo "f1m 5";;
+	10m-c5) echo "f10m 5";;
+	100b-c20) echo "f100 20";;
+	100b-ka) echo "f100 1 -k";;
+	esac
+}
+echo "row,direction,shape,req_per_s,ratio_to_kernel,ratio_to_pasta,p50_ms,p99_ms,carrier_cpu_ms_per_req,carrier_cpu_s_per_gb,syscalls_per_req,minflt_per_req,runs_req_per_s,note" >"$csv"
+
+# ab_once NS URL SHAPE PID: "reqs_per_s p50 p99 requests bytes cpu_ticks syscalls minflt" or "fail WHY"
+ab_once() {
+	local ns=$1 url=$2 pid=$4 file conc ka c0 c1 s0 s1 f0 f1 out=$TMP/ab.out
+	read -r file conc ka <<<"$(shape_args "$3")"
+	c0=$(cpu_ticks "$pid"); s0=$(datapath_syscalls); f0=$(minflt "$pid")
+	timeout $((SECS + 30)) ip netns exec "$ns" ab -q -r -s 10 -t "$SECS" -n 10000000 -c "$conc" $ka \
+		"$url/$file" >"$out" 2>&1
+	c1=$(cpu_ticks "$pid"); s1=$(datapath_syscalls); f1=$(minflt "$pid")
+	python3 - "$out" "$((c1 - c0))" "$((s1 - s0))" "$((f1 - f0))" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+def num(pat):
+    m = re.search(pat, t)
+    return float(m.group(1)) if m else None
+rps = num(r"Requests per second:\s+([0-9.]+)")
+done = num(r"Complete requests:\s+([0-9]+)")
+failed = num(r"Failed requests:\s+([0-9]+)") or 0
+total = num(r"Total transferred:\s+([0-9]+)")
+p50 = num(r"\n\s+50%\s+([0-9]+)")
+p99 = num(r"\n\s+99%\s+([0-9]+)")
+if rps is None or not done:
+    last = [l for l in t.strip().splitlines() if l.strip()]
+    print("fail", (last[-1] if last else "ab printed nothing").replace(",", ";")); sys.exit()
+if failed > done * 0.01:
+    print("fail %d of %d requests failed" % (failed, done)); sys.exit()
+print(rps, p50, p99, int(done), int(total), sys.argv[2], sys.argv[3], sys.argv[4])
+PY
+}
+
+# row NAME DIR SHAPE NS URL PID: REPS runs, the median to the table and the CSV
+row() {
+	local name=$1 dir=$2 shape=$3 i line n=$REPS
+	[ "$shape" = 1m-c1-tw ] && n=1	# one run: the leftovers are gone after it
+	: >"$TMP/runs"
+	for ((i = 0; i < n; i++)); do
+		line=$(ab_once "$4" "$5" "$shape" "$6")
+		echo "$line" >>"$TMP/runs"
+		case $line in fail*) break;; esac
+	done
+	python3 - "$name" "$dir" "$shape" "$csv" "$TMP/runs" "$HZ" "$6" <<'PY'
+import sys, statistics
+name, d, shape, csv, runs, hz, pid = sys.argv[1:]
+rows, fail = [], None
+for line in open(runs):
+    f = line.split()
+    if not f: continue
+    if f[0] == "fail":
+        fail = " ".join(f[1:]); break
+    rps, p50, p99, n, nbytes, ct, sc, mf = float(f[0]), float(f[1]), float(f[2]), int(f[3]), int(f[4]), int(f[5]), int(f[6]), int(f[7])
+    rows.append((rps, p50, p99, 1000 * ct / int(hz) / n, ct / int(hz) / (nbytes / 1e9), sc / n, mf / n))
+if fail or not rows:
+    note = f"n/a ({fail})"
+    print(f"{name:<6} {d:<3} {shape:<9} {note}")
+    open(csv, "a").write(f"{name},{d},{shape},,,,,,,,,,,{note}\n"); sys.exit()
+med = [statistics.median(r[i] for r in rows) for i in range(7)]
+ref = {}
+for line in list(open(csv))[1:]:
+    f = line.strip().split(",")
+    base = "1m-c1" if shape == "1m-c1-tw" else shape
+    if f[1] == d and f[2] == base and f[3]:
+        ref[f[0]] = float(f[3])
+rk = f"{med[0] / ref['kernel']:.2f}" if ref.get("kernel") else ""
+rp = f"{med[0] / ref['pasta']:.2f}" if ref.get("pasta") and name != "pasta" else ""
+cpu = f"{med[3]:.3f}" if pid else ""
+cpugb = f"{med[4]:.2f}" if pid else ""
+sc = f"{med[5]:.1f}" if name in ("hw", "sw") else ""
+mf = f"{med[6]:.1f}" if pid else ""
+runs_s = " ".join(f"{r[0]:.0f}" for r in rows)
+print(f"{name:<6} {d:<3} {shape:<9} {med[0]:>9.1f} {rk or '-':>6} {rp or '-':>6} {med[1]:>6.0f} {med[2]:>6.0f}"
+      f" {cpu or '-':>8} {cpugb or '-':>7} {sc or '-':>7} {mf or '-':>7}   (runs: {runs_s})")
+open(csv, "a").write(f"{name},{d},{shape},{med[0]:.1f},{rk},{rp},{med[1]:.0f},{med[2]:.0f},{cpu},{cpugb},{sc},{mf},{runs_s},\n")
+PY
+}
+
+rows_for() {	# rows_for NAME CLIENT_NS_IN URL_IN CLIENT_NS_OUT URL_OUT PID
+	local s
+	for s in $SHAPES; do
+		row "$1" in "$s" "$2" "$3" "$6"
+		row "$1" out "$s" "$4" "$5" "$6"
+	done
+}
+
+echo "bench/nginx.sh: ab -t $SECS, median of $REPS runs; $(nproc) CPUs; kernel $(uname -r)"
+printf '%-6s %-3s %-9s %9s %6s %6s %6s %6s %8s %7s %7s %7s\n' row dir shape "req/s" "x kern" "x pasta" "p50ms" \
+	"p99ms" "cpu ms/r" "cpu s/GB" "sys/req" "flt/req"
+
+want kernel && rows_for kernel "$PEER" http://10.66.0.2:8080 "$CT" http://10.66.0.1:8080 ""
+
+if want pasta; then
+	if command -v pasta >/dev/null; then
+		nginx_in "$CP" cp
+		nginx_in "$PP" pp
+		bench_bg "$PH" pasta -f -q --runas 0 --config-net -t 8080 -u none -T none -U none --netns "/run/netns/$CP"
+		PASTA=$BG_PID
+		if bench_wait_port "$PH" 8080 && sleep 1 && ip netns exec "$CP" ping -c 1 -W 2 10.88.0.5 >/dev/null; then
+			rows_for pasta "$PP" http://10.88.0.1:8080 "$CP" http://10.88.0.5:8080 "$PASTA"
+		else
+			echo "pasta: n/a (pasta did not come up)"
+		fi
+		kill "$PASTA" 2>/dev/null
+	else
+		echo "pasta: n/a (not installed)"
+	fi
+fi
+
+dp_stats() { ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" "$@"; }
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+# idle_pairs MODE PID: IDLE keep-alive connections held idle through the face
+idle_pairs() {
+	local m=$1 pid=$2 r0 r1 r2 r3
+	r0=$(rss_kib "$pid")
+	ip netns exec "$CT" python3 - "$IDLE" "$TMP/idle.go" "$TMP/idle.ready" <<'PY' &
+import os, resource, socket, sys, time
+n, go, ready = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+resource.setrlimit(resource.RLIMIT_NOFILE, (n + 100, n + 100))
+socks = []
+for i in range(n):
+    s = socket.create_connection(("10.66.0.1", 8080), timeout=10)
+    s.sendall(b"GET /f100 HTTP/1.1\r\nHost: peer\r\n\r\n")
+    got = b""
+    while not got.endswith(b"x" * 100):
+        got += s.recv(4096)
+    socks.append(s)
+open(ready, "w").close()
+for _ in range(600):
+    if os.path.exists(go): break
+    time.sleep(0.1)
+for s in socks: s.close()
+PY
+	local holder=$!
+	for _ in $(seq 1200); do [ -e "$TMP/idle.ready" ] && break; sleep 0.1; done
+	sleep 2
+	r1=$(rss_kib "$pid")
+	touch "$TMP/idle.go"
+	wait "$holder"
+	sleep 15
+	r2=$(rss_kib "$pid")
+	# the datapath's TIME-WAIT (60 s, like the kernel's) holds the last structures
+	sleep 50
+	r3=$(rss_kib "$pid")
+	dp_stats --json >"$OUT/datapath-stats-nginx-$m-idle-closed.json" 2>/dev/null
+	python3 -c "import sys; n, a, b, c, d = map(int, sys.argv[1:6]); print(f'{sys.argv[6]:<6} idle pairs: {n}: datapath RSS {a/1024:.1f} MB before, {b/1024:.1f} MB with them ({(b-a)/n:.1f} KiB a pair), {c/1024:.1f} MB 15 s after they closed, {d/1024:.1f} MB 65 s after (TIME-WAIT over)')" \
+		"$IDLE" "$r0" "$r1" "$r2" "$r3" "$m" | tee -a "$OUT/nginx-idle.txt"
+	rm -f "$TMP/idle.go" "$TMP/idle.ready"
+}
+: >"$OUT/nginx-idle.txt"
+for m in hw sw; do
+	want "$m" || continue
+	# the kernel leaves TIME-WAIT behind in the container and at the peer; sandnet starts over it
+	if [[ " $SHAPES " == *" 1m-c1 "* ]]; then
+		ab_once "$PEER" http://10.66.0.2:8080 1m-c1 "" >/dev/null
+	fi
+	rm -f "$CTL"
+	ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" --gso "$m" -- \
+		"$DATAPATH" --control "$CTL" >"$TMP/dp-$m.log" 2>&1 &
+	NS_PID=$!
+	for _ in $(seq 100); do dp_stats >/dev/null 2>&1 && break; sleep 0.1; done
+	DP_PID=$(dp_stats --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2>/dev/null)
+	if [ -z "$DP_PID" ] || ! ip netns exec "$CT" ping -c 1 -W 2 10.66.0.1 >/dev/null; then
+		echo "$m: n/a (the datapath did not come up: $(tail -n1 "$TMP/dp-$m.log"))"
+	else
+		[[ " $SHAPES " == *" 1m-c1 "* ]] && row "$m" in 1m-c1-tw "$PEER" http://10.66.0.2:8080 "$DP_PID"
+		rows_for "$m" "$PEER" http://10.66.0.2:8080 "$CT" http://10.66.0.1:8080 "$DP_PID"
+		if [[ " ${PERF:-} " == *" $m "* ]] && command -v perf >/dev/null; then
+			perf record -q -g -p "$DP_PID" -o "$TMP/perf.data" -- sleep "$SECS" >/dev/null 2>&1 &
+			ppid=$!
+			ab_once "$PEER" http://10.66.0.2:8080 1m-c5 "$DP_PID" >/dev/null
+			wait "$ppid"
+			perf report -i "$TMP/perf.data" --stdio --no-children --percent-limit 1 \
+				--sort dso,symbol -g none 2>/dev/null | grep -v '^$' | head -n 60 >"$OUT/perf-nginx-$m-in-1m-c5.txt"
+			echo "(nginx $m in 1m-c5: perf profile of the datapath in $OUT/perf-nginx-$m-in-1m-c5.txt)"
+		fi
+		dp_stats --json >"$OUT/datapath-stats-nginx-$m.json" 2>/dev/null
+		[ "$IDLE" -gt 0 ] && idle_pairs "$m" "$DP_PID"
+	fi
+	kill "$NS_PID" 2>/dev/null; wait "$NS_PID" 2>/dev/null
+	NS_PID=''
+done
+
+# the plot: x kernel per shape and direction, one bar per row
+if command -v gnuplot >/dev/null; then
+	python3 - "$csv" "$TMP/plot.dat" <<'PY'
+import sys
+rows, cols, val = [], [], {}
+for line in list(open(sys.argv[1]))[1:]:
+    f = line.strip().split(",")
+    if not f[4] and f[0] != "kernel": continue
+    col = f"{f[1]} {f[2]}"
+    if col not in cols: cols.append(col)
+    if f[0] not in rows: rows.append(f[0])
+    val[(f[0], col)] = "1" if f[0] == "kernel" else f[4]
+with open(sys.argv[2], "w") as o:
+    o.write("shape " + " ".join(rows) + "\n")
+    for c in cols:
+        o.write('"' + c + '" ' + " ".join(val.get((r, c), "0") for r in rows) + "\n")
+PY
+	n=$(head -n1 "$TMP/plot.dat" | wc -w)
+	plots=""
+	for ((i = 2; i <= n; i++)); do plots="$plots${plots:+, }'$TMP/plot.dat' using $i:xtic(1) title columnheader($i)"; done
+	gnuplot <<GP 2>/dev/null && echo "(plot: $PLOT)"
+set terminal png size 1200,540
+set output "$PLOT"
+set title "nginx under ab through the container face, requests/s as a ratio to the kernel (ab -t $SECS, median of $REPS)\\n$(date -u +%F), $(nproc) CPUs, kernel $(uname -r)"
+set ylabel "x kernel"
+set style data histogram
+set style histogram cluster gap 1
+set style fill solid 0.8 border -1
+set key below horizontal
+set grid ytics
+set yrange [0:*]
+set xtics rotate by -30
+plot $plots
+GP
+fi
+echo "(results: $csv)"
