@@ -9,7 +9,8 @@
 # Environment: SECS (seconds per ab run, default 4), REPS (runs per figure,
 # median, default 3), ROWS (default "kernel hw sw pasta"), SHAPES (default
 # all, below), PERF (sandnet modes to profile with perf record during
-# "in 1m-c5", e.g. "hw"), OUT (results, default bench/results), PLOT
+# "in PERF_SHAPE", default 1m-c5, e.g. PERF=hw), OUT (results, default
+# bench/results), PLOT
 # (default docs/benchmarks-nginx.png).
 #
 # Namespaces (names "bn<pid>-*", removed on exit):
@@ -38,8 +39,10 @@
 # ring pool trims what stays unused for 10 s) and 65 s after (TIME-WAIT over).
 # Columns: requests/s (median), x kernel, x pasta, p50 and p99 ms (ab's),
 # the carrier's (datapath or pasta) CPU ms per request and CPU s per GB,
-# the datapath's system calls per request (its links', both faces), and its
-# page faults per request (minor, from /proc).
+# the datapath's system calls per request (its links', both faces, and its
+# loop's epoll_wait()s), its loop turns (wakeups) per request, and its
+# page faults per request (minor, from /proc), and the whole machine's busy
+# CPU time per request (every process and interrupt: ab, nginx, the carrier).
 set -u
 build=${1:?usage: bench/nginx.sh BUILD_DIR}
 build=$(cd "$build" && pwd)
@@ -50,6 +53,7 @@ REPS=${REPS:-3}
 ROWS=${ROWS:-kernel hw sw pasta}
 SHAPES=${SHAPES:-1m-c1 1m-c5 10m-c5 100b-c20 100b-ka}
 IDLE=${IDLE:-10000}
+PERF_SHAPE=${PERF_SHAPE:-1m-c5}
 OUT=${OUT:-$repo/bench/results}
 PLOT=${PLOT:-$repo/docs/benchmarks-nginx.png}
 NETSETUP=$build/netsetup
@@ -140,11 +144,14 @@ EOF
 nginx_in "$CT" ct
 nginx_in "$PEER" peer
 
+# host_ticks: every CPU's busy time (all but idle and iowait), in ticks
+host_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 cpu_ticks() { [ -n "$1" ] && awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 minflt() { [ -n "$1" ] && awk '{ print $10 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-# datapath_syscalls: every link's rx and tx system calls, both faces
+# datapath_syscalls: every link's rx and tx system calls, both faces, and
+# the loop's turns (each turn one epoll_wait()): "SYSCALLS TURNS"
 datapath_syscalls() {
-	[ -S "$CTL" ] || { echo 0; return; }
+	[ -S "$CTL" ] || { echo 0 0; return; }
 	ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" --json 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
@@ -152,7 +159,7 @@ n = 0
 for kind in ("links", "inner_links"):
     for l in d.get(kind, {}).values():
         n += l.get("rx_syscalls", 0) + l.get("tx_syscalls", 0)
-print(n)' 2>/dev/null || echo 0
+print(n, d.get("loop_turns", 0))' 2>/dev/null || echo 0 0
 }
 shape_args() {	# shape_args SHAPE: "FILE CONCURRENCY [-k]"
 	case $1 in
@@ -163,17 +170,18 @@ shape_args() {	# shape_args SHAPE: "FILE CONCURRENCY [-k]"
 	100b-ka) echo "f100 1 -k";;
 	esac
 }
-echo "row,direction,shape,req_per_s,ratio_to_kernel,ratio_to_pasta,p50_ms,p99_ms,carrier_cpu_ms_per_req,carrier_cpu_s_per_gb,syscalls_per_req,minflt_per_req,runs_req_per_s,note" >"$csv"
+echo "row,direction,shape,req_per_s,ratio_to_kernel,ratio_to_pasta,p50_ms,p99_ms,carrier_cpu_ms_per_req,carrier_cpu_s_per_gb,syscalls_per_req,turns_per_req,minflt_per_req,host_cpu_ms_per_req,runs_req_per_s,note" >"$csv"
 
-# ab_once NS URL SHAPE PID: "reqs_per_s p50 p99 requests bytes cpu_ticks syscalls minflt" or "fail WHY"
+# ab_once NS URL SHAPE PID: "reqs_per_s p50 p99 requests bytes cpu_ticks syscalls minflt host_ticks turns"
+# or "fail WHY"
 ab_once() {
-	local ns=$1 url=$2 pid=$4 file conc ka c0 c1 s0 s1 f0 f1 out=$TMP/ab.out
+	local ns=$1 url=$2 pid=$4 file conc ka c0 c1 s0 s1 t0 t1 f0 f1 h0 h1 out=$TMP/ab.out
 	read -r file conc ka <<<"$(shape_args "$3")"
-	c0=$(cpu_ticks "$pid"); s0=$(datapath_syscalls); f0=$(minflt "$pid")
+	c0=$(cpu_ticks "$pid"); read -r s0 t0 <<<"$(datapath_syscalls)"; f0=$(minflt "$pid"); h0=$(host_ticks)
 	timeout $((SECS + 30)) ip netns exec "$ns" ab -q -r -s 10 -t "$SECS" -n 10000000 -c "$conc" $ka \
 		"$url/$file" >"$out" 2>&1
-	c1=$(cpu_ticks "$pid"); s1=$(datapath_syscalls); f1=$(minflt "$pid")
-	python3 - "$out" "$((c1 - c0))" "$((s1 - s0))" "$((f1 - f0))" <<'PY'
+	h1=$(host_ticks); c1=$(cpu_ticks "$pid"); read -r s1 t1 <<<"$(datapath_syscalls)"; f1=$(minflt "$pid")
+	python3 - "$out" "$((c1 - c0))" "$((s1 - s0 + t1 - t0))" "$((f1 - f0))" "$((h1 - h0))" "$((t1 - t0))" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
 def num(pat):
@@ -190,7 +198,7 @@ if rps is None or not done:
     print("fail", (last[-1] if last else "ab printed nothing").replace(",", ";")); sys.exit()
 if failed > done * 0.01:
     print("fail %d of %d requests failed" % (failed, done)); sys.exit()
-print(rps, p50, p99, int(done), int(total), sys.argv[2], sys.argv[3], sys.argv[4])
+print(rps, p50, p99, int(done), int(total), *sys.argv[2:7])
 PY
 }
 
@@ -213,13 +221,15 @@ for line in open(runs):
     if not f: continue
     if f[0] == "fail":
         fail = " ".join(f[1:]); break
-    rps, p50, p99, n, nbytes, ct, sc, mf = float(f[0]), float(f[1]), float(f[2]), int(f[3]), int(f[4]), int(f[5]), int(f[6]), int(f[7])
-    rows.append((rps, p50, p99, 1000 * ct / int(hz) / n, ct / int(hz) / (nbytes / 1e9), sc / n, mf / n))
+    rps, p50, p99 = float(f[0]), float(f[1]), float(f[2])
+    n, nbytes, ct, sc, mf, ht, tu = (int(x) for x in f[3:10])
+    rows.append((rps, p50, p99, 1000 * ct / int(hz) / n, ct / int(hz) / (nbytes / 1e9), sc / n, mf / n,
+                 1000 * ht / int(hz) / n, tu / n))
 if fail or not rows:
     note = f"n/a ({fail})"
     print(f"{name:<6} {d:<3} {shape:<9} {note}")
-    open(csv, "a").write(f"{name},{d},{shape},,,,,,,,,,,{note}\n"); sys.exit()
-med = [statistics.median(r[i] for r in rows) for i in range(7)]
+    open(csv, "a").write(f"{name},{d},{shape},,,,,,,,,,,,,{note}\n"); sys.exit()
+med = [statistics.median(r[i] for r in rows) for i in range(9)]
 ref = {}
 for line in list(open(csv))[1:]:
     f = line.strip().split(",")
@@ -231,11 +241,12 @@ rp = f"{med[0] / ref['pasta']:.2f}" if ref.get("pasta") and name != "pasta" else
 cpu = f"{med[3]:.3f}" if pid else ""
 cpugb = f"{med[4]:.2f}" if pid else ""
 sc = f"{med[5]:.1f}" if name in ("hw", "sw") else ""
+tu = f"{med[8]:.1f}" if name in ("hw", "sw") else ""
 mf = f"{med[6]:.1f}" if pid else ""
 runs_s = " ".join(f"{r[0]:.0f}" for r in rows)
 print(f"{name:<6} {d:<3} {shape:<9} {med[0]:>9.1f} {rk or '-':>6} {rp or '-':>6} {med[1]:>6.0f} {med[2]:>6.0f}"
-      f" {cpu or '-':>8} {cpugb or '-':>7} {sc or '-':>7} {mf or '-':>7}   (runs: {runs_s})")
-open(csv, "a").write(f"{name},{d},{shape},{med[0]:.1f},{rk},{rp},{med[1]:.0f},{med[2]:.0f},{cpu},{cpugb},{sc},{mf},{runs_s},\n")
+      f" {cpu or '-':>8} {cpugb or '-':>7} {sc or '-':>7} {tu or '-':>6} {mf or '-':>7} {med[7]:>8.3f}   (runs: {runs_s})")
+open(csv, "a").write(f"{name},{d},{shape},{med[0]:.1f},{rk},{rp},{med[1]:.0f},{med[2]:.0f},{cpu},{cpugb},{sc},{tu},{mf},{med[7]:.3f},{runs_s},\n")
 PY
 }
 
@@ -248,8 +259,8 @@ rows_for() {	# rows_for NAME CLIENT_NS_IN URL_IN CLIENT_NS_OUT URL_OUT PID
 }
 
 echo "bench/nginx.sh: ab -t $SECS, median of $REPS runs; $(nproc) CPUs; kernel $(uname -r)"
-printf '%-6s %-3s %-9s %9s %6s %6s %6s %6s %8s %7s %7s %7s\n' row dir shape "req/s" "x kern" "x pasta" "p50ms" \
-	"p99ms" "cpu ms/r" "cpu s/GB" "sys/req" "flt/req"
+printf '%-6s %-3s %-9s %9s %6s %6s %6s %6s %8s %7s %7s %6s %7s %8s\n' row dir shape "req/s" "x kern" "x pasta" "p50ms" \
+	"p99ms" "cpu ms/r" "cpu s/GB" "sys/req" "turn/r" "flt/req" "host ms/r"
 
 want kernel && rows_for kernel "$PEER" http://10.66.0.2:8080 "$CT" http://10.66.0.1:8080 ""
 
@@ -331,11 +342,19 @@ for m in hw sw; do
 		if [[ " ${PERF:-} " == *" $m "* ]] && command -v perf >/dev/null; then
 			perf record -q -g -p "$DP_PID" -o "$TMP/perf.data" -- sleep "$SECS" >/dev/null 2>&1 &
 			ppid=$!
-			ab_once "$PEER" http://10.66.0.2:8080 1m-c5 "$DP_PID" >/dev/null
+			ab_once "$PEER" http://10.66.0.2:8080 "$PERF_SHAPE" "$DP_PID" >/dev/null
 			wait "$ppid"
-			perf report -i "$TMP/perf.data" --stdio --no-children --percent-limit 1 \
-				--sort dso,symbol -g none 2>/dev/null | grep -v '^$' | head -n 60 >"$OUT/perf-nginx-$m-in-1m-c5.txt"
-			echo "(nginx $m in 1m-c5: perf profile of the datapath in $OUT/perf-nginx-$m-in-1m-c5.txt)"
+			{
+				perf report -i "$TMP/perf.data" --stdio --no-children --sort dso -g none 2>/dev/null |
+					grep -v -e '^$' -e '^#'
+				perf report -i "$TMP/perf.data" --stdio --no-children --percent-limit 1 \
+					--sort dso,symbol -g none 2>/dev/null | grep -v '^$' | head -n 60
+			} >"$OUT/perf-nginx-$m-in-$PERF_SHAPE.txt"
+			# where the kernel's share comes from: the call chains of the top symbols
+			perf report -i "$TMP/perf.data" --stdio --no-children --percent-limit 4 \
+				--sort symbol -g caller,2,callee,function,percent 2>/dev/null | grep -v '^$' | head -n 200 \
+				>"$OUT/perf-nginx-$m-in-$PERF_SHAPE-chains.txt"
+			echo "(nginx $m in $PERF_SHAPE: perf profile of the datapath in $OUT/perf-nginx-$m-in-$PERF_SHAPE.txt, -chains.txt)"
 		fi
 		dp_stats --json >"$OUT/datapath-stats-nginx-$m.json" 2>/dev/null
 		[ "$IDLE" -gt 0 ] && idle_pairs "$m" "$DP_PID"

@@ -206,7 +206,7 @@ static void control_limits(struct out *o, struct dp *dp)
 }
 
 /* Bytes and frames of a set of links, both ways. */
-static void control_link_sums(struct link *const *links, unsigned int n, uint64_t sum[4])
+static void control_link_sums(struct link *const *links, unsigned int n, uint64_t sum[5])
 {
 	unsigned int i;
 
@@ -215,22 +215,26 @@ static void control_link_sums(struct link *const *links, unsigned int n, uint64_
 		sum[1] += links[i]->stats.tx_bytes;
 		sum[2] += links[i]->stats.rx_frames;
 		sum[3] += links[i]->stats.tx_frames;
+		sum[4] += links[i]->stats.rx_syscalls + links[i]->stats.tx_syscalls;
 	}
 }
 
 /*
  * "totals": one container at a glance. The inner links' receive side is what
- * the container sent; the outer links' is what the network sent.
+ * the container sent; the outer links' is what the network sent. "syscalls"
+ * counts every link's reads and writes and the loop's waits (one a turn):
+ * per TCP connection, it is what a short flow costs in system calls.
  */
 static void control_totals(struct out *o, struct dp *dp)
 {
-	uint64_t outer[4] = { 0 }, inner[4] = { 0 };
+	uint64_t outer[5] = { 0 }, inner[5] = { 0 }, syscalls;
 	struct stack *st = &dp->st;
 	struct face_totals t;
 
 	control_link_sums(st->links, st->n_links, outer);
 	control_link_sums(st->inner, st->n_inner, inner);
 	face_totals(st->face, &t);
+	syscalls = outer[4] + inner[4] + loop_turns(dp->loop);
 	out_obj_begin(o, "totals");
 	out_u64(o, "network_rx_bytes", outer[0]);
 	out_u64(o, "network_tx_bytes", outer[1]);
@@ -243,6 +247,9 @@ static void control_totals(struct out *o, struct dp *dp)
 	out_u64(o, "udp_flows", t.udp_flows);
 	out_u64(o, "tcp_open", t.tcp_open);
 	out_u64(o, "udp_flows_open", t.udp_flows_open);
+	out_u64(o, "syscalls", syscalls);
+	out_double(o, "syscalls_per_tcp_connection",
+		   control_ratio(syscalls, t.tcp_outbound + t.tcp_inbound));
 	out_u64(o, "refused_egress", policy_refusals(st->policy, POLICY_EGRESS));
 	out_u64(o, "refused_ingress", policy_refusals(st->policy, POLICY_INGRESS));
 	out_u64(o, "face_drops", t.drops);

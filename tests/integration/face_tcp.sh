@@ -138,6 +138,16 @@ dp_stats | sed -n '/^face:/,/^  drops/p'
 [ "$(dp_stat "d['face']['counters']['tcp_outbound']")" -ge 10 ] || sn_fail "too few outbound pairs counted"
 [ "$(dp_stat "d['face']['counters']['tcp_refused']")" -ge 2 ] || sn_fail "refusals not counted"
 [ "$(dp_stat "d['face']['counters']['tcp_unreachable']")" -ge 3 ] || sn_fail "ICMP errors not counted"
+# system calls per connection: every link's reads and writes and the loop's
+# waits, over the pairs (this run moves megabytes on few connections and
+# waits in between: thousands a connection; bench/nginx.sh has short flows)
+dp_stats --json | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["totals"]
+n = t["tcp_outbound"] + t["tcp_inbound"]
+assert t["syscalls"] > n, t
+assert abs(t["syscalls_per_tcp_connection"] - t["syscalls"] / n) < 0.01, t
+print("syscalls per TCP connection:", t["syscalls_per_tcp_connection"])' || sn_fail "totals.syscalls"
 # the one attempt the container gave up on (ETIMEDOUT) waits for the
 # network side's own timeout; every other pair has ended
 pairs_left() {
