@@ -493,7 +493,7 @@ static int dp_worker(struct dp_opts *o)
 	if (orphans)
 		fprintf(stderr, "; resetting %u connection(s) the last datapath left", orphans);
 	fputc('\n', stderr);
-	stack_links_flush(&dp.st, false);
+	stack_links_flush(&dp.st);
 	ret = loop_run(dp.loop);
 	if (ret < 0) {
 		snprintf(err, sizeof(err), "event loop: %s", strerror(-ret));
@@ -502,7 +502,7 @@ static int dp_worker(struct dp_opts *o)
 	}
 	/* asked to stop: the container and the remote ends hear a RST now */
 	face_tcp_stop(dp.st.face);
-	stack_links_flush(&dp.st, false);
+	stack_links_flush(&dp.st);
 	rc = 0;
 out:
 	if (rc) {

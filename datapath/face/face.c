@@ -656,12 +656,11 @@ void face_free(struct face *f)
 /**
  * face_pump() - move what connection pairs received this turn to their other end
  * @f:		the face, or NULL
- * @quiet:	stack_turn_end() just flushed the links and none holds a borrowed frame
  */
-void face_pump(struct face *f, bool quiet)
+void face_pump(struct face *f)
 {
 	if (f)
-		face_tcp_pump(f, quiet);
+		face_tcp_pump(f);
 }
 
 /**

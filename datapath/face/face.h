@@ -33,7 +33,7 @@ void face_drops_foreach(const struct face *f, void (*fn)(const char *reason, uin
 int face_add(struct stack *st, struct link *outer, struct proto_face *cfg, char *err, size_t err_len);
 void face_free(struct face *f);
 int face_start(struct face *f);
-void face_pump(struct face *f, bool quiet);
+void face_pump(struct face *f);
 void face_turn_end(struct face *f, bool quiet);
 void face_print_stats(struct face *f, struct out *o);
 struct tcp_stack *face_tcp_engine(const struct face *f);

@@ -59,7 +59,6 @@ enum face_drop { FACE_DROP_LIST(FACE_X_ENUM) FACE_DROP_MAX };
 	X(TCP_TIMED_OUT)	\
 	X(TCP_RESETS)		\
 	X(TCP_CLOSED)		\
-	X(TCP_HELD)		\
 	X(TCP_ORPHANS)		\
 	X(TCP_ORPHANS_BAD)	\
 	X(UDP_TO_OUTER)		\
@@ -138,7 +137,7 @@ const char *face_drop_name(unsigned int d);
 /* face_tcp.c */
 int face_tcp_init(struct face *f);
 void face_tcp_fini(struct face *f);
-void face_tcp_pump(struct face *f, bool quiet);
+void face_tcp_pump(struct face *f);
 void face_tcp_print(struct face *f, struct out *o);
 
 /* face_udp.c */

@@ -371,16 +371,12 @@ static void face_pair_pump(struct face_pair *pr)
 /**
  * face_tcp_pump() - move what the pairs received this turn (face_pump())
  * @f:		the face
- * @quiet:	the links were just flushed and none holds a borrowed frame
+ *
+ * Whatever the links still hold: tcp_send() never writes over bytes a
+ * queued segment carries (the borrow rule, tcp_pool.c).
  */
-void face_tcp_pump(struct face *f, bool quiet)
+void face_tcp_pump(struct face *f)
 {
-	if (!f->pending)
-		return;
-	if (!quiet) {
-		face_count(f, FACE_CTR_TCP_HELD);	/* a link is blocked: the next turn */
-		return;
-	}
 	while (f->pending) {
 		struct face_pair *pr = f->pending;
 

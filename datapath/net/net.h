@@ -187,7 +187,7 @@ int stack_start(struct stack *st);
 int stack_on_turn_end(struct stack *st, stack_turn_fn fn, void *ctx);
 int stack_set_secret(struct stack *st, const uint8_t secret[32]);
 int stack_key_engine(const struct stack *st, struct tcp_stack *engine, const char *label);
-unsigned int stack_links_flush(struct stack *st, bool only_borrowed);
+unsigned int stack_links_flush(struct stack *st);
 struct link *stack_link_by_ifindex(struct stack *st, uint32_t ifindex);
 bool net_addr_eq(const struct net_addr *a, const struct net_addr *b);
 bool net_prefix_match(uint8_t family, const union proto_inaddr *a, const union proto_inaddr *b,

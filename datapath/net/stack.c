@@ -21,12 +21,10 @@
  * hook the stack registers. In this order:
  *   1. the layers above hand down what they batched during the turn
  *      (stack_on_turn_end(): the UDP services' datagram runs);
- *   2. with a container face, every link is flushed and the face moves the
- *      bytes its connection pairs received this turn to their other
- *      connection (face_pump(): tcp_send() needs links that hold no
- *      borrowed frame, tcp_glue.c);
+ *   2. with a container face, the face moves the bytes its connection pairs
+ *      received this turn to their other connection (face_pump());
  *   3. every link, outer and inner, is flushed: what the turn produced
- *      leaves in one sendmmsg() per link;
+ *      leaves in one sendmmsg() per link (a TUN: one write a packet);
  *   4. each TCP engine frees retired send memory if no link holds a
  *      borrowed frame any more, and arms its timer.
  * The loop then frees what was deferred during the turn (loop_defer()).
@@ -75,19 +73,17 @@ void stack_housekeeping_kick(struct stack *st)
 /**
  * stack_links_flush() - flush every link, outer and inner
  * @st:			stack
- * @only_borrowed:	only the links that hold a borrowed frame
  *
  * Return: frames with a borrowed tail still queued (a link blocked by EAGAIN).
  */
-unsigned int stack_links_flush(struct stack *st, bool only_borrowed)
+unsigned int stack_links_flush(struct stack *st)
 {
 	unsigned int i, borrowed = 0;
 
 	for (i = 0; i < st->n_links + st->n_inner; i++) {
 		struct link *l = i < st->n_links ? st->links[i] : st->inner[i - st->n_links];
 
-		if (!only_borrowed || link_tx_borrowed(l))
-			link_tx_flush(l);
+		link_tx_flush(l);
 		borrowed += link_tx_borrowed(l);
 	}
 	return borrowed;
@@ -101,9 +97,8 @@ static void stack_turn_end(void *ctx)
 
 	for (i = 0; i < st->n_turn_fns; i++)
 		st->turn_fns[i].fn(st->turn_fns[i].ctx);
-	if (st->face)
-		face_pump(st->face, stack_links_flush(st, false) == 0);
-	borrowed = stack_links_flush(st, false);
+	face_pump(st->face);
+	borrowed = stack_links_flush(st);
 	if (st->tcp)
 		tcp_glue_turn_end(st->tcp, !borrowed);
 	if (st->face)

@@ -32,11 +32,11 @@
  * batch. Borrowed memory must outlive every queued frame: at the end of each
  * loop turn (stack_turn_end()) the links are flushed and, when no link holds
  * a borrowed frame any more, tcp_glue_turn_end() lets the engine free send
- * memory it replaced or released. The engine never frees a send ring
- * directly (tcp_stack_retire()). Acknowledged bytes, though, are overwritten
- * by the next tcp_send(): services call tcp_glue_tx_quiet() first, which
- * flushes the links and says whether any borrowed frame is still queued (a
- * link blocked by EAGAIN); only then do they send.
+ * memory it replaced or released, and what it lent. The emit callback says
+ * which segments borrowed (TCP_EMIT_LENT): the engine then neither frees
+ * nor overwrites those bytes until tcp_stack_tx_done() (the borrow rule,
+ * written once in tcp_pool.c), so services send whenever they like, a
+ * link blocked by EAGAIN included.
  *
  * Time and timers. The engine's clock is the loop's, in microseconds (the
  * loop reads the clock once per turn, in milliseconds). One loop timer
@@ -253,7 +253,8 @@ static uint32_t tcp_glue_pseudo(const struct net_addr *s, const struct net_addr 
  * One emitted frame: header + options, payload @iov (borrowed or copied).
  * @gso_size non-zero: a hw GSO frame of @len bytes cut by the kernel into
  * @gso_size pieces; 0: one segment, its checksum full or (a link that takes
- * partial checksums) left to the kernel.
+ * partial checksums) left to the kernel. Return: TCP_EMIT_LENT when the
+ * frame borrows its payload, 0 when it copied it, negative on error.
  */
 static int tcp_glue_emit_one(struct tcp_glue *g, const struct tcp_seg_out *seg, const struct link *l,
 			     uint32_t seq, uint8_t flags, const struct iovec *iov, int iovcnt, size_t len,
@@ -315,9 +316,11 @@ static int tcp_glue_emit_one(struct tcp_glue *g, const struct tcp_seg_out *seg, 
 		th->csum = htons(csum_pkt_l4(p, sum));
 	}
 	ret = g->ops->output(g->ctx, p, &src, &dst);
-	if (ret < 0)
+	if (ret < 0) {
 		g->c.emit_errors++;
-	return ret;
+		return ret;
+	}
+	return !copy && len ? TCP_EMIT_LENT : 0;
 }
 
 /* Bytes [@off, @off + @len) of the segment's payload as at most two iovecs. */
@@ -375,7 +378,7 @@ static int tcp_glue_emit_sw(struct tcp_glue *g, const struct tcp_seg_out *seg, s
 	uint32_t hsum;
 	struct iovec iov[2];
 	size_t hlen, off, n;
-	int olen, cnt, ret;
+	int olen, cnt, ret, lent = 0;
 	bool ready;
 
 	olen = tcp_opts_write(&seg->opts, h.b + TCP_HLEN, sizeof(h.b) - TCP_HLEN);
@@ -418,6 +421,7 @@ static int tcp_glue_emit_sw(struct tcp_glue *g, const struct tcp_seg_out *seg, s
 			ret = tcp_glue_emit_one(g, seg, l, seq, flags, iov, cnt, n, 0);
 			if (ret < 0)
 				return ret;
+			lent |= ret;
 			continue;
 		}
 		p = pkt_alloc(hlen);
@@ -443,8 +447,9 @@ static int tcp_glue_emit_sw(struct tcp_glue *g, const struct tcp_seg_out *seg, s
 			g->c.emit_errors++;
 			return ret;
 		}
+		lent = TCP_EMIT_LENT;
 	}
-	return 0;
+	return lent;
 }
 
 /*
@@ -460,7 +465,7 @@ static int tcp_glue_emit(void *ctx, const struct tcp_seg_out *seg)
 	struct iovec iov[2];
 	struct link *l;
 	size_t off, n;
-	int ret, cnt;
+	int ret, cnt, lent = 0;
 
 	dst = seg->dst;
 	l = g->ops->link_for(g->ctx, &dst);
@@ -495,8 +500,9 @@ static int tcp_glue_emit(void *ctx, const struct tcp_seg_out *seg)
 					last ? seg->flags : seg->flags & ~(TCP_FIN | TCP_PSH), iov, cnt, n, gso);
 		if (ret < 0)
 			return ret;
+		lent |= ret;
 	}
-	return 0;
+	return lent;
 }
 
 /**
@@ -824,26 +830,6 @@ void tcp_glue_input(struct stack *st, struct link *l, struct pkt *p, const struc
 		return;
 	}
 	tcp_glue_segment(st->tcp, p, src, dst);
-}
-
-/**
- * tcp_glue_tx_quiet() - flush the links; may tcp_send() overwrite acked bytes?
- * @st:	stack
- *
- * tcp_send() may write over send-ring bytes the peer acknowledged, and a
- * frame still queued in a link may borrow them (a retransmission the ACK
- * made spurious): it would leave with a wrong checksum. Services call this
- * right before tcp_send() and hold their data while it says no.
- *
- * Return: true when no link holds a frame with a borrowed tail.
- */
-bool tcp_glue_tx_quiet(struct stack *st)
-{
-	bool quiet = stack_links_flush(st, true) == 0;
-
-	if (!quiet && st->tcp)
-		st->tcp->c.tx_held++;
-	return quiet;
 }
 
 /**

@@ -26,12 +26,11 @@ struct tcp_glue;
  * @csum_offloaded: segments sent with a partial checksum (NEEDS_CSUM, the TUN)
  * @emit_errors: segments the IP layer refused (no route, ...)
  * @rx_bad:	segments dropped before the engine (short, bad offset, options, checksum)
- * @tx_held:	service sends postponed while a link held borrowed frames
  * @pmtu_updates: ICMP errors about our TCP segments that lowered an MSS
  * @icmp_aborts: connection attempts ended by an ICMP error
  */
 struct tcp_glue_counters {
-	uint64_t copied, borrowed, split, gso_frames, csum_offloaded, emit_errors, rx_bad, tx_held;
+	uint64_t copied, borrowed, split, gso_frames, csum_offloaded, emit_errors, rx_bad;
 	uint64_t pmtu_updates, icmp_aborts;
 };
 
@@ -75,7 +74,6 @@ void tcp_glue_conn_opts(const struct stack *st, uint8_t family, const struct net
 			struct tcp_conn_opts *o);
 void tcp_glue_conn_opts_link(const struct link *l, uint8_t family, struct tcp_conn_opts *o);
 int tcp_glue_pick_src(const struct stack *st, const struct net_addr *dst, struct net_addr *src);
-bool tcp_glue_tx_quiet(struct stack *st);
 void tcp_glue_icmp_error(struct stack *st, uint8_t family, const struct pkt *p);
 void tcp_glue_print_stats(struct stack *st, struct out *o);
 

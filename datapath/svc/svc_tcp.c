@@ -263,10 +263,6 @@ static void svc_tcp_from_host(struct svc_tcp_pair *p)
 	if (p->dead || !p->host_up || !p->conn_up || p->host_eof || !p->c)
 		return;
 	for (round = 0; round < SVC_TCP_READ_ROUNDS; round++) {
-		if (!tcp_glue_tx_quiet(s->st)) {
-			p->want_in = true;	/* a link is blocked: try again next turn */
-			return;
-		}
 		n = recv(p->fd, svc_tcp_buf, sizeof(svc_tcp_buf), MSG_PEEK | MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -20,11 +20,10 @@
  * and PSH only on the last) or hands it to the kernel as one GSO frame.
  *
  * The payload iovecs of an emitted segment point into the connection's send
- * buffer (no copy). That memory stays allocated until tcp_stack_tx_done() is
- * called (the link calls it after it flushed its transmit batch) even when
- * the send buffer grows meanwhile. Bytes the peer acknowledged may be
- * overwritten by a later tcp_send(); a segment still queued with them then
- * carries stale bytes for sequence numbers the peer already has and ignores.
+ * buffer (no copy). Until the caller says with tcp_stack_tx_done() that its
+ * links flushed every segment emitted so far, that memory and those bytes
+ * stay as they were: the engine neither frees nor overwrites them, whatever
+ * tcp_send() is asked meanwhile (the borrow rule, tcp_pool.c).
  *
  * The emit callback must not call back into the stack (queue the segment;
  * a loopback delivers it on the next loop turn).
@@ -225,8 +224,14 @@ typedef int (*tcp_accept_fn)(struct tcp_listener *l, void *user, struct tcp_conn
  */
 typedef int (*tcp_syn_fn)(struct tcp_listener *l, void *user, struct tcp_conn *c,
 			  const struct tcp_seg_in *syn);
-/* Emits one segment; a negative return counts as a lost segment. */
+/*
+ * Emits one segment. Return: 0 when nothing points into its payload any more
+ * (sent, or copied), TCP_EMIT_LENT when a queued frame still does, until
+ * tcp_stack_tx_done() (the borrow rule, tcp_pool.c), negative: the segment
+ * is lost (counted; retransmitted later).
+ */
 typedef int (*tcp_emit_fn)(void *ctx, const struct tcp_seg_out *seg);
+#define TCP_EMIT_LENT	1
 
 /**
  * struct tcp_conn_opts - per-connection settings; zero means "default"
@@ -391,6 +396,7 @@ struct tcp_stack_stats {
 	uint64_t pool_hits;		/* rings that got a warm buffer */
 	uint64_t pool_maps;		/* rings that needed a new mapping */
 	uint64_t pool_trimmed;		/* bytes given back after staying unused */
+	uint64_t snd_lent_limited;	/* tcp_send()s cut short by a loan (tcp_pool.c) */
 };
 
 const char *tcp_state_name(enum tcp_state s);

@@ -411,9 +411,11 @@ int tcp_buf_snd_grow(struct tcp_conn *c, uint32_t want)
 		if (tcp_ring_reserve(&c->snd, cap, true) < 0 && !c->snd.cap)
 			return -ENOMEM;
 	}
-	/* the ring is a power of two; the limit need not be */
+	/* the ring is a power of two; the limit need not be; and what a
+	 * queued segment still carries is not free (tcp_pool.c) */
 	target = c->snd.cap < c->sndbuf_max ? c->snd.cap : c->sndbuf_max;
-	return target > c->snd.len ? (int)(target - c->snd.len) : 0;
+	need = (uint64_t)c->snd.len + tcp_snd_lent(c);
+	return target > need ? (int)(target - need) : 0;
 }
 
 /**
@@ -432,6 +434,8 @@ size_t tcp_send_space(const struct tcp_conn *c)
 		t = c->sndbuf_max;
 	if (cap < t)
 		cap = t;
+	else	/* no growth: what a queued segment still carries is not free */
+		cap -= tcp_snd_lent(c) < cap ? tcp_snd_lent(c) : cap;
 	return cap > c->snd.len ? cap - c->snd.len : 0;
 }
 
@@ -473,8 +477,11 @@ ssize_t tcp_send(struct tcp_conn *c, const void *buf, size_t len, uint64_t now_u
 	if (space < 0)
 		return space;
 	n = (uint32_t)len < (uint32_t)space ? (uint32_t)len : (uint32_t)space;
-	if (n < len)
+	if (n < len) {
 		c->writable_wanted = true;
+		if (tcp_snd_lent(c))	/* the space a loan holds frees without an ACK */
+			tcp_snd_lent_wait(c);
+	}
 	if (!n)
 		return 0;
 	if (tcp_ring_unpark(&c->snd) < 0)

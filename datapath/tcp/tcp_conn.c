@@ -334,6 +334,7 @@ static void tcp_conn_free(struct tcp_conn *c)
 		s->all = c->all_next;
 	if (c->all_next)
 		c->all_next->all_prev = c->all_prev;
+	tcp_snd_lent_unwait(c);
 	/* Segments still queued in the link may point into the send ring: it
 	 * goes to the retired list like a replaced one (tcp_stack_tx_done()). */
 	tcp_ring_free(&c->snd, true);
@@ -561,6 +562,7 @@ struct tcp_stack *tcp_stack_new(const struct tcp_stack_cfg *cfg)
 	buckets = tcp_conn_buckets(s->cfg.max_conns);
 	s->table_mask = buckets - 1;	/* the table itself comes with the first connection */
 	s->next_port = 32768 + (uint16_t)(tcp_siphash(s, "port", 4) % 28232);
+	s->tx_gen = 1;	/* a new connection's loan (generation 0) holds nothing */
 	return s;
 }
 

@@ -128,6 +128,12 @@ struct tcp_conn {
 	struct tcp_conn *hnext;		/* hash chain */
 	struct tcp_conn *all_next, *all_prev;	/* every conn */
 	struct tcp_conn *tw_next, *tw_prev;	/* TIME_WAIT FIFO */
+	struct tcp_conn *lent_next, *lent_prev;	/* waiting for loans to end */
+	/* the send ring's loan (tcp_pool.c): segments emitted since the last
+	 * tcp_stack_tx_done() point into @lent_buf from sequence @lent_seq on */
+	const uint8_t *lent_buf;
+	uint64_t lent_gen;
+	uint32_t lent_seq;
 	struct tcp_listener *listener;	/* SYN_RECEIVED of a listener */
 	uint32_t heap_idx;		/* UINT32_MAX = not in the heap */
 	uint64_t deadline_us;		/* min of the timers below */
@@ -149,6 +155,7 @@ struct tcp_conn {
 	bool fin_rcvd;
 	bool peer_fin_told;
 	bool writable_wanted;	/* tcp_send() ran out of space */
+	bool lent_waiting;	/* on the stack's lent_waiters (tcp_pool.c) */
 	bool sack_ok;
 	bool ts_ok;
 	bool ws_ok;
@@ -360,6 +367,10 @@ struct tcp_stack {
 	/* send-buffer memory replaced while segments may point into it */
 	struct tcp_retired *retired;
 	uint32_t nretired, cap_retired;
+	/* loans (tcp_pool.c): one generation per tcp_stack_tx_done() */
+	uint64_t tx_gen;
+	struct tcp_conn *lent_waiters;	/* tcp_send() held short by a loan */
+	bool lent_wake;			/* loans ended: WRITABLE due for the waiters */
 	struct tcp_pool pool;
 	uint64_t clock_us;		/* the latest time a caller gave (the pool's clock) */
 	struct tcp_stack_stats st;
@@ -387,6 +398,11 @@ void tcp_pool_put(struct tcp_stack *s, void *buf, uint32_t cap);
 void tcp_pool_conn_freed(struct tcp_stack *s);
 void tcp_pool_trim(struct tcp_stack *s, uint64_t now_us, bool all);
 int tcp_stack_retire(struct tcp_stack *s, void *buf, uint32_t cap);
+void tcp_snd_lend(struct tcp_conn *c, uint32_t seq);
+uint32_t tcp_snd_lent(const struct tcp_conn *c);
+void tcp_snd_lent_wait(struct tcp_conn *c);
+void tcp_snd_lent_unwait(struct tcp_conn *c);
+void tcp_snd_lent_wake(struct tcp_stack *s);
 
 /* tcp_buf.c */
 int tcp_ring_reserve(struct tcp_ring *r, uint32_t cap, bool retire);

@@ -191,7 +191,7 @@ static int tcp_out_send(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_
 	uint32_t end, mss_total;
 	bool new_data;
 	uint16_t wnd;
-	int n;
+	int n, ret;
 
 	tcp_out_fill(s, &o, &c->local, &c->remote);
 	o.seq = seq;
@@ -276,7 +276,10 @@ static int tcp_out_send(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_
 		else if (new_data || c->in_recovery || c->after_rto)
 			tcp_timer_tlp_arm(c, now_us);	/* RFC 8985 7.2: re-arm on new data (any data in recovery) */
 	}
-	return tcp_out_call(s, &o);
+	ret = tcp_out_call(s, &o);
+	if (ret == TCP_EMIT_LENT && len)
+		tcp_snd_lend(c, seq);
+	return ret;
 }
 
 /**

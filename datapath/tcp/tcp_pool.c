@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * tcp_pool.c - ring memory that stays warm: a stack's pool of ring buffers,
- * and the buffers queued segments may still point into
+ * the buffers queued segments may still point into, and the borrow rule
  *
  * Theory of operation
  *
@@ -31,9 +31,24 @@
  *     capacity stays, and the next byte takes a buffer again. An idle
  *     connection holds no ring memory at all, only its structure.
  *
- * Segments the engine emitted point into its send rings (tcp.h) until the
- * link calls tcp_stack_tx_done(). A send ring that grows, parks or is freed
- * meanwhile is "retired" here with its size and goes to the pool only then.
+ * The borrow rule, the one place it is written and enforced. A segment the
+ * engine emits points into its connection's send ring (struct
+ * tcp_seg_out's iovecs: no copy), and the link may queue it until it
+ * flushes; tcp_stack_tx_done() says that every segment emitted so far has
+ * left (one "generation" of loans ends). Until then:
+ *   - the memory stays: a send ring that grows, parks or is freed meanwhile
+ *     is "retired" here with its size and goes to the pool only then;
+ *   - the bytes stay: the ring space of acknowledged bytes is where
+ *     tcp_send() writes next, and a queued segment may still carry them (a
+ *     retransmission the ACK made spurious, a segment the same turn's ACK
+ *     covered). The engine records, per connection, the lowest sequence a
+ *     segment of this generation lent from its ring (tcp_snd_lend()), and
+ *     tcp_send() and tcp_send_space() leave the acknowledged bytes from
+ *     there on alone (tcp_snd_lent()): a send they cut short for it gets its
+ *     TCP_EV_WRITABLE when the loans end, from the next tcp_timers_run().
+ * So a queued segment never leaves with bytes other than those it was
+ * emitted with, and a checksum computed at emit time stays true, whatever
+ * its caller does and whether or not the link is blocked.
  *
  * The pool is the stack's own, like everything of a stack: one thread owns
  * it (a shard's engines each have theirs).
@@ -189,8 +204,106 @@ int tcp_stack_retire(struct tcp_stack *s, void *buf, uint32_t cap)
 }
 
 /**
- * tcp_stack_tx_done() - the link flushed: retired send buffers go to the pool
+ * tcp_snd_lend() - a segment emitted now points into @c's send ring
+ * @c: the connection
+ * @seq: the sequence number of its first payload byte
+ */
+void tcp_snd_lend(struct tcp_conn *c, uint32_t seq)
+{
+	if (c->lent_gen != c->stack->tx_gen || c->lent_buf != c->snd.buf) {
+		c->lent_gen = c->stack->tx_gen;
+		c->lent_buf = c->snd.buf;
+		c->lent_seq = seq;
+	} else if (seq_lt(seq, c->lent_seq)) {
+		c->lent_seq = seq;
+	}
+}
+
+/**
+ * tcp_snd_lent() - acknowledged bytes a queued segment may still carry
+ * @c: the connection
+ *
+ * They sit in the ring space right before its oldest byte, where
+ * tcp_send() would write last: that much of the free space is not free.
+ * A loan from an earlier generation, or from a ring since replaced (grown,
+ * parked: the old memory is retired), holds nothing.
+ *
+ * Return: the bytes tcp_send() must not write over.
+ */
+uint32_t tcp_snd_lent(const struct tcp_conn *c)
+{
+	if (!c->snd.buf || c->lent_buf != c->snd.buf || c->lent_gen != c->stack->tx_gen ||
+	    !seq_lt(c->lent_seq, c->snd_buf_seq))
+		return 0;
+	return c->snd_buf_seq - c->lent_seq;
+}
+
+/**
+ * tcp_snd_lent_wait() - tcp_send() was cut short by a loan: wake @c after it
+ * @c: the connection (writable_wanted set)
+ */
+void tcp_snd_lent_wait(struct tcp_conn *c)
+{
+	struct tcp_stack *s = c->stack;
+
+	s->st.snd_lent_limited++;
+	if (c->lent_waiting)
+		return;
+	c->lent_waiting = true;
+	c->lent_prev = NULL;
+	c->lent_next = s->lent_waiters;
+	if (s->lent_waiters)
+		s->lent_waiters->lent_prev = c;
+	s->lent_waiters = c;
+}
+
+/**
+ * tcp_snd_lent_unwait() - take @c off the waiters (woken, or freed)
+ * @c: the connection
+ */
+void tcp_snd_lent_unwait(struct tcp_conn *c)
+{
+	struct tcp_stack *s = c->stack;
+
+	if (!c->lent_waiting)
+		return;
+	if (c->lent_prev)
+		c->lent_prev->lent_next = c->lent_next;
+	else
+		s->lent_waiters = c->lent_next;
+	if (c->lent_next)
+		c->lent_next->lent_prev = c->lent_prev;
+	c->lent_next = c->lent_prev = NULL;
+	c->lent_waiting = false;
+}
+
+/**
+ * tcp_snd_lent_wake() - the loans ended: TCP_EV_WRITABLE for those that waited
+ * @s: the stack (tcp_timers_run(), inside an entry point)
+ */
+void tcp_snd_lent_wake(struct tcp_stack *s)
+{
+	s->lent_wake = false;
+	while (s->lent_waiters) {
+		struct tcp_conn *c = s->lent_waiters;
+
+		tcp_snd_lent_unwait(c);
+		if (c->writable_wanted && c->state != TCPS_CLOSED && !c->dead) {
+			c->writable_wanted = false;
+			tcp_conn_event(c, TCP_EV_WRITABLE, 0);
+		}
+	}
+}
+
+/**
+ * tcp_stack_tx_done() - the links flushed every segment emitted so far
  * @s: the stack
+ *
+ * Retired send buffers go to the pool, and the loans end: the connections
+ * whose tcp_send() a loan cut short are told TCP_EV_WRITABLE from the next
+ * tcp_timers_run(), which tcp_next_deadline() asks for at once. Called from
+ * outside the engine (no event is raised here: the caller has just flushed
+ * and what a WRITABLE handler sends must reach the next flush).
  */
 void tcp_stack_tx_done(struct tcp_stack *s)
 {
@@ -198,4 +311,7 @@ void tcp_stack_tx_done(struct tcp_stack *s)
 		s->nretired--;
 		tcp_pool_put(s, s->retired[s->nretired].buf, s->retired[s->nretired].cap);
 	}
+	s->tx_gen++;
+	if (s->lent_waiters)
+		s->lent_wake = true;
 }

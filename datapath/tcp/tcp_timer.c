@@ -177,6 +177,9 @@ uint64_t tcp_next_deadline(const struct tcp_stack *s)
 	/* the pool's slow trim (tcp_pool.c), while it holds anything */
 	if (s->pool.next_trim_us && s->pool.next_trim_us < d)
 		d = s->pool.next_trim_us;
+	/* loans ended with sends waiting for them: at once */
+	if (s->lent_wake && s->clock_us < d)
+		d = s->clock_us;
 	return d;
 }
 
@@ -459,6 +462,8 @@ void tcp_timers_run(struct tcp_stack *s, uint64_t now_us)
 {
 	s->clock_us = now_us;
 	tcp_conn_enter(s);
+	if (s->lent_wake)
+		tcp_snd_lent_wake(s);
 	while (s->heap_len && s->heap[0]->deadline_us <= now_us) {
 		struct tcp_conn *c = s->heap[0];
 

@@ -356,7 +356,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if ((flags & 1) && len >= sizeof(struct virtio_net_hdr) + IPV4_HLEN)
 				fz_fix_ipv4_at(fz_buf + sizeof(struct virtio_net_hdr), len - sizeof(struct virtio_net_hdr));
 			fz_from_container(fz_buf, len, flags & 4);
-			stack_links_flush(&F.st, false);
+			stack_links_flush(&F.st);
 		} else {
 			if (flags & 1)
 				fz_fix_ipv4(fz_buf, len);

@@ -60,6 +60,17 @@ static struct harness {
 	unsigned int nev;
 	int accept_ret;
 	bool close_on_readable;
+	/* lend: emit answers TCP_EMIT_LENT and keeps what each segment points
+	 * at, with a copy of its bytes then, as a link's queue would, until
+	 * h_tx_done() (the borrow rule, tcp_pool.c) */
+	bool lend;
+	struct lent {
+		struct iovec iov[2];
+		int iovcnt;
+		uint32_t seq;
+		uint8_t *copy;
+	} lent[64];
+	unsigned int nlent;
 } H;
 
 static int h_emit(void *ctx, const struct tcp_seg_out *seg)
@@ -80,7 +91,43 @@ static int h_emit(void *ctx, const struct tcp_seg_out *seg)
 	ck_assert_uint_eq(off, seg->len);
 	if (seg->opts.has_ts)
 		h->our_tsval = seg->opts.ts_val;
-	return 0;
+	if (!h->lend || !seg->len)
+		return 0;
+	ck_assert_uint_lt(h->nlent, 64);
+	h->lent[h->nlent].iovcnt = seg->iovcnt;
+	h->lent[h->nlent].seq = seg->seq;
+	memcpy(h->lent[h->nlent].iov, seg->iov, sizeof(seg->iov[0]) * seg->iovcnt);
+	h->lent[h->nlent].copy = malloc(seg->len);
+	memcpy(h->lent[h->nlent].copy, c->data, seg->len);
+	h->nlent++;
+	return TCP_EMIT_LENT;
+}
+
+/* Every segment still "queued" carries the bytes it was emitted with. */
+static void h_lent_intact(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < H.nlent; i++) {
+		size_t off = 0;
+		int k;
+
+		for (k = 0; k < H.lent[i].iovcnt; k++) {
+			ck_assert_msg(!memcmp(H.lent[i].iov[k].iov_base, H.lent[i].copy + off, H.lent[i].iov[k].iov_len),
+				      "the queued segment at seq %u carries other bytes than it was emitted with",
+				      H.lent[i].seq);
+			off += H.lent[i].iov[k].iov_len;
+		}
+	}
+}
+
+/* The link flushed: the queued segments are gone, the loans end. */
+static void h_tx_done(void)
+{
+	h_lent_intact();
+	while (H.nlent)
+		free(H.lent[--H.nlent].copy);
+	tcp_stack_tx_done(H.s);
 }
 
 static void h_event(struct tcp_conn *c, void *user, enum tcp_event ev, int err)
@@ -150,6 +197,8 @@ static void h_drain(void)
 
 static void teardown(void)
 {
+	while (H.nlent)
+		free(H.lent[--H.nlent].copy);
 	h_drain();
 	tcp_stack_free(H.s);
 	H.s = NULL;
@@ -1008,6 +1057,83 @@ START_TEST(test_sndbuf_backpressure)
 	expect_seg(TCP_ACK, O0 + 14480, P0, 1448);
 	expect_seg(TCP_ACK | TCP_PSH, O0 + 14480 + 1448, P0, 16384 - 14480 - 1448);
 	ck_assert_uint_eq(tcp_send_space(H.conn), 14480);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/*
+ * The borrow rule (tcp_pool.c): a retransmission that the ACK made spurious
+ * is still queued in the link when the service sends again; the ring space
+ * its bytes sit in is not free until the link flushed. tcp_send() takes
+ * only the rest, and WRITABLE follows the flush; the queued segment leaves
+ * with the bytes it was emitted with.
+ */
+START_TEST(test_lent_bytes_stay)
+{
+	static uint8_t d[16384], e[16384];
+	struct tcp_stack_stats st;
+	unsigned int i;
+	ssize_t n;
+	bool found = false;
+
+	fill(d, sizeof(d), 1);
+	fill(e, sizeof(e), 2);
+	H.lopts.sndbuf_max = 16384;
+	H.lend = true;
+	establish_passive();
+	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), 16384);
+	h_drain();
+	h_tx_done();			/* the first flight left */
+	in(TCP_ACK, P0, O0 + 7240, NULL, 0);	/* 5 of 10 acknowledged: the rest of the data goes */
+	h_drain();
+	h_tx_done();
+	/* the retransmission timer resends from O0 + 7240; before the link
+	 * flushed, the ACK for everything up to O0 + 14480 comes in */
+	run_until(H.now + 3 * SEC);
+	for (i = 0; i < H.nlent; i++)
+		found |= H.lent[i].seq == O0 + 7240;
+	ck_assert_msg(found, "no retransmission from O0 + 7240 queued");
+	in(TCP_ACK, P0, O0 + 14480, NULL, 0);
+	/* the ring holds the last 1904 bytes; O0 + 7240 .. O0 + 14480 are lent */
+	ck_assert_uint_eq(tcp_send_space(H.conn), 16384 - 1904 - 7240);
+	n = tcp_send(H.conn, e, sizeof(e), H.now);
+	ck_assert_int_eq(n, 16384 - 1904 - 7240);
+	h_lent_intact();
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.snd_lent_limited, 1);
+	ck_assert(!saw_event(TCP_EV_WRITABLE, 0));
+	/* the link flushed: the next timer run says WRITABLE at once */
+	h_tx_done();
+	ck_assert_uint_le(tcp_next_deadline(H.s), H.now);
+	run_until(H.now);
+	ck_assert(saw_event(TCP_EV_WRITABLE, 0));
+	ck_assert_uint_eq(tcp_send_space(H.conn), 7240);
+	ck_assert_int_eq(tcp_send(H.conn, e + n, 7240, H.now), 7240);
+	h_lent_intact();
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/* A ring that grew or parked leaves the loan on its old memory: no limit. */
+START_TEST(test_lent_old_ring_no_limit)
+{
+	static uint8_t d[1000];
+	struct tcp_stack_stats st;
+
+	fill(d, sizeof(d), 4);
+	H.lend = true;
+	establish_passive();
+	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), sizeof(d));
+	/* acknowledged before the link flushed: the ring parks (its memory
+	 * retired until tcp_stack_tx_done()), and the next send takes a new one */
+	in(TCP_ACK, P0, O0 + sizeof(d), NULL, 0);
+	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), sizeof(d));
+	h_lent_intact();
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.snd_lent_limited, 0);
+	h_tx_done();
 	tcp_abort(H.conn, H.now);
 	h_drain();
 }
@@ -2809,6 +2935,8 @@ static Suite *tcp_suite(void)
 	ADD("reset_probe", test_reset_probe);
 	ADD("secret_across_stacks", test_secret_across_stacks);
 	ADD("pool_park_and_reuse", test_pool_park_and_reuse);
+	ADD("lent_bytes_stay", test_lent_bytes_stay);
+	ADD("lent_old_ring_no_limit", test_lent_old_ring_no_limit);
 	ADD("syn_retries", test_syn_retries);
 	ADD("simultaneous_open", test_simultaneous_open);
 	ADD("no_listener_rst", test_no_listener_rst);
