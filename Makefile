@@ -4,7 +4,7 @@
 #   make check           install missing Debian packages, then build and run every
 #                        test twice (plain, then ASan+UBSan) and the fuzz targets briefly
 #   make demo            run the main job on a demo network it creates itself
-#   make bench           UDP, TCP and container-face benchmarks next to the kernel
+#   make bench           UDP, TCP, container-face and nginx benchmarks next to the kernel
 #                        (docs/benchmarks.md)
 #   make fuzz            run every libFuzzer target for FUZZ_SECONDS each
 #   make install         PREFIX=/usr/local DESTDIR=
@@ -152,6 +152,7 @@ bench: deps all tools
 	bench/run.sh $(abspath $(O))
 	bench/tcp.sh $(abspath $(O))
 	bench/face.sh $(abspath $(O))
+	bench/nginx.sh $(abspath $(O))
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8

@@ -88,26 +88,7 @@ if [ -n "${PLOT_ONLY:-}" ]; then
 fi
 
 for ns in $ALL_NS; do ip netns add "$ns" && ip -n "$ns" link set lo up || exit 1; done
-ip link add ${P}a type veth peer name ${P}b
-ip link set ${P}a netns "$CT" name eth0
-ip link set ${P}b netns "$PEER" name veth0
-ip -n "$CT" link set eth0 up
-ip -n "$PEER" link set veth0 up
-ip -n "$CT" addr add 10.67.0.2/24 dev eth0
-ip -n "$CT" route add default via 10.67.0.1
-ip -n "$PEER" addr add 10.67.0.1/24 dev veth0
-ip link add ${P}c type veth peer name ${P}d
-ip link set ${P}c netns "$PH" name ext0
-ip link set ${P}d netns "$PP" name veth0
-ip -n "$PH" link set ext0 up
-ip -n "$PP" link set veth0 up
-ip -n "$PH" addr add 10.89.0.1/24 dev ext0
-ip -n "$PH" route add default via 10.89.0.254
-# pasta answers its container's pings with ping sockets, which a new netns
-# does not allow (net.ipv4.ping_group_range "1 0")
-ip netns exec "$PH" sysctl -qw net.ipv4.ping_group_range="0 2147483647"
-ip -n "$PP" addr add 10.89.0.5/24 dev veth0
-ip netns exec "$PEER" ping -c 1 -W 2 10.67.0.2 >/dev/null || { echo "bench/face.sh: veth does not pass"; exit 1; }
+bench_face_net "$CT" "$PEER" "$PH" "$PP" 10.67.0 10.89.0 || { echo "bench/face.sh: the namespaces do not pass"; exit 1; }
 
 echo "row,direction,streams,gbit_per_s,ratio_to_kernel,ratio_to_pasta,carrier_cpu_s_per_gb,system_cpu_s_per_gb,runs_gbit_per_s,note" >"$csv"
 echo "row,transactions,min_us,p50_us,p90_us,p99_us,tps,ratio_tps_to_kernel,note" >"$rrcsv"

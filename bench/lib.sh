@@ -1,4 +1,34 @@
-# bench/lib.sh - what bench/tcp.sh and bench/face.sh share; sourced
+# bench/lib.sh - what bench/tcp.sh, bench/face.sh and bench/nginx.sh share;
+# sourced
+#
+# bench_face_net CT PEER PH PP NET PNET: the container face benchmarks'
+# namespaces (made already, lo up): a veth between CT (eth0 NET.2/24, default
+# route via NET.1) and PEER (veth0 NET.1/24); and for pasta a veth between
+# its host PH (ext0 PNET.1/24, default route via PNET.254, ping sockets
+# allowed: pasta answers its container's pings with them) and a peer behind
+# it PP (veth0 PNET.5/24). Veth names from $P. Fails when the veth does not
+# pass.
+bench_face_net() {
+	local ct=$1 peer=$2 ph=$3 pp=$4 net=$5 pnet=$6
+	ip link add ${P}a type veth peer name ${P}b &&
+	ip link set ${P}a netns "$ct" name eth0 &&
+	ip link set ${P}b netns "$peer" name veth0 &&
+	ip -n "$ct" link set eth0 up &&
+	ip -n "$peer" link set veth0 up &&
+	ip -n "$ct" addr add "$net.2/24" dev eth0 &&
+	ip -n "$ct" route add default via "$net.1" &&
+	ip -n "$peer" addr add "$net.1/24" dev veth0 &&
+	ip link add ${P}c type veth peer name ${P}d &&
+	ip link set ${P}c netns "$ph" name ext0 &&
+	ip link set ${P}d netns "$pp" name veth0 &&
+	ip -n "$ph" link set ext0 up &&
+	ip -n "$pp" link set veth0 up &&
+	ip -n "$ph" addr add "$pnet.1/24" dev ext0 &&
+	ip -n "$ph" route add default via "$pnet.254" &&
+	ip netns exec "$ph" sysctl -qw net.ipv4.ping_group_range="0 2147483647" &&
+	ip -n "$pp" addr add "$pnet.5/24" dev veth0 &&
+	ip netns exec "$peer" ping -c 1 -W 2 "$net.2" >/dev/null
+}
 #
 # bench_bg NS CMD...: start CMD in NS in the background, its output in
 # $TMP/log-*, its pid in $BG_PID

@@ -90,29 +90,12 @@ csv=$OUT/nginx.csv
 . "$here/lib.sh"
 
 for ns in $ALL_NS; do ip netns add "$ns" && ip -n "$ns" link set lo up || exit 1; done
-ip link add ${P}a type veth peer name ${P}b
-ip link set ${P}a netns "$CT" name eth0
-ip link set ${P}b netns "$PEER" name veth0
-ip -n "$CT" link set eth0 up
-ip -n "$PEER" link set veth0 up
-ip -n "$CT" addr add 10.66.0.2/24 dev eth0
-ip -n "$CT" route add default via 10.66.0.1
-ip -n "$PEER" addr add 10.66.0.1/24 dev veth0
-ip link add ${P}c type veth peer name ${P}d
-ip link set ${P}c netns "$PH" name ext0
-ip link set ${P}d netns "$PP" name veth0
-ip -n "$PH" link set ext0 up
-ip -n "$PP" link set veth0 up
-ip -n "$PH" addr add 10.88.0.1/24 dev ext0
-ip -n "$PH" route add default via 10.88.0.254
-ip -n "$PP" addr add 10.88.0.5/24 dev veth0
-ip netns exec "$PH" sysctl -qw net.ipv4.ping_group_range="0 2147483647"
+bench_face_net "$CT" "$PEER" "$PH" "$PP" 10.66.0 10.88.0 || { echo "bench/nginx.sh: the namespaces do not pass"; exit 1; }
 # ab and nginx on both sides open many short connections: the kernel's own
 # defaults, the same in every namespace
 for ns in $ALL_NS; do
 	ip netns exec "$ns" sysctl -qw net.ipv4.ip_local_port_range="32768 60999" net.core.somaxconn=4096
 done
-ip netns exec "$PEER" ping -c 1 -W 2 10.66.0.2 >/dev/null || { echo "bench/nginx.sh: veth does not pass"; exit 1; }
 
 mkdir -p "$TMP/www"
 head -c 100 /dev/zero | tr '\0' x >"$TMP/www/f100"
@@ -286,6 +269,7 @@ rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 # idle_pairs MODE PID: IDLE keep-alive connections held idle through the face
 idle_pairs() {
 	local m=$1 pid=$2 r0 r1 r2 r3
+	sleep 12	# settled: the pool gives back what the rows before left unused 10 s
 	r0=$(rss_kib "$pid")
 	ip netns exec "$CT" python3 - "$IDLE" "$TMP/idle.go" "$TMP/idle.ready" <<'PY' &
 import os, resource, socket, sys, time

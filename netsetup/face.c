@@ -24,7 +24,13 @@
  *      link drops every frame (AF_PACKET taps, the datapath's channels, see
  *      them before the hook), and disable_ipv6 on the link (no link-local
  *      address, no NDP or MLD from the kernel). Then the TUN gets the link's
- *      MTU, IPv6 autoconfiguration off (addr_gen_mode none, accept_ra 0),
+ *      MTU, a transmit queue of NS_FACE_TXQLEN packets (the TUN's own 500
+ *      overflow while the datapath waits for a CPU the container's program
+ *      holds: a fifth of a 1 Gbit/s UDP stream was lost there, issue 22;
+ *      the TUN orphans what it queues, so no socket buffer bounds it, and
+ *      2048 frames of 64 KiB at most are what the container may park in
+ *      its kernel this way),
+ *      IPv6 autoconfiguration off (addr_gen_mode none, accept_ra 0),
  *      up, the link's addresses (IPv6 ones without DAD: the TUN is
  *      point-to-point and only the datapath answers on it), and the link's
  *      main-table routes, default routes included (the kernel's own prefix
@@ -200,10 +206,12 @@ static int ns_face_link_up(struct nl_sock *sk, const struct ns_face *fc, struct 
 		goto out;
 	rtnl_link_set_ifindex(orig, fc->ifindex);
 	rtnl_link_set_mtu(chg, fc->mtu);
+	rtnl_link_set_txqlen(chg, NS_FACE_TXQLEN);
 	rtnl_link_set_flags(chg, IFF_UP);
 	err = rtnl_link_change(sk, orig, chg, 0);
 	if (err < 0) {
-		ns_err_set(e, "face %s: setting MTU %u and up: %s", fc->name, fc->mtu, nl_geterror(err));
+		ns_err_set(e, "face %s: setting MTU %u, txqueuelen %u and up: %s", fc->name, fc->mtu,
+			   NS_FACE_TXQLEN, nl_geterror(err));
 		err = -EIO;
 	}
 out:

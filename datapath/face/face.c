@@ -654,13 +654,16 @@ void face_free(struct face *f)
 }
 
 /**
- * face_pump() - move what connection pairs received this turn to their other end
+ * face_pump() - the end of a turn: move what connection pairs received to
+ * their other end, and send the UDP trains
  * @f:		the face, or NULL
  */
 void face_pump(struct face *f)
 {
-	if (f)
-		face_tcp_pump(f);
+	if (!f)
+		return;
+	face_tcp_pump(f);
+	face_udp_flush(f);
 }
 
 /**

@@ -64,6 +64,8 @@ enum face_drop { FACE_DROP_LIST(FACE_X_ENUM) FACE_DROP_MAX };
 	X(UDP_TO_OUTER)		\
 	X(UDP_TO_INNER)		\
 	X(UDP_GSO_FROM_INNER)	\
+	X(UDP_GSO_TO_INNER)	\
+	X(UDP_TRAINED_TO_OUTER)	\
 	X(UDP_FLOWS_NEW)	\
 	X(UDP_FLOWS_EXPIRED)	\
 	X(UDP_FLOWS_EVICTED)	\
@@ -160,6 +162,7 @@ void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *s
 bool face_udp_flow_known(struct face *f, const struct net_addr *c, uint16_t cport, const struct net_addr *r,
 			 uint16_t rport, bool touch);
 void face_udp_sweep(struct face *f, uint64_t now_ms);
+void face_udp_flush(struct face *f);
 void face_udp_print(struct face *f, struct out *o);
 
 /* face_icmp.c */

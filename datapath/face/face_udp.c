@@ -34,11 +34,28 @@
  * UDP GSO: a UDP_L4 frame from the container (a program using UDP_SEGMENT;
  * the TUN hands it up whole) goes to udp_output_burst() with its segment
  * size: in hw mode it leaves the outer link as UDP GSO frames again, in sw
- * and off mode as separate datagrams. Datagrams to the container are
- * written one by one with a partial checksum; one larger than the TUN's MTU
- * is written whole (the container's kernel does not hold received
- * datagrams to its device's MTU), so nothing is fragmented on the inner
- * link.
+ * and off mode as separate datagrams. Datagrams to the container carry a
+ * partial checksum; one larger than the TUN's MTU is written whole (the
+ * container's kernel does not hold received datagrams to its device's MTU),
+ * so nothing is fragmented on the inner link.
+ *
+ * Trains (seed 003's idea, issue 22): consecutive datagrams of one flow, in
+ * one direction, within one loop turn, travel as one frame. A train holds
+ * datagrams of the size of its first (the last may be shorter, and closes
+ * it), up to FACE_UDP_TRAIN_SEGS of them and 64 KiB; another flow's
+ * datagram, a longer one, or the end of the turn (face_pump()) sends it.
+ *   - Toward the container: one write to the TUN, a UDP_L4 GSO frame (the
+ *     TUN takes USO4/USO6). The container's kernel splits it on receive, or
+ *     hands it whole to a socket with UDP_GRO. One datagram alone is
+ *     written as before. Per datagram that is one system call instead of
+ *     one each, and one pass through the container's receive path.
+ *   - Toward the network: udp_output_burst() with the train's segment size,
+ *     as for a UDP_SEGMENT frame: in hw mode one UDP GSO frame on the link,
+ *     so a burst reaches the peer as a few large skbs that its backlog
+ *     takes, not as many small ones it drops. A datagram whose destination
+ *     has no route goes alone, so that its ICMP error quotes it.
+ * A train keeps no pointer to its flow (a flow may be evicted meanwhile),
+ * only the 4-tuple; the flow counted each datagram as it joined.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -55,6 +72,9 @@
 #include "datapath/svc/svc.h"
 
 #define FACE_UDP_BUCKETS	4096
+#define FACE_UDP_TRAIN_SEGS	64	/* datagrams in one train, at most */
+/* a train's UDP payload: what an IPv6 packet of 64 KiB carries */
+#define FACE_UDP_TRAIN_BYTES	(65535 - IPV6_HLEN - UDP_HLEN)
 #define FACE_UDP_SRC_BUCKETS	1024
 #define FACE_UDP_IDLE_MS	60000
 
@@ -87,8 +107,25 @@ struct face_src {
 	struct face_flow *oldest, *newest;
 };
 
+/*
+ * Consecutive datagrams of one flow and one size, one frame (theory above).
+ * @p:		toward the container: the UDP header, then the datagrams
+ * @buf:	toward the network: the payloads
+ */
+struct face_udp_train {
+	struct net_addr src, dst;
+	uint16_t sport, dport;
+	uint16_t seg;		/* bytes of each datagram but the last */
+	unsigned int n;		/* 0: no train */
+	size_t len;		/* payload bytes so far */
+	bool closed;		/* the last was shorter: nothing may follow */
+	struct pkt *p;
+	uint8_t *buf;
+};
+
 struct face_flows {
 	unsigned char key[crypto_shorthash_KEYBYTES];
+	struct face_udp_train to_inner, to_outer;
 	struct face_flow *hash[FACE_UDP_BUCKETS];
 	struct face_src *src_hash[FACE_UDP_SRC_BUCKETS];
 	struct face_flow *oldest, *newest;
@@ -339,6 +376,155 @@ bool face_udp_flow_known(struct face *f, const struct net_addr *c, uint16_t cpor
 	return fw != NULL;
 }
 
+/* Can a datagram of @len bytes on this 4-tuple join @t? */
+static bool face_udp_train_fits(const struct face_udp_train *t, const struct net_addr *src, uint16_t sport,
+				const struct net_addr *dst, uint16_t dport, size_t len)
+{
+	return !t->closed && len <= t->seg && t->n < FACE_UDP_TRAIN_SEGS && t->len + len <= FACE_UDP_TRAIN_BYTES &&
+	       t->sport == sport && t->dport == dport && net_addr_eq(&t->src, src) && net_addr_eq(&t->dst, dst);
+}
+
+/* A new train of one datagram of @len bytes (an empty one is closed at once). */
+static void face_udp_train_start(struct face_udp_train *t, const struct net_addr *src, uint16_t sport,
+				 const struct net_addr *dst, uint16_t dport, size_t len)
+{
+	t->src = *src;
+	t->dst = *dst;
+	t->sport = sport;
+	t->dport = dport;
+	t->seg = (uint16_t)len;
+	t->len = 0;
+	t->closed = len == 0;
+}
+
+static void face_udp_train_add(struct face_udp_train *t, size_t len)
+{
+	t->len += len;
+	t->n++;
+	if (len < t->seg)
+		t->closed = true;
+}
+
+/* Send the train toward the network (udp_output_burst(), one GSO burst). */
+static void face_udp_train_send_outer(struct face *f)
+{
+	struct face_udp_train *t = &f->flows->to_outer;
+	struct iovec iov = { .iov_base = t->buf, .iov_len = t->len };
+	struct udp_sent sent;
+	unsigned int n = t->n;
+	int ret;
+
+	if (!n)
+		return;
+	t->n = 0;
+	ret = udp_output_burst(f->st, &t->src, t->sport, &t->dst, t->dport, &iov, 1, n > 1 ? t->seg : 0, &sent);
+	f->ctr[FACE_CTR_UDP_TO_OUTER] += sent.datagrams;
+	if (n > 1)
+		f->ctr[FACE_CTR_UDP_TRAINED_TO_OUTER] += sent.datagrams;
+	if (ret < 0)
+		f->drop[FACE_DROP_OUTER_ERROR] += n - sent.datagrams;
+}
+
+/*
+ * A datagram from the container joins the train toward the network, which
+ * goes first when it cannot. Return: false when it must go alone (no route:
+ * its ICMP error quotes it).
+ */
+static bool face_udp_train_join_outer(struct face *f, const struct net_addr *src, uint16_t sport,
+				      const struct net_addr *dst, uint16_t dport, const void *data, size_t len)
+{
+	struct face_udp_train *t = &f->flows->to_outer;
+
+	if (t->n && !face_udp_train_fits(t, src, sport, dst, dport, len))
+		face_udp_train_send_outer(f);
+	if (!t->n) {
+		if (!route_lookup(f->st, dst->family, &dst->a))
+			return false;
+		face_udp_train_start(t, src, sport, dst, dport, len);
+	}
+	memcpy(t->buf + t->len, data, len);
+	face_udp_train_add(t, len);
+	return true;
+}
+
+/* Write the train to the container: one datagram, or one UDP_L4 GSO frame. */
+static void face_udp_train_send_inner(struct face *f)
+{
+	struct face_udp_train *t = &f->flows->to_inner;
+	unsigned int n = t->n, l3 = t->dst.family == AF_INET ? IPV4_HLEN : IPV6_HLEN;
+	struct pkt *p = t->p;
+	struct udp_hdr *uh;
+	uint32_t sum, ulen = (uint32_t)(UDP_HLEN + t->len);
+
+	if (!n)
+		return;
+	t->n = 0;
+	t->p = NULL;
+	uh = (struct udp_hdr *)pkt_data(p);
+	uh->sport = htons(t->sport);
+	uh->dport = htons(t->dport);
+	uh->len = htons((uint16_t)ulen);	/* the whole L4 length, also in GSO */
+	sum = t->dst.family == AF_INET ? csum_pseudo4(t->src.a.v4, t->dst.a.v4, IPPROTO_UDP, ulen) :
+					 csum_pseudo6(&t->src.a.v6, &t->dst.a.v6, IPPROTO_UDP, ulen);
+	/* partial, as a veth would hand it over: the container's kernel trusts it */
+	if (n > 1)
+		vnet_set_udp_gso(&p->vnet, l3, t->seg);
+	else
+		vnet_set_csum(&p->vnet, l3, VNET_UDP_CSUM_OFF);
+	uh->csum = htons((uint16_t)~csum_fold(sum));
+	if (face_ip_output(f, p, &t->src, &t->dst, IPPROTO_UDP) == 0) {
+		f->ctr[FACE_CTR_UDP_TO_INNER] += n;
+		if (n > 1)
+			face_count(f, FACE_CTR_UDP_GSO_TO_INNER);
+	} else if (n > 1) {
+		f->drop[FACE_DROP_NO_ROUTE] += n - 1;	/* face_ip_output() counted one */
+	}
+}
+
+/*
+ * A datagram from the network joins the train toward the container (the
+ * train goes first when it cannot). Return: false when out of memory.
+ */
+static bool face_udp_train_join_inner(struct face *f, const struct net_addr *src, uint16_t sport,
+				      const struct net_addr *dst, uint16_t dport, const void *data, size_t len)
+{
+	struct face_udp_train *t = &f->flows->to_inner;
+
+	if (t->n && !face_udp_train_fits(t, src, sport, dst, dport, len))
+		face_udp_train_send_inner(f);
+	if (!t->n) {
+		t->p = pkt_alloc(UDP_HLEN + len);
+		if (!t->p)
+			return false;
+		pkt_put(t->p, UDP_HLEN);
+		face_udp_train_start(t, src, sport, dst, dport, len);
+	} else if (t->p->cap - t->p->off - t->p->len < len) {
+		/* the first pkt is full: one for the whole train */
+		struct pkt *big = pkt_alloc(UDP_HLEN + FACE_UDP_TRAIN_BYTES);
+
+		if (!big) {
+			face_udp_train_send_inner(f);
+			return face_udp_train_join_inner(f, src, sport, dst, dport, data, len);
+		}
+		memcpy(pkt_put(big, t->p->len), pkt_data(t->p), t->p->len);
+		pkt_free(t->p);
+		t->p = big;
+	}
+	memcpy(pkt_put(t->p, len), data, len);
+	face_udp_train_add(t, len);
+	return true;
+}
+
+/**
+ * face_udp_flush() - send both trains: the turn ends (face_pump())
+ * @f:		the face
+ */
+void face_udp_flush(struct face *f)
+{
+	face_udp_train_send_inner(f);
+	face_udp_train_send_outer(f);
+}
+
 /**
  * face_udp_from_inner() - a datagram the container sent
  * @f:		the face
@@ -392,6 +578,12 @@ void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *s
 	}
 	iov.iov_base = pkt_data(p) + sizeof(*uh);
 	iov.iov_len = ulen - sizeof(*uh);
+	if (!gso && face_udp_train_join_outer(f, src, ntohs(uh->sport), dst, ntohs(uh->dport), iov.iov_base,
+					      iov.iov_len)) {
+		fw->to_outer++;
+		return;
+	}
+	face_udp_train_send_outer(f);	/* what came before goes first */
 	ret = udp_output_burst(f->st, src, ntohs(uh->sport), dst, ntohs(uh->dport), &iov, 1, gso, &sent);
 	f->ctr[FACE_CTR_UDP_TO_OUTER] += sent.datagrams;
 	fw->to_outer += sent.datagrams;
@@ -421,11 +613,7 @@ bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sp
 			 const struct net_addr *dst, uint16_t dport, const uint8_t *data, size_t len)
 {
 	struct face_flow *fw;
-	struct udp_hdr *uh;
 	bool refused;
-	struct pkt *p;
-	size_t l3;
-	uint32_t sum;
 
 	if (!f || !face_is_container(f, dst) || len > 65535 - UDP_HLEN - IPV6_HLEN)
 		return false;
@@ -435,26 +623,11 @@ bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sp
 			face_icmp_prohibit_udp(f, src, sport, dst, dport, len);
 		return true;	/* counted: out of memory or the policy */
 	}
-	p = pkt_alloc(sizeof(*uh) + len);
-	if (!p) {
+	if (!face_udp_train_join_inner(f, src, sport, dst, dport, data, len)) {
 		face_drop(f, FACE_DROP_NO_MEMORY);
 		return true;
 	}
-	uh = pkt_put(p, sizeof(*uh));
-	uh->sport = htons(sport);
-	uh->dport = htons(dport);
-	uh->len = htons((uint16_t)(sizeof(*uh) + len));
-	memcpy(pkt_put(p, len), data, len);
-	l3 = dst->family == AF_INET ? IPV4_HLEN : IPV6_HLEN;
-	sum = dst->family == AF_INET ? csum_pseudo4(src->a.v4, dst->a.v4, IPPROTO_UDP, (uint32_t)p->len) :
-				       csum_pseudo6(&src->a.v6, &dst->a.v6, IPPROTO_UDP, (uint32_t)p->len);
-	/* partial, as a veth would hand it over: the container's kernel trusts it */
-	vnet_set_csum(&p->vnet, (unsigned int)l3, VNET_UDP_CSUM_OFF);
-	uh->csum = htons((uint16_t)~csum_fold(sum));
-	if (face_ip_output(f, p, src, dst, IPPROTO_UDP) == 0) {
-		face_count(f, FACE_CTR_UDP_TO_INNER);
-		fw->to_inner++;
-	}
+	fw->to_inner++;
 	return true;
 }
 
@@ -486,6 +659,11 @@ int face_udp_init(struct face *f)
 
 	if (!fl)
 		return -ENOMEM;
+	fl->to_outer.buf = malloc(FACE_UDP_TRAIN_BYTES);
+	if (!fl->to_outer.buf) {
+		free(fl);
+		return -ENOMEM;
+	}
 	randombytes_buf(fl->key, sizeof(fl->key));
 	fl->max = lim->udp_flows ? lim->udp_flows : SVC_UDP_MAX_FLOWS_DEFAULT;
 	fl->per_source_max = lim->udp_flows_per_source == SVC_UDP_NO_CAP ? 0 :
@@ -505,6 +683,8 @@ void face_udp_fini(struct face *f)
 		return;
 	while (f->flows->oldest)
 		face_flow_free(f->flows, f->flows->oldest);
+	pkt_free(f->flows->to_inner.p);
+	free(f->flows->to_outer.buf);
 	free(f->flows);
 	f->flows = NULL;
 }

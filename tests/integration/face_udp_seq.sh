@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# sandnet-test: alone (it sends at a rate and counts what arrives)
+# UDP through the container face without loss (issue 22): numbered
+# datagrams (tests/tools/udp_seq) at 200 Mbit/s, a rate the kernel carries
+# without loss, between a program in the container and the peer's kernel,
+# both ways, in hw mode:
+#  - 1400-byte datagrams out and in: every one arrives, intact, in order,
+#    once; inbound they reach the container as trains (UDP GSO frames
+#    written to the TUN: udp_gso_to_inner), outbound they leave the outer
+#    link in bursts (udp_trained_to_outer);
+#  - UDP_SEGMENT in the container (16 datagrams a call) out, and a receiver
+#    with UDP_GRO in the container (the trains arrive whole, cut by their
+#    segment size);
+#  - 64-byte datagrams both ways;
+#  - as fast as the sender can, both ways: what was lost is all counted,
+#    sent = received + every drop on the way (the sender's own ENOBUFS
+#    counted as the sender's SndbufErrors): the container's TUN (tx_dropped
+#    out, rx_dropped in), the datapath's channel (rx_kernel_drops), face
+#    drops and transmit drops, the veths' drops, and the receiving
+#    socket's (RcvbufErrors, InErrors).
+. "$SANDNET_TESTS/lib/common.sh"
+. "$SANDNET_TESTS/integration/datapath_env.inc"
+. "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
+. "$SANDNET_TESTS/integration/face_env.inc"
+
+SEQ=$TOOLS/udp_seq
+[ -x "$SEQ" ] || sn_skip "tests/tools/udp_seq not built (make tools)"
+DP_GSO=hw
+dp_env_up
+face_check_fenced
+# The receivers size their buffers with SO_RCVBUFFORCE (32 MiB), whatever
+# net.core.rmem_max says (the host's, not a namespace's sysctl).
+
+PORT=9700
+# run_pair NAME RECV_NS RECV_ADDR SEND_NS SIZE COUNT MBIT [SEGS] [gro]: one
+# transfer; the receiver's and the sender's lines to $SN_TMP/NAME.{recv,send}.
+# Return: the receiver's status (0: everything arrived in order)
+run_pair() {
+	local name=$1 rns=$2 raddr=$3 sns=$4 size=$5 count=$6 mbit=$7 segs=${8:-1} gro=${9:-} rpid rc
+	PORT=$((PORT + 1))
+	ip netns exec "$rns" "$SEQ" recv "$raddr" "$PORT" "$size" "$count" 3 $gro >"$SN_TMP/$name.recv" 2>&1 &
+	rpid=$!
+	sn_wait_for 5 grep -q listening "$SN_TMP/$name.recv" || sn_fail "$name: the receiver did not start"
+	ip netns exec "$sns" "$SEQ" send "$raddr" "$PORT" "$size" "$count" "$mbit" "$segs" \
+		>"$SN_TMP/$name.send" 2>&1 || { cat "$SN_TMP/$name.send"; sn_fail "$name: the sender failed"; }
+	wait "$rpid"
+	rc=$?
+	echo "$name: $(cat "$SN_TMP/$name.send"); $(grep '^recv' "$SN_TMP/$name.recv")"
+	return $rc
+}
+face_ctr() { dp_stat "d['face']['counters']['$1']"; }
+
+sn_log "200 Mbit/s of 1400-byte datagrams, each way"
+g0=$(face_ctr udp_gso_to_inner)
+t0=$(face_ctr udp_trained_to_outer)
+run_pair out "$PEER" 10.77.0.1 "$CT" 1400 20000 200 || sn_fail "outbound: datagrams lost, late or damaged"
+run_pair in "$CT" 10.77.0.2 "$PEER" 1400 20000 200 || sn_fail "inbound: datagrams lost, late or damaged"
+run_pair in6 "$CT" fd77::2 "$PEER" 1400 20000 200 || sn_fail "inbound IPv6: datagrams lost, late or damaged"
+g1=$(face_ctr udp_gso_to_inner)
+t1=$(face_ctr udp_trained_to_outer)
+echo "UDP GSO frames written to the container: $((g1 - g0)); datagrams sent out in trains: $((t1 - t0))"
+
+sn_log "UDP_SEGMENT from the container, UDP_GRO in it"
+run_pair seg-out "$PEER" 10.77.0.1 "$CT" 1400 20000 200 16 || sn_fail "UDP_SEGMENT outbound"
+run_pair gro-in "$CT" 10.77.0.2 "$PEER" 1400 20000 200 1 gro || sn_fail "UDP_GRO inbound"
+grep -q "gro_reads [1-9]" "$SN_TMP/gro-in.recv" || sn_fail "the container's UDP_GRO socket got no coalesced read"
+
+sn_log "64-byte datagrams, each way"
+run_pair small-out "$PEER" 10.77.0.1 "$CT" 64 50000 20 || sn_fail "64-byte datagrams outbound"
+run_pair small-in "$CT" 10.77.0.2 "$PEER" 64 50000 20 || sn_fail "64-byte datagrams inbound"
+
+# counters NS DEV: "tx_dropped rx_dropped" of DEV in NS
+dev_drops() {
+	ip -n "$1" -j -s link show "$2" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)[0]["stats64"]
+print(s["tx"]["dropped"], s["rx"]["dropped"])'
+}
+# snmp NS: "RcvbufErrors InErrors SndbufErrors" of UDP in NS
+udp_snmp() {
+	ip netns exec "$1" awk '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) k[i] = $i; h = 1 } else {
+		for (i = 1; i <= NF; i++) v[k[i]] = $i; print v["RcvbufErrors"], v["InErrors"], v["SndbufErrors"] } }' \
+		/proc/net/snmp
+}
+# datapath: "rx_kernel_drops tx_drops face_drops" (tx_drops: frames a link
+# could not queue or send, and packets it had no memory for)
+dp_drops() {
+	dp_stats --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sum(l.get("rx_kernel_drops", 0) for l in d["links"].values()),
+      sum(d["drops"].get(k, 0) for k in ("tx_queue_full", "tx_error", "no_memory")),
+      sum(d["face"]["drops"].values()))'
+}
+snapshot() {
+	echo "$(dev_drops "$CT" sn-eth0) $(dev_drops "$CT" eth0) $(dev_drops "$PEER" veth0)" \
+		"$(udp_snmp "$CT") $(udp_snmp "$PEER") $(dp_drops)"
+}
+
+sn_log "as fast as the sender can: every datagram lost is counted"
+for dir in out in; do
+	s0=$(snapshot)
+	if [ $dir = out ]; then
+		run_pair flood-out "$PEER" 10.77.0.1 "$CT" 1400 200000 0
+	else
+		run_pair flood-in "$CT" 10.77.0.2 "$PEER" 1400 200000 0
+	fi
+	s1=$(snapshot)
+	python3 - "$dir" "$SN_TMP/flood-$dir.send" "$SN_TMP/flood-$dir.recv" "$s0" "$s1" <<'PY' ||
+import sys
+d, send, recv, s0, s1 = sys.argv[1:6]
+sent = int(open(send).read().split()[1])
+got = int(open(recv).read().split("recv got ")[1].split()[0])
+names = ["tun_tx_dropped", "tun_rx_dropped", "ct_eth0_tx_dropped", "ct_eth0_rx_dropped",
+         "peer_veth0_tx_dropped", "peer_veth0_rx_dropped",
+         "ct_udp_RcvbufErrors", "ct_udp_InErrors", "ct_udp_SndbufErrors",
+         "peer_udp_RcvbufErrors", "peer_udp_InErrors", "peer_udp_SndbufErrors",
+         "dp_rx_kernel_drops", "dp_tx_drops", "face_drops"]
+delta = dict(zip(names, (int(b) - int(a) for a, b in zip(s0.split(), s1.split()))))
+if d == "out":
+    # container socket -> (qdisc: SndbufErrors) -> TUN queue -> datapath -> ct eth0 (veth) -> peer socket
+    where = ["ct_udp_SndbufErrors", "tun_tx_dropped", "face_drops", "dp_tx_drops", "ct_eth0_tx_dropped",
+             "peer_veth0_rx_dropped", "peer_udp_RcvbufErrors", "peer_udp_InErrors"]
+else:
+    # peer socket -> (SndbufErrors) -> peer veth0 -> datapath channel -> face -> TUN -> container socket
+    where = ["peer_udp_SndbufErrors", "peer_veth0_tx_dropped", "ct_eth0_rx_dropped", "dp_rx_kernel_drops",
+             "face_drops", "dp_tx_drops", "tun_rx_dropped", "ct_udp_RcvbufErrors", "ct_udp_InErrors"]
+lost = {k: delta[k] for k in where if delta[k]}
+print(f"{d}: sent {sent}, received {got} ({100 * got / sent:.1f} %), counted losses {lost or 'none'}")
+if sent != got + sum(lost.values()):
+    print(f"{d}: {sent - got - sum(lost.values())} datagrams lost where nothing counts them; all deltas {delta}")
+    sys.exit(1)
+PY
+		sn_fail "$dir: the losses do not add up"
+done
+face_check_clean
+dp_env_down
+echo ok

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+/*
+ * udp_seq.c - numbered UDP datagrams, sent at a rate and checked on arrival
+ * (tests/integration/face_udp_seq.sh)
+ *
+ *   udp_seq send ADDR PORT SIZE COUNT MBIT [SEGS]
+ *	COUNT datagrams of SIZE bytes (at least 16) at MBIT Mbit/s (0: as
+ *	fast as it can), numbered from 0; with SEGS > 1, SEGS datagrams per
+ *	sendmsg() with UDP_SEGMENT. Prints "sent N ENOBUFS M" (M: calls the
+ *	kernel refused for buffer space, their datagrams not counted in N).
+ *   udp_seq recv ADDR PORT SIZE COUNT SECONDS [gro]
+ *	receives until COUNT arrived or SECONDS passed without a datagram;
+ *	with "gro", UDP_GRO on the socket (a coalesced read is cut by its
+ *	segment size). Each datagram must be SIZE bytes and carry its number's
+ *	pattern. Prints "recv got N inorder N late N dup N bad N gro_reads N"
+ *	and exits 0 only when all COUNT arrived intact, in order, once.
+ *
+ * A datagram: bytes 0..7 its number (big endian), then byte i = (number * 7
+ * + i) & 0xff. A test tool, not part of the product.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+#define MAX_SEGS	64
+#define RECV_BUF	(1 << 16)
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int addr_of(const char *a, int port, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, a, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)port);
+		*len = sizeof(*sin);
+		return AF_INET;
+	}
+	if (inet_pton(AF_INET6, a, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*sin6);
+		return AF_INET6;
+	}
+	return -1;
+}
+
+static void fill(uint8_t *d, size_t size, uint64_t n)
+{
+	size_t i;
+
+	for (i = 0; i < 8; i++)
+		d[i] = (uint8_t)(n >> (56 - 8 * i));
+	for (i = 8; i < size; i++)
+		d[i] = (uint8_t)((n * 7 + i) & 0xff);
+}
+
+/* The datagram's number, or UINT64_MAX when its bytes are not the pattern. */
+static uint64_t check(const uint8_t *d, size_t len, size_t size)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	if (len != size)
+		return UINT64_MAX;
+	for (i = 0; i < 8; i++)
+		n = n << 8 | d[i];
+	for (i = 8; i < size; i++)
+		if (d[i] != (uint8_t)((n * 7 + i) & 0xff))
+			return UINT64_MAX;
+	return n;
+}
+
+static long num(const char *s, const char *what, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max) {
+		fprintf(stderr, "udp_seq: %s %s: want %ld..%ld\n", what, s, min, max);
+		exit(2);
+	}
+	return v;
+}
+
+static int do_send(int fd, size_t size, long count, long mbit, int segs)
+{
+	static uint8_t buf[MAX_SEGS * 65507];
+	double t0 = now_s(), per = mbit ? (double)size * 8 / ((double)mbit * 1e6) : 0;
+	long sent = 0, nobufs = 0;
+
+	while (sent < count) {
+		long k = count - sent < segs ? count - sent : segs, i;
+		ssize_t r;
+
+		for (i = 0; i < k; i++)
+			fill(buf + (size_t)i * size, size, (uint64_t)(sent + i));
+		if (per) {	/* pace: never ahead of the rate */
+			double due = t0 + (double)sent * per;
+
+			while (now_s() < due)
+				;
+		}
+		r = send(fd, buf, (size_t)k * size, 0);
+		if (r < 0 && errno == ENOBUFS) {
+			nobufs++;	/* not sent: the next call sends the same numbers */
+			continue;
+		}
+		if (r < 0) {
+			perror("udp_seq: send");
+			return 1;
+		}
+		sent += k;
+	}
+	printf("sent %ld ENOBUFS %ld\n", sent, nobufs);
+	return 0;
+}
+
+static int do_recv(int fd, size_t size, long count, long secs, int gro)
+{
+	static uint8_t buf[RECV_BUF];
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	long got = 0, inorder = 0, late = 0, dup = 0, bad = 0, gro_reads = 0;
+	uint64_t next = 0;
+	uint8_t *seen = calloc((size_t)count, 1);
+	struct timeval tv = { .tv_sec = secs };
+
+	if (!seen)
+		return 1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (got + bad < count) {
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				     .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *cm;
+		size_t seg, off;
+		ssize_t r = recvmsg(fd, &mh, 0);
+
+		if (r < 0)
+			break;	/* SECONDS without a datagram */
+		seg = (size_t)r;
+		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+			if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
+				int g;
+
+				memcpy(&g, CMSG_DATA(cm), sizeof(g));
+				seg = (size_t)g;
+				gro_reads++;
+			}
+		for (off = 0; off < (size_t)r; off += seg) {
+			size_t len = (size_t)r - off < seg ? (size_t)r - off : seg;
+			uint64_t n = check(buf + off, len, size);
+
+			if (n == UINT64_MAX || n >= (uint64_t)count) {
+				bad++;
+				continue;
+			}
+			if (seen[n]) {
+				dup++;
+				continue;
+			}
+			seen[n] = 1;
+			got++;
+			if (n >= next) {
+				inorder += n == next;
+				next = n + 1;
+			} else {
+				late++;
+			}
+		}
+	}
+	printf("recv got %ld inorder %ld late %ld dup %ld bad %ld gro_reads %ld%s\n", got, inorder, late, dup,
+	       bad, gro_reads, gro ? " (gro)" : "");
+	free(seen);
+	return got == count && inorder == count && !late && !dup && !bad ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	size_t size;
+	long count;
+	int fam, fd, one = 1;
+
+	if (argc < 7 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv"))) {
+		fprintf(stderr, "usage: udp_seq send ADDR PORT SIZE COUNT MBIT [SEGS]\n"
+				"       udp_seq recv ADDR PORT SIZE COUNT SECONDS [gro]\n");
+		return 2;
+	}
+	fam = addr_of(argv[2], (int)num(argv[3], "port", 1, 65535), &ss, &sl);
+	if (fam < 0) {
+		fprintf(stderr, "udp_seq: %s: not an IPv4 or IPv6 address\n", argv[2]);
+		return 2;
+	}
+	size = (size_t)num(argv[4], "size", 16, 65507);
+	count = num(argv[5], "count", 1, 100000000);
+	fd = socket(fam, SOCK_DGRAM, 0);
+	if (fd < 0) {
+		perror("udp_seq: socket");
+		return 1;
+	}
+	if (!strcmp(argv[1], "send")) {
+		int segs = argc > 7 ? (int)num(argv[7], "segs", 1, MAX_SEGS) : 1;
+
+		if (segs > 1 && setsockopt(fd, SOL_UDP, UDP_SEGMENT, &(int){ (int)size }, sizeof(int)) < 0) {
+			perror("udp_seq: UDP_SEGMENT");
+			return 1;
+		}
+		if (connect(fd, (struct sockaddr *)&ss, sl) < 0) {
+			perror("udp_seq: connect");
+			return 1;
+		}
+		return do_send(fd, size, count, num(argv[6], "mbit", 0, 100000), segs);
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* a buffer that a burst the path delivers fits in, whatever the host's default */
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &(int){ 32 << 20 }, sizeof(int));
+	if (argc > 7 && !strcmp(argv[7], "gro") && setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) < 0) {
+		perror("udp_seq: UDP_GRO");
+		return 1;
+	}
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0) {
+		perror("udp_seq: bind");
+		return 1;
+	}
+	printf("listening\n");
+	fflush(stdout);
+	return do_recv(fd, size, count, num(argv[6], "seconds", 1, 3600), argc > 7 && !strcmp(argv[7], "gro"));
+}
