@@ -153,6 +153,7 @@ bench: deps all tools
 	bench/tcp.sh $(abspath $(O))
 	bench/face.sh $(abspath $(O))
 	bench/nginx.sh $(abspath $(O))
+	bench/udp.sh $(abspath $(O))
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8

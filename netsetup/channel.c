@@ -10,7 +10,9 @@
  *      avoids the slow path of binding a socket that is already hooked in;
  *   2. PACKET_VNET_HDR in hw mode (every frame then starts with a
  *      virtio_net_hdr, both ways);
- *   3. SO_SNDBUFFORCE / SO_RCVBUFFORCE (CAP_NET_ADMIN lifts rmem_max);
+ *   3. SO_SNDBUFFORCE / SO_RCVBUFFORCE of NS_CHANNEL_BUF_BYTES (CAP_NET_ADMIN
+ *      lifts rmem_max): 16 MiB, some 7000 full-size frames, what a burst
+ *      at 1 Gbit/s brings while the datapath waits for a CPU;
  *   4. bind to ETH_P_ALL on the link's ifindex;
  *   5. one channel: PACKET_IGNORE_OUTGOING, so the socket does not see the
  *      kernel's or its siblings' transmissions; N > 1: join a

@@ -33,7 +33,7 @@
 #define NS_STATE_DIR		"/run/sandnet"
 #define NS_ERR_MAX		512
 #define NS_MAX_IFACES		32	/* --iface options */
-#define NS_CHANNEL_BUF_BYTES	(4 << 20)	/* SO_SNDBUFFORCE / SO_RCVBUFFORCE */
+#define NS_CHANNEL_BUF_BYTES	(16 << 20)	/* SO_SNDBUFFORCE / SO_RCVBUFFORCE (channel.c) */
 #define NS_FACE_TXQLEN		2048	/* the TUN's transmit queue, packets (face.c) */
 #define NS_FRAME_MAX_BYTES	65535	/* largest frame the datapath may build (docs/gso.md) */
 /* largest IPv4 BIG TCP frame: the kernel's GSO_MAX_SIZE */

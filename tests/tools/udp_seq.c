@@ -12,8 +12,9 @@
  *	receives until COUNT arrived or SECONDS passed without a datagram;
  *	with "gro", UDP_GRO on the socket (a coalesced read is cut by its
  *	segment size). Each datagram must be SIZE bytes and carry its number's
- *	pattern. Prints "recv got N inorder N late N dup N bad N gro_reads N"
- *	and exits 0 only when all COUNT arrived intact, in order, once.
+ *	pattern. Prints "recv got N inorder N late N dup N bad N gro_reads N
+ *	secs S" (S: from the first datagram to the last) and exits 0 only
+ *	when all COUNT arrived intact, in order, once.
  *
  * A datagram: bytes 0..7 its number (big endian), then byte i = (number * 7
  * + i) & 0xff. A test tool, not part of the product.
@@ -147,6 +148,7 @@ static int do_recv(int fd, size_t size, long count, long secs, int gro)
 	static uint8_t buf[RECV_BUF];
 	char cbuf[CMSG_SPACE(sizeof(int))];
 	long got = 0, inorder = 0, late = 0, dup = 0, bad = 0, gro_reads = 0;
+	double first = 0, last = 0;
 	uint64_t next = 0;
 	uint8_t *seen = calloc((size_t)count, 1);
 	struct timeval tv = { .tv_sec = secs };
@@ -164,6 +166,9 @@ static int do_recv(int fd, size_t size, long count, long secs, int gro)
 
 		if (r < 0)
 			break;	/* SECONDS without a datagram */
+		last = now_s();
+		if (!first)
+			first = last;
 		seg = (size_t)r;
 		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
 			if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
@@ -195,8 +200,8 @@ static int do_recv(int fd, size_t size, long count, long secs, int gro)
 			}
 		}
 	}
-	printf("recv got %ld inorder %ld late %ld dup %ld bad %ld gro_reads %ld%s\n", got, inorder, late, dup,
-	       bad, gro_reads, gro ? " (gro)" : "");
+	printf("recv got %ld inorder %ld late %ld dup %ld bad %ld gro_reads %ld secs %.6f%s\n", got, inorder, late,
+	       dup, bad, gro_reads, last - first, gro ? " (gro)" : "");
 	free(seen);
 	return got == count && inorder == count && !late && !dup && !bad ? 0 : 1;
 }

@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# UDP through the container face (issue 22): iperf3 -u from a program inside
+# the container against the peer's kernel, both ways, next to the
+# container's kernel alone on the same veth and to pasta, in the same run.
+#
+#   bench/udp.sh BUILD_DIR
+#
+# Environment: SECS (seconds per run, default 3), REPS (runs per figure,
+# median, default 1), ROWS (default "kernel hw sw pasta"), RATES (default
+# "500M 1G 2G 0": iperf3 -b; 0 is as fast as it can), SIZES (default
+# "1400 64"), OUT (default bench/results), PLOT (default
+# docs/benchmarks-udp.png).
+#
+# Namespaces "bu<pid>-*", removed on exit: ct (eth0 10.68.0.2), peer
+# (veth0 10.68.0.1, iperf3 -s), dp (netsetup and the datapath); pasta's host
+# ph (10.90.0.1) with a peer pp (10.90.0.5) behind it, and its container cp.
+#
+# Directions: out is the container sending (iperf3 -c), in is the peer
+# sending (-R). Each row: offered load, goodput (what the receiver got, in
+# Gbit/s), x kernel, loss % (iperf3's lost datagrams over sent), and the
+# carrier's (datapath or pasta) CPU seconds per GB received. Rows "gso":
+# tests/tools/udp_seq with UDP_SEGMENT, 46 datagrams of 1400 bytes (64 400
+# bytes) a call, as fast as it can, out (the container's kernel builds UDP
+# GSO frames) and in (the peer's): goodput and loss likewise. The kernel's
+# own non-GSO figure is the "0" row of 1400 bytes.
+set -u
+build=${1:?usage: bench/udp.sh BUILD_DIR}
+build=$(cd "$build" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+SECS=${SECS:-3}
+REPS=${REPS:-1}
+ROWS=${ROWS:-kernel hw sw pasta}
+RATES=${RATES:-500M 1G 2G 0}
+SIZES=${SIZES:-1400 64}
+OUT=${OUT:-$repo/bench/results}
+PLOT=${PLOT:-$repo/docs/benchmarks-udp.png}
+NETSETUP=$build/netsetup
+DATAPATH=$build/datapath
+SEQ=$build/tests/tools/udp_seq
+HZ=$(getconf CLK_TCK)
+
+[ "$(id -u)" -eq 0 ] || { echo "bench/udp.sh: needs root (namespaces)"; exit 1; }
+for t in iperf3 python3; do
+	command -v "$t" >/dev/null || { echo "bench/udp.sh: $t missing (scripts/install-deps.sh)"; exit 1; }
+done
+[ -x "$SEQ" ] || { echo "bench/udp.sh: $SEQ missing (make tools)"; exit 1; }
+mkdir -p "$OUT"
+P=bu$$-
+CT=${P}ct PEER=${P}peer DPNS=${P}dp PH=${P}ph PP=${P}pp CP=${P}cp
+ALL_NS="$CT $PEER $DPNS $PH $PP $CP"
+TMP=$(mktemp -d /tmp/${P}XXXX)
+chmod 755 "$TMP"
+CTL=$TMP/dp.ctl
+NS_PID=''
+cleanup() {
+	local ns
+	[ -n "$NS_PID" ] && { kill "$NS_PID"; wait "$NS_PID"; } 2>/dev/null
+	for ns in $ALL_NS; do ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null; done
+	sleep 0.2
+	for ns in $ALL_NS; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+want() { case " $ROWS " in *" $1 "*) return 0;; esac; return 1; }
+csv=$OUT/udp-face.csv
+. "$here/lib.sh"
+
+for ns in $ALL_NS; do ip netns add "$ns" && ip -n "$ns" link set lo up || exit 1; done
+bench_face_net "$CT" "$PEER" "$PH" "$PP" 10.68.0 10.90.0 || { echo "bench/udp.sh: the namespaces do not pass"; exit 1; }
+
+cpu_ticks() { [ -n "$1" ] && awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+echo "row,direction,size,offered,goodput_gbit_per_s,ratio_to_kernel,loss_percent,carrier_cpu_s_per_gb,runs_gbit_per_s,note" >"$csv"
+
+# udp_once NS ADDR SIZE RATE REV PID: "goodput_bps loss_pct bytes ticks" or "fail WHY"
+udp_once() {
+	local ns=$1 addr=$2 size=$3 rate=$4 rev=$5 pid=$6 c0 c1 j=$TMP/iperf.json
+	c0=$(cpu_ticks "$pid")
+	timeout $((SECS + 20)) ip netns exec "$ns" iperf3 -c "$addr" -p 5201 -u -b "$rate" -l "$size" \
+		-t "$SECS" $rev -J --connect-timeout 3000 >"$j" 2>&1
+	c1=$(cpu_ticks "$pid")
+	python3 - "$j" "$size" "$((c1 - c0))" <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception:
+    print("fail iperf3 printed no JSON"); sys.exit()
+if "error" in d:
+    print("fail", d["error"].replace(",", ";")); sys.exit()
+s = d["end"]["sum"]
+got = s["packets"] - s["lost_packets"]
+secs = s["seconds"] or 1
+print(got * int(sys.argv[2]) * 8 / secs, s["lost_percent"], got * int(sys.argv[2]), sys.argv[3])
+PY
+}
+
+# gso_once SEND_NS RECV_NS RECV_ADDR PID: udp_seq with UDP_SEGMENT, as fast as it can
+gso_once() {
+	local sns=$1 rns=$2 raddr=$3 pid=$4 c0 c1 n=400000 rp
+	ip netns exec "$rns" "$SEQ" recv "$raddr" 5301 1400 "$n" 2 >"$TMP/seq.recv" 2>&1 &
+	rp=$!
+	for _ in $(seq 50); do grep -q listening "$TMP/seq.recv" && break; sleep 0.1; done
+	c0=$(cpu_ticks "$pid")
+	ip netns exec "$sns" timeout 60 "$SEQ" send "$raddr" 5301 1400 "$n" 0 46 >"$TMP/seq.send" 2>&1
+	wait "$rp"
+	c1=$(cpu_ticks "$pid")
+	python3 - "$TMP/seq.send" "$TMP/seq.recv" "$((c1 - c0))" <<'PY'
+import sys
+try:
+    sent = int(open(sys.argv[1]).read().split()[1])
+    r = open(sys.argv[2]).read().split("recv got ")[1].split()
+    got, secs = int(r[0]), float(r[r.index("secs") + 1])
+except Exception:
+    print("fail udp_seq printed nothing"); sys.exit()
+print(got * 1400 * 8 / max(secs, 0.01), 100 * (sent - got) / sent, got * 1400, sys.argv[3])
+PY
+}
+
+# row NAME DIR SIZE RATE PID CMD...: REPS runs of CMD, the median
+row() {
+	local name=$1 dir=$2 size=$3 rate=$4 pid=$5 i line; shift 5
+	: >"$TMP/runs"
+	for ((i = 0; i < REPS; i++)); do
+		line=$("$@")
+		echo "$line" >>"$TMP/runs"
+		case $line in fail*) break;; esac
+	done
+	python3 - "$name" "$dir" "$size" "$rate" "$csv" "$TMP/runs" "$HZ" "$pid" <<'PY'
+import sys, statistics
+name, d, size, rate, csv, runs, hz, pid = sys.argv[1:]
+rows, fail = [], None
+for line in open(runs):
+    f = line.split()
+    if not f: continue
+    if f[0] == "fail":
+        fail = " ".join(f[1:]); break
+    bps, loss, nbytes, ticks = float(f[0]), float(f[1]), int(f[2]), int(f[3])
+    rows.append((bps / 1e9, loss, ticks / int(hz) / (nbytes / 1e9) if nbytes else 0))
+offered = "max" if rate == "0" else rate
+if fail or not rows:
+    note = f"n/a ({fail})"
+    print(f"{name:<6} {d:<3} {size:>5} {offered:>5}  {note}")
+    open(csv, "a").write(f"{name},{d},{size},{offered},,,,,,{note}\n"); sys.exit()
+g, loss, cpu = (statistics.median(r[i] for r in rows) for i in range(3))
+ref = None
+for line in list(open(csv))[1:]:
+    f = line.strip().split(",")
+    if f[0] == "kernel" and f[1] == d and f[2] == size and f[3] == offered and f[4]:
+        ref = float(f[4])
+rk = f"{g / ref:.2f}" if ref and name != "kernel" else ""
+cs = f"{cpu:.2f}" if pid else ""
+runs_s = " ".join(f"{r[0]:.3f}" for r in rows)
+print(f"{name:<6} {d:<3} {size:>5} {offered:>5} {g:>8.3f} {rk or '-':>7} {loss:>7.2f} {cs or '-':>9}   (runs: {runs_s})")
+open(csv, "a").write(f"{name},{d},{size},{offered},{g:.4f},{rk},{loss:.3f},{cs},{runs_s},\n")
+PY
+}
+
+rows_for() {	# rows_for NAME CLIENT_NS SERVER_NS SERVER_ADDR PID
+	local name=$1 cns=$2 sns=$3 addr=$4 pid=$5 size rate
+	for size in $SIZES; do
+		for rate in $RATES; do
+			row "$name" out "$size" "$rate" "$pid" udp_once "$cns" "$addr" "$size" "$rate" "" "$pid"
+			row "$name" in "$size" "$rate" "$pid" udp_once "$cns" "$addr" "$size" "$rate" -R "$pid"
+		done
+	done
+	row "$name" out 1400 gso "$pid" gso_once "$cns" "$sns" "$addr" "$pid"
+	row "$name" in 1400 gso "$pid" gso_once "$sns" "$cns" "$(ip -n "$cns" -j -4 addr show scope global |
+		python3 -c 'import json,sys; print([a["local"] for i in json.load(sys.stdin) for a in i["addr_info"]][0])')" "$pid"
+}
+
+echo "bench/udp.sh: iperf3 -u -t $SECS, median of $REPS runs; $(nproc) CPUs; kernel $(uname -r)"
+printf '%-6s %-3s %5s %5s %8s %7s %7s %9s\n' row dir size load Gbit/s "x kern" "loss %" "cpu s/GB"
+bench_bg "$PEER" iperf3 -s -B 10.68.0.1 -p 5201
+bench_wait_port "$PEER" 5201 || { echo "bench/udp.sh: the peer's iperf3 did not start"; exit 1; }
+
+want kernel && rows_for kernel "$CT" "$PEER" 10.68.0.1 ""
+
+if want pasta; then
+	if command -v pasta >/dev/null; then
+		bench_bg "$PP" iperf3 -s -B 10.90.0.5 -p 5201
+		# -u 5301: the "in" gso row's datagrams to the host's address go into the container
+		bench_bg "$PH" pasta -f -q --runas 0 --config-net -u 5301 -T none -U none --netns "/run/netns/$CP"
+		PASTA=$BG_PID
+		if bench_wait_port "$PP" 5201 && sleep 1 && ip netns exec "$CP" ping -c 1 -W 2 10.90.0.5 >/dev/null; then
+			rows_for pasta "$CP" "$PP" 10.90.0.5 "$PASTA"
+		else
+			echo "pasta: n/a (pasta did not come up)"
+		fi
+		kill "$PASTA" 2>/dev/null
+	else
+		echo "pasta: n/a (not installed)"
+	fi
+fi
+
+dp_stats() { ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" "$@"; }
+for m in hw sw; do
+	want "$m" || continue
+	rm -f "$CTL"
+	ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" --gso "$m" -- \
+		"$DATAPATH" --control "$CTL" >"$TMP/dp-$m.log" 2>&1 &
+	NS_PID=$!
+	for _ in $(seq 100); do dp_stats >/dev/null 2>&1 && break; sleep 0.1; done
+	DP_PID=$(dp_stats --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2>/dev/null)
+	if [ -z "$DP_PID" ] || ! ip netns exec "$CT" ping -c 1 -W 2 10.68.0.1 >/dev/null; then
+		echo "$m: n/a (the datapath did not come up: $(tail -n1 "$TMP/dp-$m.log"))"
+	else
+		rows_for "$m" "$CT" "$PEER" 10.68.0.1 "$DP_PID"
+		dp_stats --json >"$OUT/datapath-stats-udp-$m.json" 2>/dev/null
+		ip -n "$CT" -s link show sn-eth0 >"$OUT/udp-tun-$m.txt" 2>/dev/null
+	fi
+	kill "$NS_PID" 2>/dev/null; wait "$NS_PID" 2>/dev/null
+	NS_PID=''
+done
+
+# the plot: goodput as a ratio to the kernel, 1400-byte rows
+if command -v gnuplot >/dev/null; then
+	python3 - "$csv" "$TMP/plot.dat" <<'PY'
+import sys
+rows, cols, val = [], [], {}
+for line in list(open(sys.argv[1]))[1:]:
+    f = line.strip().split(",")
+    if f[2] != "1400" or not f[4]: continue
+    col = f"{f[1]} {f[3]}"
+    if col not in cols: cols.append(col)
+    if f[0] not in rows: rows.append(f[0])
+    val[(f[0], col)] = "1" if f[0] == "kernel" else (f[5] or "0")
+with open(sys.argv[2], "w") as o:
+    o.write("load " + " ".join(rows) + "\n")
+    for c in cols:
+        o.write('"' + c + '" ' + " ".join(val.get((r, c), "0") for r in rows) + "\n")
+PY
+	n=$(head -n1 "$TMP/plot.dat" | wc -w)
+	plots=""
+	for ((i = 2; i <= n; i++)); do plots="$plots${plots:+, }'$TMP/plot.dat' using $i:xtic(1) title columnheader($i)"; done
+	gnuplot <<GP 2>/dev/null && echo "(plot: $PLOT)"
+set terminal png size 1100,500
+set output "$PLOT"
+set title "UDP through the container face, 1400-byte datagrams: goodput as a ratio to the kernel (iperf3 -u -t $SECS)\\n$(date -u +%F), $(nproc) CPUs, kernel $(uname -r)"
+set ylabel "x kernel"
+set style data histogram
+set style histogram cluster gap 1
+set style fill solid 0.8 border -1
+set key below horizontal
+set grid ytics
+set yrange [0:*]
+set xtics rotate by -30
+plot $plots
+GP
+fi
+echo "(results: $csv)"
