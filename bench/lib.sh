@@ -87,3 +87,51 @@ plot "$tmp/plot.dat" using 2:xtic(1) title columnheader(2), '' using 3 title col
 GP
 	echo "(plot: $plot)"
 }
+
+# bench_ratio_plot DAT PLOT SIZE TITLE: a PNG of ratios to the kernel, one
+# cluster per column of DAT's first field (a quoted label), one bar per
+# further column (header line: "label ROW ROW ..."); SIZE as "1100,500".
+# Needs gnuplot; says nothing when it is missing (the table is the result).
+bench_ratio_plot() {
+	local dat=$1 plot=$2 size=$3 title=$4 n i plots=""
+	command -v gnuplot >/dev/null || return 0
+	n=$(head -n1 "$dat" | wc -w)
+	[ "$n" -ge 2 ] || return 0
+	for ((i = 2; i <= n; i++)); do plots="$plots${plots:+, }'$dat' using $i:xtic(1) title columnheader($i)"; done
+	gnuplot <<GP 2>/dev/null && echo "(plot: $plot)"
+set terminal png size $size
+set output "$plot"
+set title "$title\\n$(date -u +%F), $(nproc) CPUs, kernel $(uname -r)"
+set ylabel "x kernel"
+set style data histogram
+set style histogram cluster gap 1
+set style fill solid 0.8 border -1
+set key below horizontal
+set grid ytics
+set yrange [0:*]
+set xtics rotate by -30
+plot $plots
+GP
+}
+
+# bench_face_up MODE CT DPNS CTL LOG PEER_ADDR: netsetup run --gso MODE on
+# CT with a datapath whose control socket is CTL; sets NS_PID (netsetup) and
+# DP_PID (the datapath that serves: the supervisor's child), empty when it
+# did not come up or CT cannot ping PEER_ADDR (then says why).
+bench_face_up() {
+	local m=$1 ct=$2 dpns=$3 ctl=$4 log=$5 peer=$6
+	rm -f "$ctl"
+	ip netns exec "$dpns" "$NETSETUP" run --netns "/run/netns/$ct" --gso "$m" -- \
+		"$DATAPATH" --control "$ctl" >"$log" 2>&1 &
+	NS_PID=$!
+	for _ in $(seq 100); do
+		ip netns exec "$dpns" "$DATAPATH" stats --control "$ctl" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	DP_PID=$(ip netns exec "$dpns" "$DATAPATH" stats --control "$ctl" --json 2>/dev/null |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2>/dev/null)
+	if [ -z "$DP_PID" ] || ! ip netns exec "$ct" ping -c 1 -W 2 "$peer" >/dev/null; then
+		echo "$m: n/a (the datapath did not come up: $(tail -n1 "$log"))"
+		DP_PID=''
+	fi
+}

@@ -312,15 +312,8 @@ for m in hw sw; do
 	if [[ " $SHAPES " == *" 1m-c1 "* ]]; then
 		ab_once "$PEER" http://10.66.0.2:8080 1m-c1 "" >/dev/null
 	fi
-	rm -f "$CTL"
-	ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" --gso "$m" -- \
-		"$DATAPATH" --control "$CTL" >"$TMP/dp-$m.log" 2>&1 &
-	NS_PID=$!
-	for _ in $(seq 100); do dp_stats >/dev/null 2>&1 && break; sleep 0.1; done
-	DP_PID=$(dp_stats --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2>/dev/null)
-	if [ -z "$DP_PID" ] || ! ip netns exec "$CT" ping -c 1 -W 2 10.66.0.1 >/dev/null; then
-		echo "$m: n/a (the datapath did not come up: $(tail -n1 "$TMP/dp-$m.log"))"
-	else
+	bench_face_up "$m" "$CT" "$DPNS" "$CTL" "$TMP/dp-$m.log" 10.66.0.1
+	if [ -n "$DP_PID" ]; then
 		[[ " $SHAPES " == *" 1m-c1 "* ]] && row "$m" in 1m-c1-tw "$PEER" http://10.66.0.2:8080 "$DP_PID"
 		rows_for "$m" "$PEER" http://10.66.0.2:8080 "$CT" http://10.66.0.1:8080 "$DP_PID"
 		if [[ " ${PERF:-} " == *" $m "* ]] && command -v perf >/dev/null; then
@@ -364,22 +357,7 @@ with open(sys.argv[2], "w") as o:
     for c in cols:
         o.write('"' + c + '" ' + " ".join(val.get((r, c), "0") for r in rows) + "\n")
 PY
-	n=$(head -n1 "$TMP/plot.dat" | wc -w)
-	plots=""
-	for ((i = 2; i <= n; i++)); do plots="$plots${plots:+, }'$TMP/plot.dat' using $i:xtic(1) title columnheader($i)"; done
-	gnuplot <<GP 2>/dev/null && echo "(plot: $PLOT)"
-set terminal png size 1200,540
-set output "$PLOT"
-set title "nginx under ab through the container face, requests/s as a ratio to the kernel (ab -t $SECS, median of $REPS)\\n$(date -u +%F), $(nproc) CPUs, kernel $(uname -r)"
-set ylabel "x kernel"
-set style data histogram
-set style histogram cluster gap 1
-set style fill solid 0.8 border -1
-set key below horizontal
-set grid ytics
-set yrange [0:*]
-set xtics rotate by -30
-plot $plots
-GP
+	bench_ratio_plot "$TMP/plot.dat" "$PLOT" 1200,540 \
+		"nginx under ab through the container face, requests/s as a ratio to the kernel (ab -t $SECS, median of $REPS)"
 fi
 echo "(results: $csv)"

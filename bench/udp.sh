@@ -199,15 +199,8 @@ fi
 dp_stats() { ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" "$@"; }
 for m in hw sw; do
 	want "$m" || continue
-	rm -f "$CTL"
-	ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" --gso "$m" -- \
-		"$DATAPATH" --control "$CTL" >"$TMP/dp-$m.log" 2>&1 &
-	NS_PID=$!
-	for _ in $(seq 100); do dp_stats >/dev/null 2>&1 && break; sleep 0.1; done
-	DP_PID=$(dp_stats --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2>/dev/null)
-	if [ -z "$DP_PID" ] || ! ip netns exec "$CT" ping -c 1 -W 2 10.68.0.1 >/dev/null; then
-		echo "$m: n/a (the datapath did not come up: $(tail -n1 "$TMP/dp-$m.log"))"
-	else
+	bench_face_up "$m" "$CT" "$DPNS" "$CTL" "$TMP/dp-$m.log" 10.68.0.1
+	if [ -n "$DP_PID" ]; then
 		rows_for "$m" "$CT" "$PEER" 10.68.0.1 "$DP_PID"
 		dp_stats --json >"$OUT/datapath-stats-udp-$m.json" 2>/dev/null
 		ip -n "$CT" -s link show sn-eth0 >"$OUT/udp-tun-$m.txt" 2>/dev/null
@@ -233,22 +226,7 @@ with open(sys.argv[2], "w") as o:
     for c in cols:
         o.write('"' + c + '" ' + " ".join(val.get((r, c), "0") for r in rows) + "\n")
 PY
-	n=$(head -n1 "$TMP/plot.dat" | wc -w)
-	plots=""
-	for ((i = 2; i <= n; i++)); do plots="$plots${plots:+, }'$TMP/plot.dat' using $i:xtic(1) title columnheader($i)"; done
-	gnuplot <<GP 2>/dev/null && echo "(plot: $PLOT)"
-set terminal png size 1100,500
-set output "$PLOT"
-set title "UDP through the container face, 1400-byte datagrams: goodput as a ratio to the kernel (iperf3 -u -t $SECS)\\n$(date -u +%F), $(nproc) CPUs, kernel $(uname -r)"
-set ylabel "x kernel"
-set style data histogram
-set style histogram cluster gap 1
-set style fill solid 0.8 border -1
-set key below horizontal
-set grid ytics
-set yrange [0:*]
-set xtics rotate by -30
-plot $plots
-GP
+	bench_ratio_plot "$TMP/plot.dat" "$PLOT" 1100,500 \
+		"UDP through the container face, 1400-byte datagrams: goodput as a ratio to the kernel (iperf3 -u -t $SECS)"
 fi
 echo "(results: $csv)"
