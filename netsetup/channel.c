@@ -8,8 +8,12 @@
  * serves the namespace it was created in. Per socket, in this order:
  *   1. socket(AF_PACKET, SOCK_RAW, 0): protocol 0 receives nothing yet, and
  *      avoids the slow path of binding a socket that is already hooked in;
- *   2. PACKET_VNET_HDR in hw mode (every frame then starts with a
- *      virtio_net_hdr, both ways);
+ *   2. PACKET_VNET_HDR in every mode: every frame then starts with a
+ *      virtio_net_hdr, both ways. hw mode sends GSO frames with it; sw and
+ *      off send a zero header, but receive needs it in every mode: a kernel
+ *      peer's UDP_SEGMENT send crosses a veth as one frame, and only the
+ *      header's gso_size says where its datagrams end (the datapath asks
+ *      the socket, PACKET_VNET_HDR, what it has);
  *   3. SO_SNDBUFFORCE / SO_RCVBUFFORCE of NS_CHANNEL_BUF_BYTES (CAP_NET_ADMIN
  *      lifts rmem_max): 16 MiB, some 7000 full-size frames, what a burst
  *      at 1 Gbit/s brings while the datapath waits for a CPU;
@@ -63,7 +67,7 @@ static int channel_one(const struct ns_link *l, unsigned int n, int *group_id, s
 		return err;
 	}
 	step = "PACKET_VNET_HDR";
-	if (l->mode == PROTO_GSO_HW && (err = setopt_int(fd, SOL_PACKET, PACKET_VNET_HDR, 1)))
+	if ((err = setopt_int(fd, SOL_PACKET, PACKET_VNET_HDR, 1)))
 		goto err;
 	step = "SO_SNDBUFFORCE";
 	if ((err = setopt_int(fd, SOL_SOCKET, SO_SNDBUFFORCE, NS_CHANNEL_BUF_BYTES)))

@@ -104,7 +104,8 @@ typedef void (*link_rx_fn)(void *ctx, struct link *l, struct pkt *p);
  * @st:		the stack the link belongs to (drops are counted there)
  * @kind:	packet (outer) or TUN (inner)
  * @l2_len:	bytes of link header in front of the IP header (14 or 0)
- * @vnet:	every frame carries a struct virtio_net_hdr (hw mode, the TUN)
+ * @vnet:	every frame carries a struct virtio_net_hdr (packet channels in
+ *		every mode, the TUN); GSO out only in hw mode (@gso_mode)
  * @tx_csum_partial: frames that are not GSO frames may leave with a partial
  *		checksum too (NEEDS_CSUM): the TUN, whose kernel trusts them
  * @tx_batch:	frames per sendmmsg (1 in off mode: the baseline)

@@ -13,13 +13,15 @@
  * LINK_RX_BYTES and doubles them, up to LINK_RX_BATCH, each time one
  * recvmmsg() fills them all (a busy channel reads 64 frames a call, an idle
  * one holds 512 KiB, not 4 MiB). When epoll says a channel is readable, one
- * recvmmsg() fills up to its buffers; in hw mode each frame starts with a struct virtio_net_hdr,
- * which is read into pkt->vnet through its own iovec so the frame itself
- * lands at PKT_HEADROOM (room to turn a request into a reply in place if a
- * layer wants to). Without a vnet header (sw and off modes) the kernel's
- * word on the checksum comes from PACKET_AUXDATA instead: a frame from the
- * local kernel often carries only a partial checksum (TP_STATUS_CSUMNOTREADY,
- * veth's checksum offload), which must not be verified. A frame longer than
+ * recvmmsg() fills up to its buffers; each frame starts with a struct
+ * virtio_net_hdr (netsetup sets PACKET_VNET_HDR in every GSO mode), which is
+ * read into pkt->vnet through its own iovec so the frame itself lands at
+ * PKT_HEADROOM (room to turn a request into a reply in place if a layer
+ * wants to). A channel without a vnet header (a test's socketpair in sw or
+ * off mode) gives the kernel's word on the checksum through PACKET_AUXDATA
+ * instead: a frame from the local kernel often carries only a partial
+ * checksum (TP_STATUS_CSUMNOTREADY, veth's checksum offload), which must not
+ * be verified. A frame longer than
  * the buffer comes back with MSG_TRUNC: it is counted as rx_truncated and
  * dropped (the peer retransmits it), and after that batch the channel's
  * buffers grow once to LINK_RX_BYTES_BIG: a kernel peer with BIG TCP sends
@@ -72,6 +74,44 @@ static void packet_eth_rx(void *ctx, struct link *l, struct pkt *p)
 	eth_input(l->st, l, p);
 }
 
+/*
+ * Do @cfg's channels start every frame with a virtio_net_hdr? The sockets
+ * say (netsetup sets PACKET_VNET_HDR in every mode, so that a kernel peer's
+ * UDP GSO frame can be cut on receive); a socket that is not a packet socket
+ * (the tests' socketpairs) has one in hw mode. All must agree, and hw mode
+ * needs one.
+ *
+ * Return: 1 or 0, or -EINVAL with @err filled.
+ */
+static int packet_channels_vnet(const struct proto_link *cfg, char *err, size_t err_len)
+{
+	int first = -1;
+	unsigned int i;
+
+	for (i = 0; i < cfg->n_channels; i++) {
+		socklen_t len = sizeof(int);
+		int on = 0, has;
+
+		if (getsockopt(cfg->channel_fds[i], SOL_PACKET, PACKET_VNET_HDR, &on, &len) == 0)
+			has = on != 0;
+		else
+			has = cfg->gso_mode == PROTO_GSO_HW;
+		if (first < 0)
+			first = has;
+		if (has != first) {
+			snprintf(err, err_len, "link %s: channel %u %s PACKET_VNET_HDR and channel 0 %s",
+				 cfg->ifname, i, has ? "has" : "lacks", first ? "has" : "lacks");
+			return -EINVAL;
+		}
+	}
+	if (cfg->gso_mode == PROTO_GSO_HW && !first) {
+		snprintf(err, err_len, "link %s: gso mode hw needs PACKET_VNET_HDR on its channel sockets",
+			 cfg->ifname);
+		return -EINVAL;
+	}
+	return first > 0;
+}
+
 /**
  * link_packet_new() - a packet link from netsetup's configuration
  * @st:		stack it will belong to
@@ -85,6 +125,7 @@ struct link *link_packet_new(struct stack *st, struct proto_link *cfg, char *err
 {
 	struct link *l;
 	unsigned int i;
+	int vnet;
 
 	if (cfg->n_channels < 1 || cfg->n_channels > PROTO_MAX_CHANNELS) {
 		snprintf(err, err_len, "link %s: %u channel sockets, need 1..%d", cfg->ifname,
@@ -95,6 +136,9 @@ struct link *link_packet_new(struct stack *st, struct proto_link *cfg, char *err
 		snprintf(err, err_len, "link %s: MAC address is multicast", cfg->ifname);
 		return NULL;
 	}
+	vnet = packet_channels_vnet(cfg, err, err_len);
+	if (vnet < 0)
+		return NULL;
 	l = link_alloc(st, LINK_KIND_PACKET);
 	if (!l) {
 		snprintf(err, err_len, "link %s: out of memory", cfg->ifname);
@@ -111,7 +155,7 @@ struct link *link_packet_new(struct stack *st, struct proto_link *cfg, char *err
 	l->gso_max_size = cfg->gso_max_size;
 	l->gso_max_segs = cfg->gso_max_segs;
 	l->gso_ipv4_max_size = cfg->gso_ipv4_max_size;
-	l->vnet = cfg->gso_mode == PROTO_GSO_HW;
+	l->vnet = vnet;
 	l->tx_batch = cfg->gso_mode == PROTO_GSO_OFF ? 1 : LINK_TX_BATCH;
 	l->rx_fn = packet_eth_rx;
 	for (i = 0; i < cfg->n_addrs; i++) {

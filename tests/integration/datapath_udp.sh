@@ -65,19 +65,33 @@ ip netns exec "$PEER" python3 "$SN_TMP/client.py" fd77::2 5002 "1,100,1000,1452,
 sn_log "forward, 127.0.0.1:8000 -> 10.77.0.1:7000 through the stack"
 ip netns exec "$DPNS" python3 "$SN_TMP/client.py" 127.0.0.1 8000 "$SMALL,$BIG" || sn_fail "forward"
 
-sn_log "UDP GSO from the kernel peer (UDP_SEGMENT 1000 x 5): five datagrams echoed"
-ip netns exec "$PEER" python3 - <<'PY' || sn_fail "UDP GSO"
+# udp_gso_check MODE: the peer sends 5 datagrams of 1000 bytes in one
+# UDP_SEGMENT call, which crosses the veth as one GSO frame; all five come
+# back from the echo backend, and the link cut exactly five pieces out of it
+# (rx_gso_segments): the channel's vnet header says where they end, in every
+# GSO mode (without it the container got one datagram of 5000 bytes).
+udp_gso_check() {
+	local mode=$1 before after
+	before=$(dp_stat "list(d['links'].values())[0]['rx_gso_segments']")
+	ip netns exec "$PEER" python3 - <<'PY' || sn_fail "--gso $mode: UDP GSO from the peer"
 import os, socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.settimeout(3)
 s.setsockopt(socket.SOL_UDP, 103, 1000)          # UDP_SEGMENT
 data = os.urandom(5000)
 s.sendto(data, ("10.77.0.2", 5000))
-got = sorted(s.recvfrom(2000)[0] for _ in range(5))
+got = sorted(s.recvfrom(6000)[0] for _ in range(5))
 assert got == sorted(data[i:i + 1000] for i in range(0, 5000, 1000)), "datagrams differ"
 print("5 segments echoed")
 PY
-echo "rx_gso_segments: $(dp_stat "list(d['links'].values())[0]['rx_gso_segments']")"
+	after=$(dp_stat "list(d['links'].values())[0]['rx_gso_segments']")
+	echo "--gso $mode: rx_gso_segments $before -> $after"
+	[ $((after - before)) -eq 5 ] ||
+		sn_fail "--gso $mode: the link cut $((after - before)) datagrams from the peer's GSO frame, not 5"
+}
+
+sn_log "UDP GSO from the kernel peer (UDP_SEGMENT 1000 x 5): five datagrams echoed"
+udp_gso_check "$DP_GSO"
 
 reasm=$(dp_stat "d['counters']['ipv4_reasm_ok']")
 frag_out=$(dp_stat "d['counters']['ipv4_frag_out']")
@@ -90,4 +104,14 @@ dp_stats | sed -n '/udp_sockets/,$p'
 errors=$(dp_stat "sum(s['errors'] for s in d['services'])")
 [ "$errors" -eq 0 ] || sn_fail "services counted $errors errors"
 dp_env_down
+
+# sw and off mode send no GSO frames, but receive the peer's whole
+for mode in sw off; do
+	dp_env_reset
+	DP_GSO=$mode
+	dp_env_up --publish udp:5000=127.0.0.1:6000
+	sn_udp_echo "$DPNS" 127.0.0.1 6000
+	udp_gso_check "$mode"
+	dp_env_down
+done
 echo ok

@@ -11,6 +11,8 @@
  * on any packet buffer left allocated.
  */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_packet.h>
 #include <check.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -1021,11 +1023,89 @@ START_TEST(test_neigh_unresolved_drops_after_retries)
 }
 END_TEST
 
+/* An unbound AF_PACKET socket, with or without PACKET_VNET_HDR (root only). */
+static int packet_socket(bool vnet)
+{
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0), on = vnet;
+
+	if (fd >= 0 && vnet)
+		ck_assert_int_eq(setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &on, sizeof(on)), 0);
+	return fd;
+}
+
+/*
+ * The link learns from its channel sockets whether frames carry a vnet
+ * header: netsetup sets it in every mode, so a sw link reads the peer's
+ * UDP GSO frames with their gso_size. Channels that disagree, or hw mode
+ * without it, are refused with the reason, and every fd stays with the
+ * caller.
+ */
+START_TEST(test_channel_vnet_from_socket)
+{
+	static const struct {
+		enum proto_gso_mode mode;
+		bool vnet[2];
+		unsigned int n;
+		int want;		/* l->vnet, or -1: refused */
+		const char *why;
+	} cases[] = {
+		{ PROTO_GSO_SW, { true }, 1, 1, NULL },
+		{ PROTO_GSO_OFF, { true, true }, 2, 1, NULL },
+		{ PROTO_GSO_SW, { false }, 1, 0, NULL },
+		{ PROTO_GSO_HW, { true }, 1, 1, NULL },
+		{ PROTO_GSO_HW, { false }, 1, -1, "gso mode hw needs PACKET_VNET_HDR" },
+		{ PROTO_GSO_SW, { true, false }, 2, -1, "channel 1 lacks PACKET_VNET_HDR and channel 0 has" },
+	};
+	struct proto_link cfg;
+	struct loop *lp;
+	struct stack st;
+	unsigned int i, j;
+	int fds = dpt_count_fds();
+
+	lp = loop_new(true);
+	ck_assert_ptr_nonnull(lp);
+	ck_assert_int_eq(stack_init(&st, lp), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct link *lk;
+		char err[256] = "";
+
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.ifindex = 2;
+		strcpy(cfg.ifname, "eth0");
+		memcpy(cfg.mac, dpt_our_mac, 6);
+		cfg.mtu = 1500;
+		cfg.gso_mode = cases[i].mode;
+		cfg.n_channels = cases[i].n;
+		for (j = 0; j < cases[i].n; j++) {
+			cfg.channel_fds[j] = packet_socket(cases[i].vnet[j]);
+			ck_assert_msg(cfg.channel_fds[j] >= 0, "AF_PACKET socket: %s (run as root)", strerror(errno));
+		}
+		lk = link_packet_new(&st, &cfg, err, sizeof(err));
+		if (cases[i].want < 0) {
+			ck_assert_ptr_null(lk);
+			ck_assert_msg(strstr(err, cases[i].why), "case %u: \"%s\"", i, err);
+			ck_assert_uint_eq(cfg.n_channels, cases[i].n);	/* the fds are still the caller's */
+			for (j = 0; j < cases[i].n; j++)
+				close(cfg.channel_fds[j]);
+			continue;
+		}
+		ck_assert_msg(lk != NULL, "case %u: %s", i, err);
+		ck_assert_int_eq(lk->vnet, cases[i].want);
+		ck_assert_uint_eq(lk->n_channels, cases[i].n);
+		link_free(lk);
+	}
+	stack_fini(&st);
+	loop_free(lp);
+	ck_assert_int_eq(dpt_count_fds(), fds);
+}
+END_TEST
+
 static Suite *stack_suite(void)
 {
 	Suite *s = suite_create("datapath_stack");
 	TCase *tc = tcase_create("sw");
 	TCase *hw = tcase_create("hw");
+	TCase *ch = tcase_create("channels");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_gratuitous_arp_on_start);
@@ -1051,6 +1131,8 @@ static Suite *stack_suite(void)
 	tcase_add_checked_fixture(hw, setup_hw, teardown);
 	tcase_add_test(hw, test_hw_mode_vnet);
 	suite_add_tcase(s, hw);
+	tcase_add_test(ch, test_channel_vnet_from_socket);
+	suite_add_tcase(s, ch);
 	return s;
 }
 
