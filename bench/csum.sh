@@ -3,7 +3,7 @@
 #
 #   bench/csum.sh BUILD_DIR [MS_PER_POINT]
 #
-# Builds bench/csum_bench.c with datapath/net/csum.c (the datapath's own
+# Builds bench/csum_bench.c with datapath/wire/csum.c (the datapath's own
 # checksum, with the Makefile's default -O2) into BUILD_DIR/bench/csum_bench
 # and prints ns per KiB at 64, 1500, 9000 and 65536 bytes; docs/benchmarks.md
 # records the figures. Needs no root.
@@ -13,6 +13,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 mkdir -p "$build/bench"
 ${CC:-cc} -std=gnu11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$repo" -o "$build/bench/csum_bench" \
-	"$here/csum_bench.c" "$repo/datapath/net/csum.c" || exit 1
+	"$here/csum_bench.c" "$repo/datapath/wire/csum.c" || exit 1
 echo "bench/csum.sh: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs"
 "$build/bench/csum_bench" "${2:-50}"

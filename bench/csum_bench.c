@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "datapath/net/net.h"
+#include "datapath/wire/csum.h"
 
 static uint32_t plain_csum(const void *data, size_t len, uint32_t sum)
 {

@@ -69,7 +69,7 @@
 
 #include "datapath/face/face_int.h"
 #include "datapath/link/vnet.h"
-#include "datapath/net/proto_hdr.h"
+#include "datapath/wire/proto_hdr.h"
 #include "common/out.h"
 
 #define FACE_SWEEP_MS		1000

@@ -41,7 +41,7 @@
 #include <string.h>
 
 #include "datapath/face/face_int.h"
-#include "datapath/net/proto_hdr.h"
+#include "datapath/wire/proto_hdr.h"
 #include "common/out.h"
 #include "datapath/policy.h"
 

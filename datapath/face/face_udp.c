@@ -66,7 +66,7 @@
 
 #include "datapath/face/face_int.h"
 #include "datapath/link/vnet.h"
-#include "datapath/net/proto_hdr.h"
+#include "datapath/wire/proto_hdr.h"
 #include "common/out.h"
 #include "datapath/policy.h"
 #include "datapath/svc/svc.h"

@@ -40,8 +40,8 @@
 
 #include "datapath/link/link.h"
 #include "datapath/link/vnet.h"
-#include "datapath/net/net.h"
-#include "datapath/net/proto_hdr.h"
+#include "datapath/wire/csum.h"
+#include "datapath/wire/proto_hdr.h"
 
 /**
  * vnet_set_csum() - ask for the L4 checksum only (no segmentation)

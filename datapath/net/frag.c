@@ -43,7 +43,7 @@
 #include <string.h>
 
 #include "datapath/net/net.h"
-#include "datapath/net/proto_hdr.h"
+#include "datapath/wire/proto_hdr.h"
 
 #define REASM_MAX_QUEUES	64
 #define REASM_MAX_FRAGS		256

@@ -23,7 +23,7 @@
 
 #include "datapath/face/face.h"
 #include "datapath/net/net.h"
-#include "datapath/net/proto_hdr.h"
+#include "datapath/wire/proto_hdr.h"
 #include "datapath/net/tcp_glue.h"
 
 #define ICMP_ERROR_MAX	576

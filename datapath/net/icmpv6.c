@@ -35,7 +35,7 @@
 
 #include "datapath/face/face.h"
 #include "datapath/net/net.h"
-#include "datapath/net/proto_hdr.h"
+#include "datapath/wire/proto_hdr.h"
 #include "datapath/net/tcp_glue.h"
 
 #define NDP_HLEN	24	/* type, code, csum, flags/reserved, target */

@@ -31,7 +31,7 @@
 
 #include "datapath/link/vnet.h"
 #include "datapath/net/net.h"
-#include "datapath/net/proto_hdr.h"
+#include "datapath/wire/proto_hdr.h"
 #include "datapath/net/tcp_glue.h"
 
 /**

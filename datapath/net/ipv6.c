@@ -30,7 +30,7 @@
 
 #include "datapath/link/vnet.h"
 #include "datapath/net/net.h"
-#include "datapath/net/proto_hdr.h"
+#include "datapath/wire/proto_hdr.h"
 #include "datapath/net/tcp_glue.h"
 
 #define IPV6_MAX_EXT	8

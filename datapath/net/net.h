@@ -25,19 +25,10 @@
 #include "datapath/link/link.h"
 #include "datapath/loop.h"
 #include "datapath/pkt.h"
+#include "datapath/wire/csum.h"
+#include "datapath/wire/proto_hdr.h"
 #include "proto/proto.h"
 
-#define ETHERTYPE_IPV4	0x0800
-#define ETHERTYPE_ARP	0x0806
-#define ETHERTYPE_IPV6	0x86dd
-
-#define IPV4_HLEN	20
-#define IPV6_HLEN	40
-#define UDP_HLEN	8
-#define TCP_HLEN	20
-#define TCP_MAX_HLEN	60
-#define IPV4_MAX_LEN	65535
-#define UDP_MAX_PAYLOAD_V4 (IPV4_MAX_LEN - IPV4_HLEN - UDP_HLEN)	/* 65507 */
 
 
 struct route {
@@ -196,14 +187,6 @@ void net_prefix_mask(union proto_inaddr *a, unsigned int len, uint8_t family);
 int net_addr_parse(const char *s, struct net_addr *out);
 const char *net_addr_str(const struct net_addr *a, char *buf, size_t len);
 bool stack_icmp_allow(struct stack *st);
-
-/* csum.c */
-uint32_t csum_partial(const void *data, size_t len, uint32_t sum);
-uint16_t csum_fold(uint32_t sum);
-uint32_t csum_pseudo4(struct in_addr src, struct in_addr dst, uint8_t proto, uint32_t len);
-uint32_t csum_pseudo6(const struct in6_addr *src, const struct in6_addr *dst, uint8_t nh,
-		      uint32_t len);
-uint16_t csum_pkt_l4(const struct pkt *p, uint32_t sum);
 
 /* eth.c */
 void eth_input(struct stack *st, struct link *l, struct pkt *p);

@@ -25,7 +25,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "datapath/net/proto_hdr.h"
+#include "datapath/wire/proto_hdr.h"
 #include "datapath/net/tcp_glue_int.h"
 
 /**

@@ -63,7 +63,7 @@
 #include "datapath/face/face.h"
 #include "datapath/link/vnet.h"
 #include "datapath/net/net.h"
-#include "datapath/net/proto_hdr.h"
+#include "datapath/wire/proto_hdr.h"
 
 #define UDP_HASH_SIZE		1024
 #define UDP_MAX_SOCKS		16384

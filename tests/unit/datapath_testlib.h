@@ -16,7 +16,7 @@
  * still allocated.
  *
  * The checksums the tests compare with are computed by a reference that
- * shares no code with datapath/net/csum.c: a plain loop over 16-bit words.
+ * shares no code with datapath/wire/csum.c: a plain loop over 16-bit words.
  *
  * Everything is static inline: each test binary includes this once and uses
  * what it needs, and -Werror must not complain about the rest.

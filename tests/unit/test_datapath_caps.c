@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "datapath/datapath.h"
-#include "datapath/net/proto_hdr.h"
+#include "datapath/wire/proto_hdr.h"
 #include "datapath/net/tcp_glue.h"
 #include "datapath/tcp/tcp.h"
 #include "tests/unit/datapath_testlib.h"

@@ -27,7 +27,7 @@
 #include "datapath/face/face_int.h"
 #include "datapath/link/vnet.h"
 #include "datapath/net/net.h"
-#include "datapath/net/proto_hdr.h"
+#include "datapath/wire/proto_hdr.h"
 #include "datapath/net/tcp_glue.h"
 #include "tests/unit/datapath_testlib.h"
 

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "datapath/net/net.h"
-#include "datapath/net/proto_hdr.h"
+#include "datapath/wire/proto_hdr.h"
 #include "datapath/link/vnet.h"
 #include "datapath/net/tcp_glue.h"
 #include "tests/unit/datapath_testlib.h"

@@ -1,14 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * proto_hdr.h - wire layouts of the IP-layer headers, shared by the files of
- * datapath/net/ that parse or build them. Fields are in network byte order;
- * every access to packet bytes still goes through pkt_peek()/pkt_pull().
+ * proto_hdr.h - wire layouts and sizes of the Ethernet and IP-layer headers,
+ * shared by every layer that parses or builds them (the links' vnet.c, the
+ * stack, the face). Fields are in network byte order; every access to
+ * packet bytes still goes through pkt_peek()/pkt_pull().
  */
 #ifndef SANDNET_DATAPATH_PROTO_HDR_H
 #define SANDNET_DATAPATH_PROTO_HDR_H
 
 #include <netinet/in.h>
 #include <stdint.h>
+
+#define ETHERTYPE_IPV4	0x0800
+#define ETHERTYPE_ARP	0x0806
+#define ETHERTYPE_IPV6	0x86dd
+
+#define IPV4_HLEN	20
+#define IPV6_HLEN	40
+#define UDP_HLEN	8
+#define TCP_HLEN	20
+#define TCP_MAX_HLEN	60
+#define IPV4_MAX_LEN	65535
+#define UDP_MAX_PAYLOAD_V4 (IPV4_MAX_LEN - IPV4_HLEN - UDP_HLEN)	/* 65507 */
 
 struct ipv4_hdr {
 	uint8_t ver_ihl;

@@ -29,7 +29,8 @@
 #include <endian.h>
 #include <string.h>
 
-#include "datapath/net/net.h"
+#include "datapath/pkt.h"
+#include "datapath/wire/csum.h"
 
 /* s += w with end-around carry, the carry counted in c (folded in later) */
 #define CSUM_ADD(s, c, w)	do { (s) += (w); (c) += (s) < (w); } while (0)
