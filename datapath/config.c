@@ -87,7 +87,7 @@ static int config_link(struct stack *st, struct proto_link *pl, char *err, size_
 		snprintf(err, err_len, "link %s: ifindex %u sent twice", pl->ifname, pl->ifindex);
 		return -EEXIST;
 	}
-	l = link_packet_new(st, pl, err, err_len);
+	l = link_packet_new(st->loop, pl, err, err_len);
 	if (!l)
 		return -EINVAL;
 	ret = stack_add_link(st, l);

@@ -607,7 +607,7 @@ int face_add(struct stack *st, struct link *outer, struct proto_face *cfg, char 
 		snprintf(err, err_len, "face %s: too many faces", cfg->ifname);
 		return -ENOSPC;
 	}
-	tun = link_tun_new(st, cfg, outer, err, err_len);
+	tun = link_tun_new(st->loop, cfg, outer, err, err_len);
 	if (!tun)
 		return -ENOMEM;
 	ret = stack_add_inner_link(st, tun);

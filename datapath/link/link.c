@@ -18,8 +18,10 @@
  * link_input(), which checks the virtio_net_hdr when there is one
  * (vnet.c; a header no kernel would write is counted as rx_bad_vnet and the
  * frame dropped), notes whether the kernel vouched for the L4 checksum, and
- * calls the link's rx_fn: Ethernet input for a packet link, the face for a
- * TUN. Frames go up synchronously; upper layers copy what they keep, so the
+ * calls the link's rx_fn, which the layer above registered: Ethernet input
+ * for a packet link (a kernel peer's UDP GSO frame cut into its datagrams
+ * first), the face for a TUN. Drops go to the drop_fn it registered too, so
+ * a link names no layer above it. Frames go up synchronously; upper layers copy what they keep, so the
  * buffers are reused for the next read.
  *
  * Transmit: link_output() fixes the vnet header's offsets for this link's
@@ -50,7 +52,6 @@
 
 #include "datapath/link/link.h"
 #include "datapath/link/vnet.h"
-#include "datapath/net/net.h"
 
 static const char *const link_kind_names[] = {
 	[LINK_KIND_PACKET] = "packet",
@@ -72,14 +73,14 @@ const char *link_kind_name(enum link_kind k)
  * link_alloc() - an empty link of @kind (the kinds' constructors fill it)
  * Return: the link, or NULL.
  */
-struct link *link_alloc(struct stack *st, enum link_kind kind)
+struct link *link_alloc(struct loop *loop, enum link_kind kind)
 {
 	struct link *l = calloc(1, sizeof(*l));
 	unsigned int i;
 
 	if (!l)
 		return NULL;
-	l->st = st;
+	l->loop = loop;
 	l->kind = kind;
 	for (i = 0; i < PROTO_MAX_CHANNELS; i++)
 		l->ch[i].fd = -1;
@@ -131,8 +132,8 @@ void link_free(struct link *l)
 	for (i = 0; i < l->n_channels; i++) {
 		struct link_channel *ch = &l->ch[i];
 
-		if (ch->lfd.events && l->st)
-			loop_fd_del(l->st->loop, &ch->lfd);
+		if (ch->lfd.events && l->loop)
+			loop_fd_del(l->loop, &ch->lfd);
 		if (ch->fd >= 0)
 			close(ch->fd);
 		for (j = 0; j < LINK_RX_BATCH; j++)
@@ -150,7 +151,7 @@ static void link_channel_event(struct loop_fd *h, uint32_t events)
 
 	if (events & EPOLLOUT) {
 		l->tx_blocked = false;
-		loop_fd_mod(l->st->loop, &ch->lfd, EPOLLIN);
+		loop_fd_mod(l->loop, &ch->lfd, EPOLLIN);
 		link_tx_flush(l);
 	}
 	if (events & (EPOLLIN | EPOLLERR)) {
@@ -173,12 +174,22 @@ int link_start(struct link *l)
 	int ret;
 
 	for (i = 0; i < l->n_channels; i++) {
-		ret = loop_fd_add(l->st->loop, &l->ch[i].lfd, l->ch[i].fd, EPOLLIN, link_channel_event,
+		ret = loop_fd_add(l->loop, &l->ch[i].lfd, l->ch[i].fd, EPOLLIN, link_channel_event,
 				  &l->ch[i]);
 		if (ret < 0)
 			return ret;
 	}
 	return 0;
+}
+
+/* One datagram cut from a UDP GSO frame, up to the registered handler. */
+static void link_input_piece(void *ctx, struct pkt *seg)
+{
+	struct link *l = ctx;
+
+	l->stats.rx_gso_segments++;
+	if (l->rx_fn)
+		l->rx_fn(l->rx_ctx, l, seg);
 }
 
 /**
@@ -188,18 +199,30 @@ int link_start(struct link *l)
  */
 void link_input(struct link *l, struct pkt *p)
 {
+	int ret;
+
 	p->ifindex = l->ifindex;
 	l->stats.rx_frames++;
 	l->stats.rx_bytes += p->len;
 	if (l->vnet) {
 		if (vnet_rx_check(&p->vnet, p->len, l->l2_len) < 0) {
 			l->stats.rx_bad_vnet++;
-			stack_drop(l->st, DROP_BAD_VNET);
+			link_drop(l, DROP_BAD_VNET);
 			return;
 		}
 		p->csum_ok = vnet_rx_csum_ok(&p->vnet);
 		if (vnet_is_gso(&p->vnet))
 			l->stats.rx_gso_frames++;
+		/* A kernel peer's UDP_SEGMENT train: the stack takes datagrams.
+		 * (A TUN hands the container's whole to the face, which keeps
+		 * the train for the network.) */
+		if (l->kind == LINK_KIND_PACKET &&
+		    (p->vnet.gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VNET_GSO_UDP_L4) {
+			ret = vnet_udp_split(p, l->l2_len, link_input_piece, l);
+			if (ret < 0)
+				link_drop(l, ret == -ENOMEM ? DROP_NO_MEMORY : DROP_BAD_HEADER);
+			return;
+		}
 	}
 	if (l->rx_fn)
 		l->rx_fn(l->rx_ctx, l, p);
@@ -215,7 +238,7 @@ void link_output(struct link *l, struct pkt *p)
 {
 	if (l->txq_len >= LINK_TXQ_MAX) {
 		l->stats.tx_queue_full++;
-		stack_drop(l->st, DROP_TX_QUEUE_FULL);
+		link_drop(l, DROP_TX_QUEUE_FULL);
 		pkt_free(p);
 		return;
 	}
@@ -307,12 +330,12 @@ static void link_tx_send_queued(struct link *l)
 		if (ret == -EAGAIN || ret == -EWOULDBLOCK) {
 			l->stats.tx_eagain++;
 			l->tx_blocked = true;
-			loop_fd_mod(l->st->loop, &l->ch[0].lfd, EPOLLIN | EPOLLOUT);
+			loop_fd_mod(l->loop, &l->ch[0].lfd, EPOLLIN | EPOLLOUT);
 			return;
 		}
 		/* The head frame was refused: drop it alone, keep the order. */
 		l->stats.tx_errors++;
-		stack_drop(l->st, DROP_TX_ERROR);
+		link_drop(l, DROP_TX_ERROR);
 		link_txq_pop(l, false);
 	}
 }

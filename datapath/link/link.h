@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "datapath/counters.h"
 #include "datapath/loop.h"
 #include "datapath/pkt.h"
 #include "proto/proto.h"
@@ -29,7 +30,6 @@
 #define LINK_MAX_ADDR4	PROTO_MAX_ADDRS
 #define LINK_MAX_ADDR6	PROTO_MAX_ADDRS
 
-struct stack;
 struct link;
 
 /**
@@ -94,14 +94,18 @@ struct link_channel {
 };
 
 /*
- * A received frame for the layer above: the stack's Ethernet input for a
- * packet link, the container face for a TUN. @p is borrowed.
+ * A received frame for the layer above, which registered it: the stack's
+ * Ethernet input for a packet link (stack_add_link()), the container face
+ * for a TUN. @p is borrowed.
  */
 typedef void (*link_rx_fn)(void *ctx, struct link *l, struct pkt *p);
 
+/* A frame the link dropped, by reason, for whoever counts drops (the stack). */
+typedef void (*link_drop_fn)(void *ctx, enum dp_drop why);
+
 /**
  * struct link - a link: configuration, channels, the tx queue
- * @st:		the stack the link belongs to (drops are counted there)
+ * @loop:	the event loop its channels are watched by
  * @kind:	packet (outer) or TUN (inner)
  * @l2_len:	bytes of link header in front of the IP header (14 or 0)
  * @vnet:	every frame carries a struct virtio_net_hdr (packet channels in
@@ -109,13 +113,14 @@ typedef void (*link_rx_fn)(void *ctx, struct link *l, struct pkt *p);
  * @tx_csum_partial: frames that are not GSO frames may leave with a partial
  *		checksum too (NEEDS_CSUM): the TUN, whose kernel trusts them
  * @tx_batch:	frames per sendmmsg (1 in off mode: the baseline)
- * @rx_fn, @rx_ctx: where received frames go
+ * @rx_fn, @rx_ctx: where received frames go (the layer above sets them)
+ * @drop_fn, @drop_ctx: where drops are counted (the layer above sets them)
  * @txq:	ring of frames to send, @txq_head first, @txq_len of them
  * @tx_blocked:	EAGAIN seen; waiting for EPOLLOUT on channel 0
  * @outer:	a TUN: the packet link whose addresses it carries
  */
 struct link {
-	struct stack *st;
+	struct loop *loop;
 	enum link_kind kind;
 	uint32_t ifindex;
 	char name[IFNAMSIZ];
@@ -131,6 +136,8 @@ struct link {
 	unsigned int tx_batch;
 	link_rx_fn rx_fn;
 	void *rx_ctx;
+	link_drop_fn drop_fn;
+	void *drop_ctx;
 	unsigned int n_addr4, n_addr6;
 	struct link_addr4 addr4[LINK_MAX_ADDR4];
 	struct link_addr6 addr6[LINK_MAX_ADDR6];
@@ -147,7 +154,7 @@ struct link {
 const char *link_kind_name(enum link_kind k);
 
 /* link.c: what both kinds share */
-struct link *link_alloc(struct stack *st, enum link_kind kind);
+struct link *link_alloc(struct loop *loop, enum link_kind kind);
 void link_free(struct link *l);
 int link_start(struct link *l);
 void link_output(struct link *l, struct pkt *p);
@@ -156,17 +163,24 @@ void link_input(struct link *l, struct pkt *p);
 int link_channel_add(struct link *l, int fd, size_t rx_bytes, unsigned int n_bufs);
 
 /* packet.c: AF_PACKET channels on an Ethernet link */
-struct link *link_packet_new(struct stack *st, struct proto_link *cfg, char *err, size_t err_len);
+struct link *link_packet_new(struct loop *loop, struct proto_link *cfg, char *err, size_t err_len);
 void link_packet_rx(struct link_channel *ch);
 void link_poll_kernel_stats(struct link *l);
 int link_packet_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt,
 		     unsigned int n);
 
 /* tun.c: the container face's TUN device */
-struct link *link_tun_new(struct stack *st, struct proto_face *cfg, struct link *outer, char *err,
+struct link *link_tun_new(struct loop *loop, struct proto_face *cfg, struct link *outer, char *err,
 			  size_t err_len);
 void link_tun_rx(struct link_channel *ch);
 int link_tun_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt, unsigned int n);
+
+/* Count a drop where the layer above asked (nowhere before it did). */
+static inline void link_drop(struct link *l, enum dp_drop why)
+{
+	if (l->drop_fn)
+		l->drop_fn(l->drop_ctx, why);
+}
 
 /* Queued frames whose tail is borrowed memory (pkt.h); 0 means it may be reused. */
 static inline unsigned int link_tx_borrowed(const struct link *l)

@@ -28,9 +28,9 @@
  * TCP frames up to 512 KiB. They start at 64 KiB so that a link which never
  * sees such a peer does not hold 32 MiB of buffers. At most LINK_RX_ROUNDS
  * batches are read per turn so that one busy channel cannot starve timers
- * and other fds. Frames go up through link_input() to packet_eth_rx(),
- * which cuts a UDP GSO frame from a kernel peer into its datagrams
- * (vnet_udp_split()) and gives everything else to eth_input() whole.
+ * and other fds. Frames go up through link_input(), which cuts a UDP GSO
+ * frame from a kernel peer into its datagrams (vnet_udp_split()), to the
+ * handler the stack registered (Ethernet input).
  *
  * Transmit: link.c's queue; link_packet_xmit() sends a batch with one
  * sendmmsg(). In off mode the batch is one frame per
@@ -47,32 +47,8 @@
 
 #include "datapath/link/link.h"
 #include "datapath/link/vnet.h"
-#include "datapath/net/net.h"
 
 #define LINK_RX_ROUNDS	4
-
-static void packet_eth_piece(void *ctx, struct pkt *seg)
-{
-	struct link *l = ctx;
-
-	l->stats.rx_gso_segments++;
-	eth_input(l->st, l, seg);
-}
-
-/* A frame from the wire into the stack: UDP GSO cut up, the rest whole. */
-static void packet_eth_rx(void *ctx, struct link *l, struct pkt *p)
-{
-	int ret;
-
-	(void)ctx;
-	if (l->vnet && (p->vnet.gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VNET_GSO_UDP_L4) {
-		ret = vnet_udp_split(p, l->l2_len, packet_eth_piece, l);
-		if (ret < 0)
-			stack_drop(l->st, ret == -ENOMEM ? DROP_NO_MEMORY : DROP_BAD_HEADER);
-		return;
-	}
-	eth_input(l->st, l, p);
-}
 
 /*
  * Do @cfg's channels start every frame with a virtio_net_hdr? The sockets
@@ -114,14 +90,14 @@ static int packet_channels_vnet(const struct proto_link *cfg, char *err, size_t 
 
 /**
  * link_packet_new() - a packet link from netsetup's configuration
- * @st:		stack it will belong to
+ * @loop:	the event loop its channels will be watched by
  * @cfg:	received LINK; its channel fds move to the link (set to -1 in @cfg)
  * @err:	on failure, why, in words
  * @err_len:	size of @err
  *
  * Return: the link, or NULL with @err filled.
  */
-struct link *link_packet_new(struct stack *st, struct proto_link *cfg, char *err, size_t err_len)
+struct link *link_packet_new(struct loop *loop, struct proto_link *cfg, char *err, size_t err_len)
 {
 	struct link *l;
 	unsigned int i;
@@ -139,7 +115,7 @@ struct link *link_packet_new(struct stack *st, struct proto_link *cfg, char *err
 	vnet = packet_channels_vnet(cfg, err, err_len);
 	if (vnet < 0)
 		return NULL;
-	l = link_alloc(st, LINK_KIND_PACKET);
+	l = link_alloc(loop, LINK_KIND_PACKET);
 	if (!l) {
 		snprintf(err, err_len, "link %s: out of memory", cfg->ifname);
 		return NULL;
@@ -157,7 +133,6 @@ struct link *link_packet_new(struct stack *st, struct proto_link *cfg, char *err
 	l->gso_ipv4_max_size = cfg->gso_ipv4_max_size;
 	l->vnet = vnet;
 	l->tx_batch = cfg->gso_mode == PROTO_GSO_OFF ? 1 : LINK_TX_BATCH;
-	l->rx_fn = packet_eth_rx;
 	for (i = 0; i < cfg->n_addrs; i++) {
 		const struct proto_addr *a = &cfg->addrs[i];
 
@@ -308,13 +283,13 @@ void link_packet_rx(struct link_channel *ch)
 
 			if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
 				l->stats.rx_truncated++;
-				stack_drop(l->st, DROP_RX_TRUNCATED);
+				link_drop(l, DROP_RX_TRUNCATED);
 				truncated = true;
 				continue;
 			}
 			if (l->vnet) {
 				if (got < sizeof(p->vnet)) {
-					stack_drop(l->st, DROP_TRUNCATED);
+					link_drop(l, DROP_TRUNCATED);
 					continue;
 				}
 				got -= sizeof(p->vnet);

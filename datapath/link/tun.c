@@ -39,14 +39,13 @@
 
 #include "datapath/link/link.h"
 #include "datapath/link/vnet.h"
-#include "datapath/net/net.h"
 
 /* The TUN's own default gso_max_size: frames up to 64 KiB. */
 #define TUN_GSO_MAX_SIZE	65536u
 
 /**
  * link_tun_new() - the inner link from a FACE netsetup sent
- * @st:		the stack (drops are counted there)
+ * @loop:	the event loop
  * @cfg:	the face; its fd moves to the link (set to -1 in @cfg)
  * @outer:	the packet link whose addresses the TUN carries
  * @err:	on failure, why, in words
@@ -54,14 +53,14 @@
  *
  * Return: the link, not started, or NULL with @err filled.
  */
-struct link *link_tun_new(struct stack *st, struct proto_face *cfg, struct link *outer, char *err,
+struct link *link_tun_new(struct loop *loop, struct proto_face *cfg, struct link *outer, char *err,
 			  size_t err_len)
 {
 	struct link *l;
 	int fd = cfg->fd;
 
 	cfg->fd = -1;
-	l = link_alloc(st, LINK_KIND_TUN);
+	l = link_alloc(loop, LINK_KIND_TUN);
 	if (!l) {
 		close(fd);
 		snprintf(err, err_len, "face %s: out of memory", cfg->ifname);
@@ -111,13 +110,13 @@ void link_tun_rx(struct link_channel *ch)
 		if (got < 0)
 			break;	/* EAGAIN: drained; anything else: the next event retries */
 		if ((size_t)got < sizeof(p->vnet)) {
-			stack_drop(l->st, DROP_TRUNCATED);
+			link_drop(l, DROP_TRUNCATED);
 			continue;
 		}
 		p->len = (uint32_t)(got - sizeof(p->vnet));
 		if (p->len == iov[1].iov_len) {
 			l->stats.rx_truncated++;
-			stack_drop(l->st, DROP_RX_TRUNCATED);
+			link_drop(l, DROP_RX_TRUNCATED);
 			continue;
 		}
 		link_input(l, p);

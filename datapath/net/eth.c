@@ -71,7 +71,7 @@ void eth_output(struct link *l, const uint8_t *dst_mac, uint16_t ethertype, stru
 	struct eth_hdr *eh = pkt_push(p, sizeof(*eh));
 
 	if (!eh) {
-		stack_drop(l->st, DROP_NO_MEMORY);
+		link_drop(l, DROP_NO_MEMORY);
 		pkt_free(p);
 		return;
 	}

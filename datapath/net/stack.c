@@ -183,8 +183,21 @@ void stack_fini(struct stack *st)
 	st->n_inner = 0;
 }
 
+/* What a link registers with us: its drops are the stack's, its frames Ethernet's. */
+static void stack_link_drop(void *ctx, enum dp_drop why)
+{
+	stack_drop(ctx, why);
+}
+
+static void stack_link_input(void *ctx, struct link *l, struct pkt *p)
+{
+	eth_input(ctx, l, p);
+}
+
 /**
  * stack_add_link() - take a link, its routes come separately (route_add())
+ * @st:		stack
+ * @l:		a packet link; its frames go to eth_input(), its drops to @st
  * Return: 0 or -ENOSPC.
  */
 int stack_add_link(struct stack *st, struct link *l)
@@ -192,12 +205,19 @@ int stack_add_link(struct stack *st, struct link *l)
 	if (st->n_links >= PROTO_MAX_LINKS)
 		return -ENOSPC;
 	st->links[st->n_links++] = l;
+	l->rx_fn = stack_link_input;
+	l->rx_ctx = st;
+	l->drop_fn = stack_link_drop;
+	l->drop_ctx = st;
 	route_add_connected(st, l);
 	return 0;
 }
 
 /**
  * stack_add_inner_link() - take a container face's TUN link (flushed, freed with the rest)
+ * @st:		stack
+ * @l:		the TUN; its drops are counted in @st, its frames go where the
+ *		face registers them (rx_fn)
  * Return: 0 or -ENOSPC.
  */
 int stack_add_inner_link(struct stack *st, struct link *l)
@@ -205,6 +225,8 @@ int stack_add_inner_link(struct stack *st, struct link *l)
 	if (st->n_inner >= PROTO_MAX_LINKS)
 		return -ENOSPC;
 	st->inner[st->n_inner++] = l;
+	l->drop_fn = stack_link_drop;
+	l->drop_ctx = st;
 	return 0;
 }
 

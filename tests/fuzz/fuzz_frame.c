@@ -173,7 +173,7 @@ static void fz_setup(bool hw)
 	inet_pton(AF_INET6, "fd00::2", &cfg->addrs[1].addr.v6);
 	cfg->addrs[1].prefixlen = 64;
 	cfg->addrs[1].flags = 0x02;	/* IFA_F_NODAD */
-	F.lk = link_packet_new(&F.st, cfg, err, sizeof(err));
+	F.lk = link_packet_new(F.st.loop, cfg, err, sizeof(err));
 	if (!F.lk)
 		fz_fail(err);
 	if (stack_add_link(&F.st, F.lk))

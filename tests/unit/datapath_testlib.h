@@ -106,7 +106,7 @@ static inline struct link *dpt_stack_up(struct loop **lp, struct stack *st, cons
 		a->prefixlen = 64;
 		a->flags = o->nodad ? 0x02 : 0;	/* IFA_F_NODAD */
 	}
-	lk = link_packet_new(st, cfg, err, sizeof(err));
+	lk = link_packet_new(st->loop, cfg, err, sizeof(err));
 	ck_assert_msg(lk != NULL, "%s", err);
 	ck_assert_int_eq(cfg->n_channels, 0);
 	ck_assert_int_eq(stack_add_link(st, lk), 0);

@@ -1080,7 +1080,7 @@ START_TEST(test_channel_vnet_from_socket)
 			cfg.channel_fds[j] = packet_socket(cases[i].vnet[j]);
 			ck_assert_msg(cfg.channel_fds[j] >= 0, "AF_PACKET socket: %s (run as root)", strerror(errno));
 		}
-		lk = link_packet_new(&st, &cfg, err, sizeof(err));
+		lk = link_packet_new(lp, &cfg, err, sizeof(err));
 		if (cases[i].want < 0) {
 			ck_assert_ptr_null(lk);
 			ck_assert_msg(strstr(err, cases[i].why), "case %u: \"%s\"", i, err);
