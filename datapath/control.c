@@ -188,10 +188,10 @@ static void control_limits(struct out *o, struct dp *dp)
 	control_limit(o, "tcp_half_open", lim->max_half_open, t.half_open, t.synq_overflow);
 	control_limit(o, "tcp_timewait", lim->max_timewait, t.timewait, t.timewait_evicted);
 	control_limit(o, "tcp_mem", lim->tcp_mem, t.buf_mem, t.buf_pressure);
-	if (st->face) {
+	if (face_of(st)) {
 		/* the container side's engine: caps of the same size, its own use */
 		memset(&t, 0, sizeof(t));
-		tcp_stack_stats(face_tcp_engine(st->face), &t);
+		tcp_stack_stats(face_tcp_engine(face_of(st)), &t);
 		control_limit(o, "face_tcp_conns", lim->max_conns, t.conns, t.conns_limited);
 		control_limit(o, "face_tcp_half_open", lim->max_half_open, t.half_open, t.synq_overflow);
 		control_limit(o, "face_tcp_timewait", lim->max_timewait, t.timewait, t.timewait_evicted);
@@ -233,7 +233,7 @@ static void control_totals(struct out *o, struct dp *dp)
 
 	control_link_sums(st->links, st->n_links, outer);
 	control_link_sums(st->inner, st->n_inner, inner);
-	face_totals(st->face, &t);
+	face_totals(face_of(st), &t);
 	syscalls = outer[4] + inner[4] + loop_turns(dp->loop);
 	out_obj_begin(o, "totals");
 	out_u64(o, "network_rx_bytes", outer[0]);
@@ -341,7 +341,7 @@ static void control_summary_rows(struct out *o, struct dp *dp)
 	for (i = 0; i < DROP_MAX; i++)
 		if (st->drop[i])
 			control_drop_row(o, "stack", dp_drop_name(i), st->drop[i]);
-	face_drops_foreach(st->face, control_face_drop_row, o);
+	face_drops_foreach(face_of(st), control_face_drop_row, o);
 	out_arr_end(o);
 }
 
@@ -455,7 +455,7 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 	out_arr_end(&o);
 	tcp_glue_print_stats(st, &o);
 	control_totals(&o, dp);
-	face_print_stats(st->face, &o);
+	face_print_stats(face_of(st), &o);
 	policy_print(st->policy, &o);
 	out_finish(&o);
 }

@@ -370,9 +370,10 @@ static void dp_proto_event(struct loop_fd *h, uint32_t events)
 }
 
 /* The end of a turn, before the stack flushes its links (stack_turn_end()). */
-static void dp_turn_end(void *ctx)
+static void dp_turn_end(void *ctx, bool links_idle)
 {
 	(void)ctx;
+	(void)links_idle;
 	svc_udp_flush();
 }
 
@@ -409,7 +410,7 @@ static int dp_worker(struct dp_opts *o)
 		snprintf(err, sizeof(err), "stack: %s", strerror(-ret));
 		goto out;
 	}
-	ret = stack_on_turn_end(&dp.st, dp_turn_end, &dp);
+	ret = stack_on_turn_end(&dp.st, STACK_TURN_HAND_DOWN, dp_turn_end, &dp);
 	if (ret < 0) {
 		snprintf(err, sizeof(err), "stack: %s", strerror(-ret));
 		goto out;
@@ -469,7 +470,7 @@ static int dp_worker(struct dp_opts *o)
 	dp.start_ms = loop_now_ms(dp.loop);
 	ret = stack_start(&dp.st);
 	if (ret >= 0)
-		ret = face_start(dp.st.face);
+		ret = face_start(face_of(&dp.st));
 	for (i = 0; ret >= 0 && i < dp.n_svcs; i++)
 		ret = svc_start(dp.svcs[i]);
 	if (ret >= 0)
@@ -480,7 +481,7 @@ static int dp_worker(struct dp_opts *o)
 		snprintf(err, sizeof(err), "start: %s", strerror(-ret));
 		goto out;
 	}
-	orphans = face_tcp_reset_orphans(dp.st.face);
+	orphans = face_tcp_reset_orphans(face_of(&dp.st));
 	ret = proto_send_ack(dp.proto_fd, done_seq);
 	if (ret < 0) {
 		snprintf(err, sizeof(err), "ACK of DONE to the supervisor: %s", strerror(-ret));
@@ -501,7 +502,7 @@ static int dp_worker(struct dp_opts *o)
 		goto out;
 	}
 	/* asked to stop: the container and the remote ends hear a RST now */
-	face_tcp_stop(dp.st.face);
+	face_tcp_stop(face_of(&dp.st));
 	stack_links_flush(&dp.st);
 	rc = 0;
 out:

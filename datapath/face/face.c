@@ -51,14 +51,17 @@
  * (NEEDS_CSUM: the container's kernel trusts them, as over a veth) and TCP
  * as GSO frames of up to 64 KiB (tcp_glue.c): the TUN takes them whole.
  *
- * The outer stack hands over what is for the container: the outer engine's
- * catch-all listener (SYNs to ports no --publish takes), UDP for a port no
- * stack socket holds (face_udp_from_outer()), and ICMP echo replies and
- * errors (face_icmp_from_outer()).
+ * The outer stack hands over what is for the container through what the
+ * face registered with it (the stack names no face): the outer engine's
+ * catch-all listener (SYNs to ports no --publish takes), and, as the
+ * stack's upper layer (face_upper_ops, stack_set_upper()), UDP for a port no
+ * stack socket holds (face_udp_from_outer()), ICMP echo replies and errors
+ * (face_icmp_from_outer()) and echo requests the policy may refuse.
  *
  * Time: one timer a second ages UDP and echo flows out. Everything else is
- * driven by packets and by the end of the loop turn (face_pump():
- * stack_turn_end()).
+ * driven by packets and by the end of the loop turn, in the stack's phases
+ * (stack_on_turn_end()): face_pump() before the links are flushed,
+ * face_turn_end() after.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -552,6 +555,64 @@ static const struct tcp_glue_ops face_tcp_ops = {
 	.output = face_tcp_output,
 };
 
+/* STACK_TURN_HAND_DOWN: move what connection pairs received to their other
+ * end, and send the UDP trains. */
+static void face_pump(void *ctx, bool links_idle)
+{
+	(void)links_idle;
+	face_tcp_pump(ctx);
+	face_udp_flush(ctx);
+}
+
+/* STACK_TURN_FLUSHED: the inner engine's end of turn (timers, retired memory). */
+static void face_turn_end(void *ctx, bool links_idle)
+{
+	struct face *f = ctx;
+
+	tcp_glue_turn_end(f->tcp, links_idle);
+}
+
+static bool face_upper_udp(void *ctx, const struct net_addr *src, uint16_t sport, const struct net_addr *dst,
+			   uint16_t dport, const uint8_t *data, size_t len)
+{
+	return face_udp_from_outer(ctx, src, sport, dst, dport, data, len);
+}
+
+static void face_upper_icmp(void *ctx, uint8_t family, const struct pkt *p, const struct net_addr *src,
+			    const struct net_addr *dst)
+{
+	face_icmp_from_outer(ctx, family, p, src, dst);
+}
+
+static bool face_upper_echo(void *ctx, uint8_t family, const struct pkt *p, const struct net_addr *src,
+			    const struct net_addr *dst)
+{
+	return face_icmp_echo_refused(ctx, family, p, src, dst);
+}
+
+static void face_free(struct face *f);
+
+static void face_upper_free(void *ctx)
+{
+	face_free(ctx);
+}
+
+/* What the outer stack hands up that is not its own (stack_set_upper()). */
+static const struct stack_upper_ops face_upper_ops = {
+	.udp_input = face_upper_udp,
+	.icmp_input = face_upper_icmp,
+	.echo_refused = face_upper_echo,
+	.free = face_upper_free,
+};
+
+/**
+ * face_of() - the container face of @st, or NULL when it has none
+ */
+struct face *face_of(const struct stack *st)
+{
+	return st->upper == &face_upper_ops ? st->upper_ctx : NULL;
+}
+
 static struct face *face_new(struct stack *st)
 {
 	struct face *f = calloc(1, sizeof(*f));
@@ -577,6 +638,37 @@ err:
 	return NULL;
 }
 
+/*
+ * The stack's first face: made, and registered as the stack's upper layer
+ * and in both phases of its turn end; on failure nothing stays registered.
+ */
+static int face_register(struct stack *st, struct face **fp)
+{
+	struct face *f = face_new(st);
+	int ret;
+
+	if (!f)
+		return -ENOMEM;
+	ret = stack_set_upper(st, &face_upper_ops, f);
+	if (ret < 0)
+		goto err;
+	ret = stack_on_turn_end(st, STACK_TURN_HAND_DOWN, face_pump, f);
+	if (ret < 0)
+		goto err_upper;
+	ret = stack_on_turn_end(st, STACK_TURN_FLUSHED, face_turn_end, f);
+	if (ret < 0)
+		goto err_pump;
+	*fp = f;
+	return 0;
+err_pump:
+	stack_off_turn_end(st, face_pump, f);
+err_upper:
+	stack_set_upper(st, NULL, NULL);
+err:
+	face_free(f);
+	return ret;
+}
+
 /**
  * face_add() - give the outer link @outer its container face
  * @st:		the stack; its face is made with the first call
@@ -589,20 +681,20 @@ err:
  */
 int face_add(struct stack *st, struct link *outer, struct proto_face *cfg, char *err, size_t err_len)
 {
+	struct face *f = face_of(st);
 	struct link *tun;
-	struct face *f;
 	int ret;
 
-	if (!st->face) {
-		st->face = face_new(st);
-		if (!st->face) {
+	if (!f) {
+		ret = face_register(st, &f);
+		if (ret < 0) {
 			close(cfg->fd);
 			cfg->fd = -1;
-			snprintf(err, err_len, "face %s: out of memory", cfg->ifname);
-			return -ENOMEM;
+			snprintf(err, err_len, "face %s: %s", cfg->ifname,
+				 ret == -ENOMEM ? "out of memory" : "the stack has no room for its hooks");
+			return ret;
 		}
 	}
-	f = st->face;
 	if (f->n_tuns >= PROTO_MAX_LINKS) {
 		snprintf(err, err_len, "face %s: too many faces", cfg->ifname);
 		return -ENOSPC;
@@ -637,11 +729,12 @@ int face_start(struct face *f)
 
 /**
  * face_free() - end every connection pair, free the flows and the engine
+ * (the stack calls it through face_upper_ops when it goes)
  * @f:	the face, or NULL
  *
  * The TUN links belong to the stack (stack_fini() frees them after this).
  */
-void face_free(struct face *f)
+static void face_free(struct face *f)
 {
 	if (!f)
 		return;
@@ -651,30 +744,6 @@ void face_free(struct face *f)
 	face_icmp_fini(f);
 	tcp_glue_free(f->tcp);
 	free(f);
-}
-
-/**
- * face_pump() - the end of a turn: move what connection pairs received to
- * their other end, and send the UDP trains
- * @f:		the face, or NULL
- */
-void face_pump(struct face *f)
-{
-	if (!f)
-		return;
-	face_tcp_pump(f);
-	face_udp_flush(f);
-}
-
-/**
- * face_turn_end() - the inner engine's end of turn (timers, retired memory)
- * @f:		the face, or NULL
- * @quiet:	no link holds a borrowed frame
- */
-void face_turn_end(struct face *f, bool quiet)
-{
-	if (f)
-		tcp_glue_turn_end(f->tcp, quiet);
 }
 
 /**

@@ -31,21 +31,11 @@ struct face_totals {
 void face_totals(const struct face *f, struct face_totals *t);
 void face_drops_foreach(const struct face *f, void (*fn)(const char *reason, uint64_t n, void *arg), void *arg);
 int face_add(struct stack *st, struct link *outer, struct proto_face *cfg, char *err, size_t err_len);
-void face_free(struct face *f);
+struct face *face_of(const struct stack *st);
 int face_start(struct face *f);
-void face_pump(struct face *f);
-void face_turn_end(struct face *f, bool quiet);
 void face_print_stats(struct face *f, struct out *o);
 struct tcp_stack *face_tcp_engine(const struct face *f);
 unsigned int face_tcp_reset_orphans(struct face *f);
 void face_tcp_stop(struct face *f);
-
-/* What the outer stack hands the face (face_udp.c, face_icmp.c) */
-bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sport,
-			 const struct net_addr *dst, uint16_t dport, const uint8_t *data, size_t len);
-void face_icmp_from_outer(struct face *f, uint8_t family, const struct pkt *p, const struct net_addr *src,
-			  const struct net_addr *dst);
-bool face_icmp_echo_refused(struct face *f, uint8_t family, const struct pkt *p, const struct net_addr *src,
-			    const struct net_addr *dst);
 
 #endif /* SANDNET_DATAPATH_FACE_H */

@@ -164,6 +164,9 @@ bool face_udp_flow_known(struct face *f, const struct net_addr *c, uint16_t cpor
 void face_udp_sweep(struct face *f, uint64_t now_ms);
 void face_udp_flush(struct face *f);
 void face_udp_print(struct face *f, struct out *o);
+/* what the outer stack hands up: its struct stack_upper_ops (face.c) */
+bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sport,
+			 const struct net_addr *dst, uint16_t dport, const uint8_t *data, size_t len);
 
 /* face_icmp.c */
 int face_icmp_init(struct face *f);
@@ -172,6 +175,10 @@ void face_icmp_from_inner(struct face *f, struct pkt *p, uint8_t family, const s
 			  const struct net_addr *dst);
 void face_icmp_sweep(struct face *f, uint64_t now_ms);
 void face_icmp_print(struct face *f, struct out *o);
+void face_icmp_from_outer(struct face *f, uint8_t family, const struct pkt *p, const struct net_addr *src,
+			  const struct net_addr *dst);
+bool face_icmp_echo_refused(struct face *f, uint8_t family, const struct pkt *p, const struct net_addr *src,
+			    const struct net_addr *dst);
 void face_icmp_prohibit(struct face *f, uint8_t family, const struct net_addr *sender,
 			const struct net_addr *target, const void *quote, size_t quote_len, bool to_inner);
 void face_icmp_prohibit_udp(struct face *f, const struct net_addr *src, uint16_t sport,

@@ -21,7 +21,6 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-#include "datapath/face/face.h"
 #include "datapath/net/net.h"
 #include "datapath/wire/proto_hdr.h"
 #include "datapath/net/tcp_glue.h"
@@ -60,16 +59,16 @@ void icmp_input(struct stack *st, struct link *l, struct pkt *p, struct in_addr 
 		stack_drop(st, DROP_BAD_CHECKSUM);
 		return;
 	}
-	if (icmp_is_error(ic->type) || (ic->type == ICMP_ECHOREPLY && st->face)) {
+	if (icmp_is_error(ic->type) || (ic->type == ICMP_ECHOREPLY && st->upper)) {
 		struct net_addr s = { .family = AF_INET, .a.v4 = src }, d = { .family = AF_INET, .a.v4 = dst };
 
 		if (ic->type != ICMP_ECHOREPLY) {
 			stack_count(st, CTR_ICMP_ERROR_IN);
 			tcp_glue_icmp_error(st, AF_INET, p);
 		}
-		/* the container's echo replies and errors (face_icmp.c) */
-		if (!to_bcast)
-			face_icmp_from_outer(st->face, AF_INET, p, &s, &d);
+		/* echo replies and errors for the layer above (stack_set_upper()) */
+		if (!to_bcast && st->upper)
+			st->upper->icmp_input(st->upper_ctx, AF_INET, p, &s, &d);
 		return;
 	}
 	if (ic->type != ICMP_ECHO || ic->code != 0 || to_bcast) {
@@ -77,10 +76,10 @@ void icmp_input(struct stack *st, struct link *l, struct pkt *p, struct in_addr 
 		return;
 	}
 	stack_count(st, CTR_ICMP_ECHO_IN);
-	if (st->face) {
+	if (st->upper) {
 		struct net_addr s = { .family = AF_INET, .a.v4 = src }, d = { .family = AF_INET, .a.v4 = dst };
 
-		if (face_icmp_echo_refused(st->face, AF_INET, p, &s, &d))
+		if (st->upper->echo_refused(st->upper_ctx, AF_INET, p, &s, &d))
 			return;
 	}
 	r = icmp_reply_new(st, p, ICMP_ECHOREPLY);

@@ -33,7 +33,6 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-#include "datapath/face/face.h"
 #include "datapath/net/net.h"
 #include "datapath/wire/proto_hdr.h"
 #include "datapath/net/tcp_glue.h"
@@ -347,7 +346,7 @@ static void ndp_input(struct stack *st, struct link *l, struct pkt *p, const str
  * @dst:	IPv6 destination
  * @hop_limit:	from the IPv6 header (NDP needs 255)
  */
-static void icmpv6_to_face(struct stack *st, const struct pkt *p, const struct in6_addr *src,
+static void icmpv6_to_upper(struct stack *st, const struct pkt *p, const struct in6_addr *src,
 			   const struct in6_addr *dst);
 
 void icmpv6_input(struct stack *st, struct link *l, struct pkt *p, const struct in6_addr *src,
@@ -370,7 +369,7 @@ void icmpv6_input(struct stack *st, struct link *l, struct pkt *p, const struct 
 	if (icmpv6_is_error(ic->type)) {
 		stack_count(st, CTR_ICMPV6_ERROR_IN);
 		tcp_glue_icmp_error(st, AF_INET6, p);
-		icmpv6_to_face(st, p, src, dst);
+		icmpv6_to_upper(st, p, src, dst);
 		return;
 	}
 	switch (ic->type) {
@@ -379,7 +378,7 @@ void icmpv6_input(struct stack *st, struct link *l, struct pkt *p, const struct 
 		ndp_input(st, l, p, src, dst, hop_limit);
 		return;
 	case ICMP6_ECHO_REPLY:
-		icmpv6_to_face(st, p, src, dst);
+		icmpv6_to_upper(st, p, src, dst);
 		return;
 	case ICMP6_ECHO_REQUEST:
 		break;
@@ -392,10 +391,10 @@ void icmpv6_input(struct stack *st, struct link *l, struct pkt *p, const struct 
 		return;
 	}
 	stack_count(st, CTR_ICMPV6_ECHO_IN);
-	if (st->face) {
+	if (st->upper) {
 		struct net_addr s = { .family = AF_INET6, .a.v6 = *src }, d = { .family = AF_INET6, .a.v6 = *dst };
 
-		if (face_icmp_echo_refused(st->face, AF_INET6, p, &s, &d))
+		if (st->upper->echo_refused(st->upper_ctx, AF_INET6, p, &s, &d))
 			return;
 	}
 	rsrc = *dst;
@@ -408,14 +407,14 @@ void icmpv6_input(struct stack *st, struct link *l, struct pkt *p, const struct 
 	ipv6_output(st, l, r, &rsrc, src, IPPROTO_ICMPV6, 64);
 }
 
-/* An echo reply or an error that may be about the container (face_icmp.c). */
-static void icmpv6_to_face(struct stack *st, const struct pkt *p, const struct in6_addr *src,
+/* An echo reply or an error that may be the layer above's (stack_set_upper()). */
+static void icmpv6_to_upper(struct stack *st, const struct pkt *p, const struct in6_addr *src,
 			   const struct in6_addr *dst)
 {
 	struct net_addr s = { .family = AF_INET6, .a.v6 = *src }, d = { .family = AF_INET6, .a.v6 = *dst };
 
-	if (st->face)
-		face_icmp_from_outer(st->face, AF_INET6, p, &s, &d);
+	if (st->upper)
+		st->upper->icmp_input(st->upper_ctx, AF_INET6, p, &s, &d);
 	else if (p->len >= 1 && pkt_data(p)[0] == ICMP6_ECHO_REPLY)
 		stack_drop(st, DROP_ICMP_IGNORED);
 }

@@ -70,14 +70,50 @@ struct neigh {
 struct udp_sock;
 struct ip_reasm;
 struct tcp_glue;
-struct face;
 struct policy;
 struct ledger;
 struct tcp_stack;
 
-/* Work a layer above the stack hands down at the end of a turn (stack_turn_end()). */
-typedef void (*stack_turn_fn)(void *ctx);
-#define STACK_MAX_TURN_FNS	4
+/**
+ * enum stack_turn_phase - the end of a loop turn, in order (stack_turn_end())
+ * @STACK_TURN_HAND_DOWN: the layers above hand down what they batched during
+ *			the turn (the UDP services' runs, the inner side's
+ *			pump); @links_idle is false
+ * @STACK_TURN_FLUSHED:	every link was flushed and the stack's own TCP engine
+ *			ran its turn end: other engines free retired memory
+ *			and arm their timers; @links_idle: no link holds a
+ *			borrowed frame
+ */
+enum stack_turn_phase {
+	STACK_TURN_HAND_DOWN,
+	STACK_TURN_FLUSHED,
+	STACK_TURN_PHASES,
+};
+
+/* Work a layer above does in one phase of the turn end, in the order registered. */
+typedef void (*stack_turn_fn)(void *ctx, bool links_idle);
+#define STACK_MAX_TURN_FNS	6
+
+/**
+ * struct stack_upper_ops - what a layer above registers for what is not the
+ * stack's own (stack_set_upper(); the inner side of the datapath does)
+ * @udp_input:	a datagram to one of our addresses that no socket of the
+ *		stack holds: true if the layer took it (else port unreachable)
+ * @icmp_input:	an echo reply, or an ICMP/ICMPv6 error (the stack's TCP saw
+ *		the error first); @p at the ICMP header, borrowed
+ * @echo_refused: an echo request to us: true if the layer refused it (it is
+ *		then not answered)
+ * @free:	the stack is going (stack_fini()): free the layer
+ */
+struct stack_upper_ops {
+	bool (*udp_input)(void *ctx, const struct net_addr *src, uint16_t sport, const struct net_addr *dst,
+			  uint16_t dport, const uint8_t *data, size_t len);
+	void (*icmp_input)(void *ctx, uint8_t family, const struct pkt *p, const struct net_addr *src,
+			   const struct net_addr *dst);
+	bool (*echo_refused)(void *ctx, uint8_t family, const struct pkt *p, const struct net_addr *src,
+			     const struct net_addr *dst);
+	void (*free)(void *ctx);
+};
 
 /**
  * struct stack_limits - the resource caps (datapath options, docs/security.md)
@@ -108,7 +144,8 @@ struct stack_limits {
  * struct stack - everything the network layer knows
  * @loop:	the loop (time, timers)
  * @links:	the links netsetup gave us (the outer links: routes, addresses)
- * @inner:	the container face's TUN links (face.c), flushed with the others
+ * @inner:	the inner links a layer above added (stack_add_inner_link()),
+ *		flushed with the others
  * @routes:	IPv4 and IPv6 routes, scraped plus connected ones
  * @neigh:	ARP and NDP cache in one table
  * @udp:	UDP sockets, hashed by local port
@@ -122,10 +159,12 @@ struct stack {
 	struct link *links[PROTO_MAX_LINKS];
 	unsigned int n_inner;
 	struct link *inner[PROTO_MAX_LINKS];
-	struct face *face;		/* the container face, or NULL (face.c) */
-	struct policy *policy;		/* what the face lets through (policy.c), or NULL */
+	const struct stack_upper_ops *upper;	/* stack_set_upper(), or NULL */
+	void *upper_ctx;
+	struct policy *policy;		/* what goes in and out (policy.c), or NULL */
 	unsigned int n_turn_fns;
 	struct {
+		enum stack_turn_phase phase;
 		stack_turn_fn fn;
 		void *ctx;
 	} turn_fns[STACK_MAX_TURN_FNS];
@@ -175,7 +214,9 @@ void stack_fini(struct stack *st);
 int stack_add_link(struct stack *st, struct link *l);
 int stack_add_inner_link(struct stack *st, struct link *l);
 int stack_start(struct stack *st);
-int stack_on_turn_end(struct stack *st, stack_turn_fn fn, void *ctx);
+int stack_on_turn_end(struct stack *st, enum stack_turn_phase phase, stack_turn_fn fn, void *ctx);
+void stack_off_turn_end(struct stack *st, stack_turn_fn fn, void *ctx);
+int stack_set_upper(struct stack *st, const struct stack_upper_ops *ops, void *ctx);
 int stack_set_secret(struct stack *st, const uint8_t secret[32]);
 int stack_key_engine(const struct stack *st, struct tcp_stack *engine, const char *label);
 unsigned int stack_links_flush(struct stack *st);

@@ -18,16 +18,22 @@
  * turned into a flood of answers.
  *
  * The end of a loop turn has one owner, stack_turn_end(), the only turn-end
- * hook the stack registers. In this order:
- *   1. the layers above hand down what they batched during the turn
- *      (stack_on_turn_end(): the UDP services' datagram runs);
- *   2. with a container face, the face moves the bytes its connection pairs
- *      received this turn to their other connection (face_pump());
- *   3. every link, outer and inner, is flushed: what the turn produced
+ * hook the stack registers. Its phases (enum stack_turn_phase), in order:
+ *   1. STACK_TURN_HAND_DOWN: the layers above hand down what they batched
+ *      during the turn, in the order they registered (stack_on_turn_end()):
+ *      the UDP services' datagram runs, then the inner side moving the bytes
+ *      its connection pairs received to their other connection;
+ *   2. every link, outer and inner, is flushed: what the turn produced
  *      leaves in one sendmmsg() per link (a TUN: one write a packet);
- *   4. each TCP engine frees retired send memory if no link holds a
- *      borrowed frame any more, and arms its timer.
+ *   3. the stack's own TCP engine frees retired send memory if no link
+ *      holds a borrowed frame any more, and arms its timer;
+ *   4. STACK_TURN_FLUSHED: the layers above do the same for their engines.
  * The loop then frees what was deferred during the turn (loop_defer()).
+ *
+ * Layers above register; the stack names none of them. What is addressed to
+ * us but not the stack's own (a datagram no socket holds, an echo reply, an
+ * ICMP error, an echo request the layer may refuse) goes to the one layer
+ * that registered for it with stack_set_upper().
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,7 +41,6 @@
 #include <string.h>
 #include <sodium.h>
 
-#include "datapath/face/face.h"
 #include "datapath/net/net.h"
 #include "datapath/net/tcp_glue.h"
 #include "datapath/tcp/tcp.h"
@@ -89,37 +94,87 @@ unsigned int stack_links_flush(struct stack *st)
 	return borrowed;
 }
 
+/* The registered work of one phase, in the order registered. */
+static void stack_turn_phase(struct stack *st, enum stack_turn_phase phase, bool links_idle)
+{
+	unsigned int i;
+
+	for (i = 0; i < st->n_turn_fns; i++)
+		if (st->turn_fns[i].phase == phase)
+			st->turn_fns[i].fn(st->turn_fns[i].ctx, links_idle);
+}
+
 /* The one turn-end hook (see the theory of operation). */
 static void stack_turn_end(void *ctx)
 {
 	struct stack *st = ctx;
-	unsigned int i, borrowed;
+	unsigned int borrowed;
 
-	for (i = 0; i < st->n_turn_fns; i++)
-		st->turn_fns[i].fn(st->turn_fns[i].ctx);
-	face_pump(st->face);
+	stack_turn_phase(st, STACK_TURN_HAND_DOWN, false);
 	borrowed = stack_links_flush(st);
 	if (st->tcp)
 		tcp_glue_turn_end(st->tcp, !borrowed);
-	if (st->face)
-		face_turn_end(st->face, !borrowed);
+	stack_turn_phase(st, STACK_TURN_FLUSHED, !borrowed);
 }
 
 /**
- * stack_on_turn_end() - have @fn hand down a layer's batch at the end of each turn
+ * stack_on_turn_end() - have @fn run in @phase of the end of each turn
  * @st:		stack
- * @fn:		called first in stack_turn_end(), before the links are flushed
+ * @phase:	STACK_TURN_HAND_DOWN (before the links are flushed) or
+ *		STACK_TURN_FLUSHED (after)
+ * @fn:		the work; within a phase, in the order registered
  * @ctx:	for @fn
  *
- * Return: 0, or -ENOSPC beyond STACK_MAX_TURN_FNS.
+ * Return: 0, -EINVAL for an unknown phase, or -ENOSPC beyond
+ * STACK_MAX_TURN_FNS.
  */
-int stack_on_turn_end(struct stack *st, stack_turn_fn fn, void *ctx)
+int stack_on_turn_end(struct stack *st, enum stack_turn_phase phase, stack_turn_fn fn, void *ctx)
 {
+	if ((unsigned int)phase >= STACK_TURN_PHASES)
+		return -EINVAL;
 	if (st->n_turn_fns >= STACK_MAX_TURN_FNS)
 		return -ENOSPC;
+	st->turn_fns[st->n_turn_fns].phase = phase;
 	st->turn_fns[st->n_turn_fns].fn = fn;
 	st->turn_fns[st->n_turn_fns].ctx = ctx;
 	st->n_turn_fns++;
+	return 0;
+}
+
+/**
+ * stack_off_turn_end() - undo stack_on_turn_end() for @fn with @ctx (if there)
+ * @st:		stack
+ * @fn:		as registered
+ * @ctx:	as registered
+ */
+void stack_off_turn_end(struct stack *st, stack_turn_fn fn, void *ctx)
+{
+	unsigned int i;
+
+	for (i = 0; i < st->n_turn_fns; i++) {
+		if (st->turn_fns[i].fn != fn || st->turn_fns[i].ctx != ctx)
+			continue;
+		memmove(&st->turn_fns[i], &st->turn_fns[i + 1],
+			(st->n_turn_fns - i - 1) * sizeof(st->turn_fns[0]));
+		st->n_turn_fns--;
+		return;
+	}
+}
+
+/**
+ * stack_set_upper() - the layer above that takes what is not the stack's own
+ * @st:		stack
+ * @ops:	its handlers (struct stack_upper_ops), or NULL to remove it
+ * @ctx:	for @ops
+ *
+ * Return: 0, or -EBUSY when another layer is registered already.
+ */
+int stack_set_upper(struct stack *st, const struct stack_upper_ops *ops, void *ctx)
+{
+	if (ops && st->upper)
+		return -EBUSY;
+	st->upper = ops;
+	st->upper_ctx = ops ? ctx : NULL;
 	return 0;
 }
 
@@ -169,8 +224,10 @@ void stack_fini(struct stack *st)
 
 	loop_timer_cancel(st->loop, &st->housekeeping);
 	loop_off_turn_end(st->loop, stack_turn_end, st);
-	face_free(st->face);
-	st->face = NULL;
+	if (st->upper && st->upper->free)
+		st->upper->free(st->upper_ctx);
+	st->upper = NULL;
+	st->upper_ctx = NULL;
 	tcp_glue_fini(st);
 	neigh_flush(st);
 	ip_reasm_fini(st);
@@ -214,10 +271,10 @@ int stack_add_link(struct stack *st, struct link *l)
 }
 
 /**
- * stack_add_inner_link() - take a container face's TUN link (flushed, freed with the rest)
+ * stack_add_inner_link() - take a layer above's inner link (flushed, freed with the rest)
  * @st:		stack
- * @l:		the TUN; its drops are counted in @st, its frames go where the
- *		face registers them (rx_fn)
+ * @l:		a TUN; its drops are counted in @st, its frames go where the
+ *		layer that made it registers them (rx_fn)
  * Return: 0 or -ENOSPC.
  */
 int stack_add_inner_link(struct stack *st, struct link *l)
@@ -343,7 +400,7 @@ const char *net_addr_str(const struct net_addr *a, char *buf, size_t len)
  * stack_key_engine() - key a TCP engine of this stack from its secret
  * @st:		the stack
  * @engine:	one of its engines, before its first connection
- * @label:	which one ("outer", "face"): each gets its own key
+ * @label:	which one ("outer", or the layer above's name): each gets its own key
  *
  * Without a secret (no supervisor: tests, fuzzers) the engine keeps its
  * random key.

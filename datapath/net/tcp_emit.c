@@ -26,7 +26,7 @@
  * leaves in one of two ways:
  *
  *  - hw (the link has a vnet header and is in hw mode: an AF_PACKET link
- *    with PACKET_VNET_HDR, or the face's TUN): one frame whose
+ *    with PACKET_VNET_HDR, or a TUN): one frame whose
  *    virtio_net_hdr asks the kernel to segment it (vnet_set_tcp_gso()) and
  *    whose TCP checksum field holds the folded, not inverted, pseudo-header
  *    sum over the whole L4 length. Where the payload wraps around the send

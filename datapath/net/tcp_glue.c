@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * tcp_glue.c - the adapter between an IP layer (the outer stack, or the
- * container face) and a TCP engine of datapath/tcp/: the instance, its
+ * inner side above it) and a TCP engine of datapath/tcp/: the instance, its
  * clock and timer, and the settings of its connections
  *
  * Theory of operation
@@ -11,8 +11,8 @@
  * tcp_glue is everything around one engine; where its segments go is the
  * instance's struct tcp_glue_ops. Two instances run: the outer stack's
  * (st->tcp, tcp_outer.c: routed by longest prefix, resolved by ARP/NDP, out
- * of an AF_PACKET link) and the container face's (face.c: straight into the
- * TUN). The code is the same for both: segments come in through tcp_rx.c
+ * of an AF_PACKET link) and the inner side's (straight into its TUN, with
+ * its own struct tcp_glue_ops). The code is the same for both: segments come in through tcp_rx.c
  * and leave through tcp_emit.c.
  *
  * Time and timers. The engine's clock is the loop's, in microseconds (the

@@ -3,8 +3,8 @@
  * tcp_glue.h - a TCP engine (datapath/tcp/) joined to an IP layer: the
  * instance, time and timers (tcp_glue.c), input and ICMP errors
  * (tcp_rx.c), segment output with GSO (tcp_emit.c). Two instances run: the
- * outer stack's (st->tcp, tcp_outer.c: the network side) and the container
- * face's (the container side).
+ * outer stack's (st->tcp, tcp_outer.c: the network side) and the inner
+ * side's, above it (the container side).
  */
 #ifndef SANDNET_DATAPATH_NET_TCP_GLUE_H
 #define SANDNET_DATAPATH_NET_TCP_GLUE_H

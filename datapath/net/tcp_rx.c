@@ -5,7 +5,7 @@
  *
  * Theory of operation
  *
- * Input. ipv4_deliver()/ipv6 (or the face) hand a TCP segment at
+ * Input. ipv4_deliver()/ipv6 (or the inner side) hand a TCP segment at
  * pkt_data(). The header and its options are read with pkt_peek() only; the
  * checksum over the pseudo-header is verified unless the kernel vouched for
  * it (pkt->csum_ok: VIRTIO_NET_HDR_F_DATA_VALID, or NEEDS_CSUM, a frame from

@@ -2,9 +2,8 @@
 /*
  * tcp_stats.c - what `datapath stats` shows of one TCP engine: its counters
  * (the engine's and its glue's) and a table of its connections, `ss -ti`
- * style. The outer stack's engine prints as "tcp" / "tcp_connections", the
- * container face's as "face_tcp" / "face_tcp_connections"; the keys are
- * documented in docs/datapath.md.
+ * style, under the keys its caller names (the outer stack's "tcp" /
+ * "tcp_connections"; docs/datapath.md has them all).
  */
 #include <netinet/in.h>
 

@@ -15,8 +15,9 @@
  * between 8 and what IP delivered (bad_length; IP padding beyond it is
  * trimmed), and the checksum unless the kernel vouched for it (bad_checksum;
  * zero means "none" over IPv4 and is invalid over IPv6, RFC 8200 8.1). A
- * datagram for a port nobody holds goes to the container face when there is
- * one (the container's own sockets, face_udp.c); else it is answered with
+ * datagram for a port nobody holds goes to the layer above when one
+ * registered and takes it (stack_set_upper(): the container's own sockets);
+ * else it is answered with
  * port unreachable, unless it was sent to a broadcast or multicast address
  * (RFC 1122 4.1.3.1).
  *
@@ -60,7 +61,6 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "datapath/face/face.h"
 #include "datapath/link/vnet.h"
 #include "datapath/net/net.h"
 #include "datapath/wire/proto_hdr.h"
@@ -269,10 +269,10 @@ void udp_input(struct stack *st, struct link *l, struct pkt *p, const struct net
 		}
 	}
 	s = udp_lookup(st, dst, ntohs(uh->dport));
-	/* no stack socket: the container face's, for its own sockets (face_udp.c) */
-	if (!s && !to_bcast && st->face &&
-	    face_udp_from_outer(st->face, src, ntohs(uh->sport), dst, ntohs(uh->dport),
-				pkt_data(p) + sizeof(*uh), ulen - sizeof(*uh)))
+	/* no stack socket: the layer above's, if it takes it (stack_set_upper()) */
+	if (!s && !to_bcast && st->upper &&
+	    st->upper->udp_input(st->upper_ctx, src, ntohs(uh->sport), dst, ntohs(uh->dport),
+				 pkt_data(p) + sizeof(*uh), ulen - sizeof(*uh)))
 		return;
 	if (!s) {
 		stack_count(st, CTR_UDP_NO_PORT);

@@ -197,7 +197,7 @@ static void fz_setup(bool hw)
 	if (neigh_add_permanent(&F.st, F.lk, &n))
 		fz_fail("neigh_add_permanent v6");
 	free(cfg);
-	if (stack_start(&F.st) || face_start(F.st.face))
+	if (stack_start(&F.st) || face_start(face_of(&F.st)))
 		fz_fail("stack_start");
 	F.echo = udp_open(&F.st, NULL, 7, fz_echo_recv, NULL, &err_no);
 	if (!F.echo)

@@ -61,7 +61,7 @@ static void setup(void)
 	ck_assert_int_eq(cfg.fd, -1);
 	tun = st.inner[0];
 	ck_assert_int_eq(stack_start(&st), 0);
-	ck_assert_int_eq(face_start(st.face), 0);
+	ck_assert_int_eq(face_start(face_of(&st)), 0);
 	loop_advance_ms(lp, 10);
 	dpt_drain(peer_fd);
 }
@@ -89,7 +89,7 @@ static unsigned int flows(void)
 {
 	struct face_udp_usage u;
 
-	face_udp_usage(st.face, &u);
+	face_udp_usage(face_of(&st), &u);
 	return u.flows;
 }
 
@@ -319,12 +319,12 @@ static bool to_peer(struct got *g)
 
 static uint64_t fctr(enum face_ctr c)
 {
-	return st.face->ctr[c];
+	return face_of(&st)->ctr[c];
 }
 
 static uint64_t fdrop(enum face_drop d)
 {
-	return st.face->drop[d];
+	return face_of(&st)->drop[d];
 }
 
 /* ---- TCP out ---- */
@@ -398,7 +398,7 @@ START_TEST(test_tcp_out_connect_and_data)
 		ck_assert(to_peer(&g));
 	while (!(g.flags & TCP_FIN));
 	ck_assert_uint_eq(fctr(FACE_CTR_TCP_CLOSED), 1);
-	ck_assert_uint_eq(st.face->n_pairs, 0);
+	ck_assert_uint_eq(face_of(&st)->n_pairs, 0);
 }
 END_TEST
 
@@ -415,7 +415,7 @@ START_TEST(test_tcp_out_refused)
 	ck_assert_uint_eq(g.flags & TCP_ACK, TCP_ACK);
 	ck_assert_uint_eq(g.ack, 7778);		/* acceptable in SYN-SENT: ECONNREFUSED */
 	ck_assert_uint_eq(fctr(FACE_CTR_TCP_REFUSED), 1);
-	ck_assert_uint_eq(st.face->n_pairs, 0);
+	ck_assert_uint_eq(face_of(&st)->n_pairs, 0);
 }
 END_TEST
 
@@ -450,7 +450,7 @@ START_TEST(test_tcp_out_icmp_unreachable)
 		ck_assert_uint_eq(seq, 4242);
 	}
 	ck_assert_uint_eq(fctr(FACE_CTR_TCP_UNREACHABLE), 1);
-	ck_assert_uint_eq(st.face->n_pairs, 0);
+	ck_assert_uint_eq(face_of(&st)->n_pairs, 0);
 }
 END_TEST
 
@@ -467,13 +467,13 @@ START_TEST(test_tcp_out_timeout_and_new_isn)
 	ck_assert(!to_peer(&g));
 	/* a new connect() from the same port: the old attempt is replaced */
 	ct_syn(C4, P4, 40003, 90000, &o);
-	ck_assert_uint_eq(st.face->n_pairs, 1);
+	ck_assert_uint_eq(face_of(&st)->n_pairs, 1);
 	/* silence: the outer attempt times out, the container hears nothing */
 	for (i = 0; i < 300; i++)
 		loop_advance_ms(lp, 1000);
 	ck_assert(!to_ct(&g));
 	ck_assert_uint_eq(fctr(FACE_CTR_TCP_TIMED_OUT), 1);
-	ck_assert_uint_eq(st.face->n_pairs, 0);
+	ck_assert_uint_eq(face_of(&st)->n_pairs, 0);
 	dpt_drain(peer_fd);
 }
 END_TEST
@@ -509,7 +509,7 @@ START_TEST(test_tcp_in)
 	ck_assert(to_peer(&g));
 	ck_assert_uint_eq(g.flags, TCP_SYN | TCP_ACK);
 	ck_assert_uint_eq(g.ack, 4001);
-	ck_assert_uint_eq(st.face->n_pairs, 1);
+	ck_assert_uint_eq(face_of(&st)->n_pairs, 1);
 }
 END_TEST
 
@@ -554,7 +554,7 @@ START_TEST(test_udp_flow_caps)
 	/* one source opens 5 flows to the container: it keeps its 3 newest */
 	for (i = 0; i < 5; i++)
 		from_peer(b, udp_pkt(b, P4, (uint16_t)(7000 + i), C4, 6000, "x", 1));
-	face_udp_usage(st.face, &u);
+	face_udp_usage(face_of(&st), &u);
 	ck_assert_uint_eq(u.max, 8);
 	ck_assert_uint_eq(u.flows, 3);
 	ck_assert_uint_eq(u.inbound, 3);
@@ -562,7 +562,7 @@ START_TEST(test_udp_flow_caps)
 	/* the container opens 10: the total stays at the cap, the oldest go */
 	for (i = 0; i < 10; i++)
 		from_ct(b, udp_pkt(b, C4, (uint16_t)(20000 + i), P4, 53, "q", 1), NULL);
-	face_udp_usage(st.face, &u);
+	face_udp_usage(face_of(&st), &u);
 	ck_assert_uint_eq(u.flows, 8);
 	ck_assert_uint_eq(u.cap_hits, 5);
 	/* every datagram went through: a cap drops none */

@@ -1023,6 +1023,126 @@ START_TEST(test_neigh_unresolved_drops_after_retries)
 }
 END_TEST
 
+/* ---- the layer above: what it registers, and the turn end's phases ---- */
+
+static struct {
+	bool take_udp;
+	unsigned int udp, icmp, echo;
+	uint16_t udp_dport;
+	size_t udp_len;
+	char order[16];
+	unsigned int n_order;
+	bool idle[16];
+} upper_rec;
+
+static bool rec_udp(void *ctx, const struct net_addr *src, uint16_t sport, const struct net_addr *dst,
+		    uint16_t dport, const uint8_t *data, size_t len)
+{
+	(void)src; (void)sport; (void)dst; (void)data;
+	ck_assert_ptr_eq(ctx, &upper_rec);
+	upper_rec.udp++;
+	upper_rec.udp_dport = dport;
+	upper_rec.udp_len = len;
+	return upper_rec.take_udp;
+}
+
+static void rec_icmp(void *ctx, uint8_t family, const struct pkt *p, const struct net_addr *src,
+		     const struct net_addr *dst)
+{
+	(void)ctx; (void)family; (void)p; (void)src; (void)dst;
+	upper_rec.icmp++;
+}
+
+static bool rec_echo(void *ctx, uint8_t family, const struct pkt *p, const struct net_addr *src,
+		     const struct net_addr *dst)
+{
+	(void)ctx; (void)p; (void)src; (void)dst;
+	ck_assert_uint_eq(family, AF_INET);
+	upper_rec.echo++;
+	return true;
+}
+
+static const struct stack_upper_ops rec_ops = {
+	.udp_input = rec_udp, .icmp_input = rec_icmp, .echo_refused = rec_echo,
+};
+
+static void rec_turn(void *ctx, bool links_idle)
+{
+	if (upper_rec.n_order < sizeof(upper_rec.order) - 1) {
+		upper_rec.idle[upper_rec.n_order] = links_idle;
+		upper_rec.order[upper_rec.n_order++] = *(const char *)ctx;
+	}
+}
+
+/*
+ * What no socket of the stack holds goes to the one layer that registered
+ * for it, which may take it or leave it to the stack; an echo request it
+ * refuses is not answered. The turn end runs the registered work by phase,
+ * in the order registered.
+ */
+START_TEST(test_upper_layer_and_turn_phases)
+{
+	static const char a = 'a', b = 'b', c = 'c';
+	uint8_t f[2048], r[2048];
+	unsigned int i;
+	size_t n;
+	int ret;
+
+	memset(&upper_rec, 0, sizeof(upper_rec));
+	learn_peer();
+	ck_assert_int_eq(stack_set_upper(&st, &rec_ops, &upper_rec), 0);
+	ck_assert_int_eq(stack_set_upper(&st, &rec_ops, &upper_rec), -EBUSY);
+
+	/* taken: no port unreachable */
+	upper_rec.take_udp = true;
+	n = build_udp4(f, a_peer, a_us, 40000, 9999, "hello", 5);
+	inject(f, n);
+	ck_assert_int_eq(next_frame(r, sizeof(r)), -1);
+	ck_assert_uint_eq(upper_rec.udp, 1);
+	ck_assert_uint_eq(upper_rec.udp_dport, 9999);
+	ck_assert_uint_eq(upper_rec.udp_len, 5);
+	ck_assert_uint_eq(st.ctr[CTR_UDP_NO_PORT], 0);
+	/* left to the stack: port unreachable, as without a layer above */
+	upper_rec.take_udp = false;
+	inject(f, n);
+	ck_assert_int_gt(next_frame(r, sizeof(r)), 0);
+	ck_assert_uint_eq(r[34], ICMP_DEST_UNREACH);
+	ck_assert_uint_eq(upper_rec.udp, 2);
+	ck_assert_uint_eq(st.ctr[CTR_UDP_NO_PORT], 1);
+	/* an echo request it refuses is not answered */
+	n = build_echo4(f, a_peer, a_us, 0x4242, 8);
+	inject(f, n);
+	ck_assert_int_eq(next_frame(r, sizeof(r)), -1);
+	ck_assert_uint_eq(upper_rec.echo, 1);
+	/* an echo reply is its, not the stack's */
+	f[34] = ICMP_ECHOREPLY;
+	set_l4_csum(f + 34, n - 34, 2, AF_INET, &a_peer, &a_us, IPPROTO_ICMP);
+	inject(f, n);
+	ck_assert_uint_eq(upper_rec.icmp, 1);
+
+	/* phases: HAND_DOWN (b, then c) before the flush, FLUSHED (a) after */
+	ck_assert_int_eq(stack_on_turn_end(&st, STACK_TURN_FLUSHED, rec_turn, (void *)&a), 0);
+	ck_assert_int_eq(stack_on_turn_end(&st, STACK_TURN_HAND_DOWN, rec_turn, (void *)&b), 0);
+	ck_assert_int_eq(stack_on_turn_end(&st, STACK_TURN_HAND_DOWN, rec_turn, (void *)&c), 0);
+	ck_assert_int_eq(stack_on_turn_end(&st, STACK_TURN_PHASES, rec_turn, (void *)&c), -EINVAL);
+	loop_run_once(lp, 0);
+	ck_assert_str_eq(upper_rec.order, "bca");
+	ck_assert(!upper_rec.idle[0] && !upper_rec.idle[1]);
+	ck_assert(upper_rec.idle[2]);		/* nothing borrowed is queued */
+	stack_off_turn_end(&st, rec_turn, (void *)&c);
+	memset(upper_rec.order, 0, sizeof(upper_rec.order));
+	upper_rec.n_order = 0;
+	loop_run_once(lp, 0);
+	ck_assert_str_eq(upper_rec.order, "ba");
+	/* the table is bounded */
+	for (i = 0, ret = 0; i < STACK_MAX_TURN_FNS + 1 && ret == 0; i++)
+		ret = stack_on_turn_end(&st, STACK_TURN_FLUSHED, rec_turn, (void *)&c);
+	ck_assert_int_eq(ret, -ENOSPC);
+	ck_assert_int_eq(stack_set_upper(&st, NULL, NULL), 0);
+	ck_assert_ptr_null(st.upper);
+}
+END_TEST
+
 /* An unbound AF_PACKET socket, with or without PACKET_VNET_HDR (root only). */
 static int packet_socket(bool vnet)
 {
@@ -1127,6 +1247,7 @@ static Suite *stack_suite(void)
 	tcase_add_test(tc, test_tx_eagain_keeps_order);
 	tcase_add_test(tc, test_routing_longest_prefix);
 	tcase_add_test(tc, test_neigh_unresolved_drops_after_retries);
+	tcase_add_test(tc, test_upper_layer_and_turn_phases);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(hw, setup_hw, teardown);
 	tcase_add_test(hw, test_hw_mode_vnet);
