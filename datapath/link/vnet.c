@@ -5,8 +5,9 @@
  * Theory of operation
  *
  * A link that speaks virtio-net headers (an AF_PACKET channel with
- * PACKET_VNET_HDR in hw mode, and the container face's TUN with
- * IFF_VNET_HDR) carries one struct virtio_net_hdr in front of every frame.
+ * PACKET_VNET_HDR, which netsetup sets in every GSO mode, and the container
+ * face's TUN with IFF_VNET_HDR) carries one struct virtio_net_hdr in front
+ * of every frame; only hw mode asks for offloads with it.
  * This file is the only place that knows its rules (docs/gso.md's table):
  *
  *  - Transmit. A transport asks for an offload on the pkt it builds, before
