@@ -199,7 +199,7 @@ static void control_limits(struct out *o, struct dp *dp)
 	}
 	control_limit(o, "reasm_mem", ip_reasm_limit(st), ip_reasm_bytes(st), st->drop[DROP_FRAG_NO_MEMORY]);
 	control_limit(o, "neigh", neigh_limit(st), neigh_count(st), st->ctr[CTR_NEIGH_TABLE_FULL]);
-	svc_udp_usage(st, dp->svcs, dp->n_svcs, &u);
+	svc_udp_usage(dp->udp, dp->svcs, dp->n_svcs, &u);
 	control_limit(o, "udp_flows", u.flows_max, u.flows_used, u.flows_hits);
 	control_limit(o, "udp_flows_per_source", u.per_source_max, u.per_source_used, u.per_source_hits);
 	out_obj_end(o);

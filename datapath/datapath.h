@@ -81,6 +81,7 @@ struct dp_opts {
 struct dp {
 	struct loop *loop;
 	struct stack st;
+	struct svc_udp_table *udp;	/* what the UDP services share (svc_udp.c) */
 	unsigned int n_svcs;
 	struct svc *svcs[DP_MAX_SVCS];
 	int proto_fd;

@@ -369,14 +369,6 @@ static void dp_proto_event(struct loop_fd *h, uint32_t events)
 	dp->proto_fd = -1;
 }
 
-/* The end of a turn, before the stack flushes its links (stack_turn_end()). */
-static void dp_turn_end(void *ctx, bool links_idle)
-{
-	(void)ctx;
-	(void)links_idle;
-	svc_udp_flush();
-}
-
 /*
  * The datapath proper, as its supervisor starts it (--worker): the
  * configuration arrives on --fd from the supervisor, what needs privileges
@@ -410,9 +402,9 @@ static int dp_worker(struct dp_opts *o)
 		snprintf(err, sizeof(err), "stack: %s", strerror(-ret));
 		goto out;
 	}
-	ret = stack_on_turn_end(&dp.st, STACK_TURN_HAND_DOWN, dp_turn_end, &dp);
-	if (ret < 0) {
-		snprintf(err, sizeof(err), "stack: %s", strerror(-ret));
+	dp.udp = svc_udp_table_new(&dp.st);
+	if (!dp.udp) {
+		snprintf(err, sizeof(err), "stack: no memory or room for the UDP services' table");
 		goto out;
 	}
 	dp.st.policy = &o->policy;
@@ -443,7 +435,7 @@ static int dp_worker(struct dp_opts *o)
 	for (i = 0; i < o->n_specs; i++) {
 		int lfd = o->specs[i].kind == SVC_FORWARD ? o->listen_fds[fwd++] : -1;
 
-		dp.svcs[dp.n_svcs] = svc_new(&dp.st, &o->specs[i], lfd, err, sizeof(err));
+		dp.svcs[dp.n_svcs] = svc_new(&dp.st, dp.udp, &o->specs[i], lfd, err, sizeof(err));
 		if (!dp.svcs[dp.n_svcs])
 			goto out;
 		dp.n_svcs++;
@@ -513,6 +505,7 @@ out:
 	}
 	for (i = 0; i < dp.n_svcs; i++)
 		svc_free(dp.svcs[i]);
+	svc_udp_table_free(dp.udp);
 	control_close(&dp);
 	stack_fini(&dp.st);
 	if (sfd >= 0)

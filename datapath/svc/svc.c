@@ -20,6 +20,7 @@
 /**
  * svc_new() - make the service @spec describes (not started)
  * @st:		the stack
+ * @udp:	the table its UDP services share (svc_udp_table_new() on @st)
  * @spec:	a parsed --publish or --forward
  * @listen_fd:	a forward's local listener as the supervisor bound it
  *		(svc_listen_open()), taken over here; -1: bind it here
@@ -28,7 +29,8 @@
  *
  * Return: the service, or NULL with @err set (@listen_fd closed).
  */
-struct svc *svc_new(struct stack *st, const struct svc_spec *spec, int listen_fd, char *err, size_t err_len)
+struct svc *svc_new(struct stack *st, struct svc_udp_table *udp, const struct svc_spec *spec, int listen_fd,
+		    char *err, size_t err_len)
 {
 	struct svc *s = calloc(1, sizeof(*s));
 
@@ -42,7 +44,7 @@ struct svc *svc_new(struct stack *st, const struct svc_spec *spec, int listen_fd
 	if (spec->proto == IPPROTO_TCP)
 		s->tcp = svc_tcp_new(st, spec, listen_fd, err, err_len);
 	else
-		s->udp = svc_udp_new(st, spec, listen_fd, err, err_len);
+		s->udp = svc_udp_new(udp, spec, listen_fd, err, err_len);
 	if (!s->tcp && !s->udp) {
 		free(s);
 		return NULL;

@@ -82,6 +82,7 @@ struct svc_udp_usage {
 };
 
 struct svc_udp;
+struct svc_udp_table;
 struct svc_tcp;
 struct out;
 
@@ -100,7 +101,8 @@ struct svc {
 /* A forward's local listener: how many connections wait while no datapath accepts. */
 #define SVC_LISTEN_BACKLOG	128
 
-struct svc *svc_new(struct stack *st, const struct svc_spec *spec, int listen_fd, char *err, size_t err_len);
+struct svc *svc_new(struct stack *st, struct svc_udp_table *udp, const struct svc_spec *spec, int listen_fd,
+		    char *err, size_t err_len);
 int svc_start(struct svc *s);
 void svc_free(struct svc *s);
 void svc_stats(const struct svc *s, struct out *o);
@@ -111,13 +113,15 @@ int svc_listen_open(const struct svc_spec *spec, char *err, size_t err_len);
 void svc_listen_close(struct loop *loop, struct loop_fd *lfd, int fd, const struct svc_spec *spec, bool owned);
 int svc_endpoint_parse(const char *s, struct svc_endpoint *ep, char *err, size_t err_len);
 
-struct svc_udp *svc_udp_new(struct stack *st, const struct svc_spec *spec, int listen_fd, char *err,
+struct svc_udp_table *svc_udp_table_new(struct stack *st);
+void svc_udp_table_free(struct svc_udp_table *t);
+struct svc_udp *svc_udp_new(struct svc_udp_table *tbl, const struct svc_spec *spec, int listen_fd, char *err,
 			    size_t err_len);
 int svc_udp_start(struct svc_udp *s);
 void svc_udp_free(struct svc_udp *s);
 void svc_udp_stats(const struct svc_udp *s, struct out *o);
-void svc_udp_flush(void);
-void svc_udp_usage(const struct stack *st, struct svc *const *svcs, unsigned int n,
+void svc_udp_flush(struct svc_udp_table *t);
+void svc_udp_usage(const struct svc_udp_table *t, struct svc *const *svcs, unsigned int n,
 		   struct svc_udp_usage *u);
 
 #endif /* SANDNET_DATAPATH_SVC_H */

@@ -24,8 +24,10 @@
  *   sendto() on the listening socket.
  *
  * Host-side I/O is batched like the link's: datagrams for backends are
- * copied into a queue shared by all services and leave at the end of the
- * loop turn (or when SVC_UDP_BATCH are waiting) with one sendmmsg() per run
+ * copied into a queue shared by the services of one stack (struct
+ * svc_udp_table) and leave at the end of the loop turn (the stack's
+ * STACK_TURN_HAND_DOWN phase, which the table registers for) or when
+ * SVC_UDP_BATCH are waiting, with one sendmmsg() per run
  * of consecutive datagrams for the same flow; host sockets are read with
  * recvmmsg(), SVC_UDP_BATCH datagrams at most per readable event so one busy
  * flow cannot starve the loop. A datagram the host refuses (ENOBUFS,
@@ -43,8 +45,8 @@
  *
  * Caps (docs/security.md): every flow holds a host socket, so the process
  * keeps at most --max-udp-flows of them (stack_limits.udp_flows, default
- * SVC_UDP_MAX_FLOWS_DEFAULT), all UDP services together. All flows are on one
- * list, most recently used first; a new flow at the cap closes the least
+ * SVC_UDP_MAX_FLOWS_DEFAULT), all UDP services together. All flows are on
+ * their table's list, most recently used first; a new flow at the cap closes the least
  * recently used one of any service (counted in the global hits and in that
  * service's flows_evicted). A publish flow is also capped per remote source
  * address per service (--max-udp-flows-per-source, stack_limits
@@ -103,6 +105,7 @@ struct svc_flow {
 
 struct svc_udp {
 	struct svc_spec spec;
+	struct svc_udp_table *tbl;
 	struct stack *st;
 	struct udp_sock *us;		/* publish */
 	int listen_fd;			/* forward */
@@ -119,30 +122,42 @@ struct svc_udp {
 	uint64_t flows_evicted;		/* flows closed at the total cap */
 };
 
-/* Every flow of every UDP service, most recently used at the head. */
-static struct svc_flow *svc_lru_head, *svc_lru_tail;
-static unsigned int svc_flows_total;
-static uint64_t svc_flows_cap_hits;
-
-/* Receive buffers for recvmmsg(); only the pages datagrams touch are used. */
-static uint8_t svc_rxbuf[SVC_UDP_BATCH][SVC_UDP_BUF];
-
-/* Datagrams on their way to host sockets, flushed by svc_udp_flush(). */
+/* A datagram on its way to a host socket, flushed by svc_udp_flush(). */
 struct svc_txq_entry {
 	struct svc_flow *flow;
 	struct pkt *p;
 };
-static struct svc_txq_entry svc_txq[SVC_UDP_BATCH];
-static unsigned int svc_txq_len;
 
-static void svc_rx_prepare(struct mmsghdr *m, struct iovec *iov,
+/**
+ * struct svc_udp_table - what the UDP services of one stack share
+ * @st:		the stack
+ * @lru_head, @lru_tail: every flow of every service, most recently used first
+ * @flows_total: flows open, all services (the total cap counts these)
+ * @cap_hits:	new flows that found the total cap reached
+ * @rxbuf:	receive buffers for recvmmsg() (SVC_UDP_BATCH of SVC_UDP_BUF;
+ *		only the pages datagrams touch are ever faulted in)
+ * @txq:	datagrams on their way to host sockets, @txq_len of them
+ * @from:	the senders of a forward's recvmmsg() batch
+ */
+struct svc_udp_table {
+	struct stack *st;
+	struct svc_flow *lru_head, *lru_tail;
+	unsigned int flows_total;
+	uint64_t cap_hits;
+	uint8_t (*rxbuf)[SVC_UDP_BUF];
+	struct svc_txq_entry txq[SVC_UDP_BATCH];
+	unsigned int txq_len;
+	struct sockaddr_storage from[SVC_UDP_BATCH];
+};
+
+static void svc_rx_prepare(struct svc_udp_table *t, struct mmsghdr *m, struct iovec *iov,
 			   struct sockaddr_storage *from)
 {
 	unsigned int i;
 
 	memset(m, 0, sizeof(*m) * SVC_UDP_BATCH);
 	for (i = 0; i < SVC_UDP_BATCH; i++) {
-		iov[i].iov_base = svc_rxbuf[i];
+		iov[i].iov_base = t->rxbuf[i];
 		iov[i].iov_len = SVC_UDP_BUF;
 		m[i].msg_hdr.msg_iov = &iov[i];
 		m[i].msg_hdr.msg_iovlen = 1;
@@ -155,25 +170,26 @@ static void svc_rx_prepare(struct mmsghdr *m, struct iovec *iov,
 
 /**
  * svc_udp_flush() - send the datagrams queued for host sockets
+ * @t:		the services' table
  *
  * Called at the end of every loop turn, when the queue is full, and before a
  * flow is freed. Consecutive datagrams of one flow leave in one sendmmsg().
  */
-void svc_udp_flush(void)
+void svc_udp_flush(struct svc_udp_table *t)
 {
 	struct mmsghdr m[SVC_UDP_BATCH];
 	struct iovec iov[SVC_UDP_BATCH];
 	unsigned int i = 0, j, k;
 
-	while (i < svc_txq_len) {
-		struct svc_flow *f = svc_txq[i].flow;
+	while (i < t->txq_len) {
+		struct svc_flow *f = t->txq[i].flow;
 		struct svc_udp *s = f->svc;
 		int sent;
 
-		for (j = i; j < svc_txq_len && svc_txq[j].flow == f; j++) {
+		for (j = i; j < t->txq_len && t->txq[j].flow == f; j++) {
 			k = j - i;
-			iov[k].iov_base = pkt_data(svc_txq[j].p);
-			iov[k].iov_len = svc_txq[j].p->len;
+			iov[k].iov_base = pkt_data(t->txq[j].p);
+			iov[k].iov_len = t->txq[j].p->len;
 			memset(&m[k], 0, sizeof(m[k]));
 			m[k].msg_hdr.msg_iov = &iov[k];
 			m[k].msg_hdr.msg_iovlen = 1;
@@ -195,9 +211,52 @@ void svc_udp_flush(void)
 			k++;
 		}
 		for (; i < j; i++)
-			pkt_free(svc_txq[i].p);
+			pkt_free(t->txq[i].p);
 	}
-	svc_txq_len = 0;
+	t->txq_len = 0;
+}
+
+/* The stack's STACK_TURN_HAND_DOWN phase: what the turn queued leaves. */
+static void svc_udp_turn_end(void *ctx, bool links_idle)
+{
+	(void)links_idle;
+	svc_udp_flush(ctx);
+}
+
+/**
+ * svc_udp_table_new() - the table the UDP services of @st share
+ * @st:		the stack; the table flushes its queue in its turn end
+ *
+ * Return: the table, or NULL (out of memory, or no room for the hook).
+ */
+struct svc_udp_table *svc_udp_table_new(struct stack *st)
+{
+	struct svc_udp_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->st = st;
+	t->rxbuf = malloc(sizeof(*t->rxbuf) * SVC_UDP_BATCH);
+	if (!t->rxbuf || stack_on_turn_end(st, STACK_TURN_HAND_DOWN, svc_udp_turn_end, t) < 0) {
+		free(t->rxbuf);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/**
+ * svc_udp_table_free() - after every service of @t was freed
+ * @t:		the table, or NULL
+ */
+void svc_udp_table_free(struct svc_udp_table *t)
+{
+	if (!t)
+		return;
+	svc_udp_flush(t);
+	stack_off_turn_end(t->st, svc_udp_turn_end, t);
+	free(t->rxbuf);
+	free(t);
 }
 
 /*
@@ -225,7 +284,7 @@ static int svc_gso_run(const struct mmsghdr *m, int i, int n, const struct socka
 }
 
 /*
- * Datagrams [@i, @end) of the batch in svc_rxbuf to @dst through @us: one
+ * Datagrams [@i, @end) of the batch in the table's rxbuf to @dst through @us: one
  * udp_sendto_gso() for a run, udp_sendto() for one. Return: how many were
  * sent (0 when the stack refused them, counted in errors).
  */
@@ -237,14 +296,14 @@ static unsigned int svc_to_stack(struct svc_udp *s, struct udp_sock *us, const s
 	int k;
 
 	if (end - i == 1) {
-		if (udp_sendto(us, src, dst, dport, svc_rxbuf[i], m[i].msg_len) < 0) {
+		if (udp_sendto(us, src, dst, dport, s->tbl->rxbuf[i], m[i].msg_len) < 0) {
 			s->errors++;
 			return 0;
 		}
 		return 1;
 	}
 	for (k = i; k < end; k++) {
-		iov[k - i].iov_base = svc_rxbuf[k];
+		iov[k - i].iov_base = s->tbl->rxbuf[k];
 		iov[k - i].iov_len = m[k].msg_len;
 	}
 	if (udp_sendto_gso(us, src, dst, dport, iov, (unsigned int)(end - i), m[i].msg_len) < 0) {
@@ -256,37 +315,39 @@ static unsigned int svc_to_stack(struct svc_udp *s, struct udp_sock *us, const s
 	return (unsigned int)(end - i);
 }
 
-static void svc_lru_unlink(struct svc_flow *f)
+static void svc_lru_unlink(struct svc_udp_table *t, struct svc_flow *f)
 {
 	if (f->lru_prev)
 		f->lru_prev->lru_next = f->lru_next;
 	else
-		svc_lru_head = f->lru_next;
+		t->lru_head = f->lru_next;
 	if (f->lru_next)
 		f->lru_next->lru_prev = f->lru_prev;
 	else
-		svc_lru_tail = f->lru_prev;
+		t->lru_tail = f->lru_prev;
 	f->lru_prev = f->lru_next = NULL;
 }
 
-static void svc_lru_push(struct svc_flow *f)
+static void svc_lru_push(struct svc_udp_table *t, struct svc_flow *f)
 {
 	f->lru_prev = NULL;
-	f->lru_next = svc_lru_head;
-	if (svc_lru_head)
-		svc_lru_head->lru_prev = f;
+	f->lru_next = t->lru_head;
+	if (t->lru_head)
+		t->lru_head->lru_prev = f;
 	else
-		svc_lru_tail = f;
-	svc_lru_head = f;
+		t->lru_tail = f;
+	t->lru_head = f;
 }
 
 /* @f carried a datagram now: the most recently used flow */
 static void svc_flow_touch(struct svc_flow *f)
 {
+	struct svc_udp_table *t = f->svc->tbl;
+
 	f->last_ms = stack_now_ms(f->svc->st);
-	if (svc_lru_head != f) {
-		svc_lru_unlink(f);
-		svc_lru_push(f);
+	if (t->lru_head != f) {
+		svc_lru_unlink(t, f);
+		svc_lru_push(t, f);
 	}
 }
 
@@ -298,8 +359,8 @@ static void svc_flow_link(struct svc_udp *s, struct svc_flow *f)
 	s->flows = f;
 	s->n_flows++;
 	s->flows_created++;
-	svc_lru_push(f);
-	svc_flows_total++;
+	svc_lru_push(s->tbl, f);
+	s->tbl->flows_total++;
 }
 
 /* the end of the turn after a flow closed: nothing of the turn names it any more */
@@ -313,8 +374,8 @@ static void svc_flow_free(struct svc_flow *f)
 	struct svc_udp *s = f->svc;
 	struct svc_flow **pp;
 
-	if (svc_txq_len)
-		svc_udp_flush();
+	if (s->tbl->txq_len)
+		svc_udp_flush(s->tbl);
 
 	for (pp = &s->flows; *pp; pp = &(*pp)->next) {
 		if (*pp == f) {
@@ -323,8 +384,8 @@ static void svc_flow_free(struct svc_flow *f)
 			break;
 		}
 	}
-	svc_lru_unlink(f);
-	svc_flows_total--;
+	svc_lru_unlink(s->tbl, f);
+	s->tbl->flows_total--;
 	if (f->fd >= 0) {
 		loop_fd_del(s->st->loop, &f->lfd);
 		close(f->fd);
@@ -356,10 +417,12 @@ static void svc_make_room(struct svc_udp *s)
 {
 	struct svc_flow *old;
 
-	if (svc_flows_total < svc_max_flows(s->st))
+	struct svc_udp_table *t = s->tbl;
+
+	if (t->flows_total < svc_max_flows(s->st))
 		return;
-	svc_flows_cap_hits++;
-	while (svc_flows_total >= svc_max_flows(s->st) && (old = svc_lru_tail)) {
+	t->cap_hits++;
+	while (t->flows_total >= svc_max_flows(s->st) && (old = t->lru_tail)) {
 		old->svc->flows_evicted++;
 		svc_flow_free(old);
 	}
@@ -377,7 +440,7 @@ static void svc_pub_backend(struct loop_fd *h, uint32_t events)
 	(void)events;
 	if (f->fd < 0)
 		return;	/* closed earlier in this loop turn */
-	svc_rx_prepare(m, iov, NULL);
+	svc_rx_prepare(s->tbl, m, iov, NULL);
 	n = recvmmsg(f->fd, m, SVC_UDP_BATCH, MSG_DONTWAIT, NULL);
 	s->host_syscalls_in++;
 	if (n < 0) {
@@ -471,10 +534,10 @@ static void svc_pub_recv(struct udp_sock *us, const struct net_addr *src, uint16
 		return;
 	}
 	memcpy(pkt_put(p, len), data, len);
-	svc_txq[svc_txq_len].flow = f;
-	svc_txq[svc_txq_len].p = p;
-	if (++svc_txq_len == SVC_UDP_BATCH)
-		svc_udp_flush();
+	s->tbl->txq[s->tbl->txq_len].flow = f;
+	s->tbl->txq[s->tbl->txq_len].p = p;
+	if (++s->tbl->txq_len == SVC_UDP_BATCH)
+		svc_udp_flush(s->tbl);
 }
 
 /* forward: REMOTE answered a flow's stack socket */
@@ -502,13 +565,13 @@ static void svc_fwd_remote(struct udp_sock *us, const struct net_addr *src, uint
 static void svc_fwd_listen(struct loop_fd *h, uint32_t events)
 {
 	struct svc_udp *s = h->ctx;
-	static struct sockaddr_storage from[SVC_UDP_BATCH];
+	struct sockaddr_storage *from = s->tbl->from;
 	struct mmsghdr m[SVC_UDP_BATCH];
 	struct iovec iov[SVC_UDP_BATCH];
 	int n, i, err, end;
 
 	(void)events;
-	svc_rx_prepare(m, iov, from);
+	svc_rx_prepare(s->tbl, m, iov, from);
 	n = recvmmsg(s->listen_fd, m, SVC_UDP_BATCH, MSG_DONTWAIT, NULL);
 	s->host_syscalls_in++;
 	if (n < 0) {
@@ -572,7 +635,8 @@ static void svc_sweep(struct loop_timer *t)
 
 /**
  * svc_udp_new() - create a UDP service and bind what needs binding now
- * @st:		stack (with its links: a publish ADDR must be one of ours)
+ * @tbl:	the table of its stack's UDP services (svc_udp_table_new()); the
+ *		stack must have its links: a publish ADDR must be one of ours
  * @spec:	parsed SPEC
  * @listen_fd:	a forward's socket the supervisor bound, taken over; -1: bind it here
  * @err:	reason on failure
@@ -583,9 +647,10 @@ static void svc_sweep(struct loop_timer *t)
  * root-owned directory.
  * Return: the service, or NULL with @err filled (@listen_fd closed).
  */
-struct svc_udp *svc_udp_new(struct stack *st, const struct svc_spec *spec, int listen_fd, char *err,
+struct svc_udp *svc_udp_new(struct svc_udp_table *tbl, const struct svc_spec *spec, int listen_fd, char *err,
 			    size_t err_len)
 {
+	struct stack *st = tbl->st;
 	const char *opt = spec->kind == SVC_PUBLISH ? "--publish" : "--forward";
 	struct svc_udp *s = calloc(1, sizeof(*s));
 	int ret;
@@ -597,6 +662,7 @@ struct svc_udp *svc_udp_new(struct stack *st, const struct svc_spec *spec, int l
 		return NULL;
 	}
 	s->spec = *spec;
+	s->tbl = tbl;
 	s->st = st;
 	s->listen_fd = listen_fd;
 	s->listen_owned = listen_fd < 0;
@@ -725,7 +791,7 @@ static void svc_addr_sort(struct net_addr *v, unsigned int n)
 
 /**
  * svc_udp_usage() - the UDP flow caps: in effect, in use, reached
- * @st:		the stack (its limits)
+ * @t:		the services' table (and its stack's limits)
  * @svcs:	every UDP service
  * @n:		how many
  * @u:		filled in; @u->per_source_max is 0 when there is no per-source cap
@@ -733,7 +799,7 @@ static void svc_addr_sort(struct net_addr *v, unsigned int n)
  * per_source_used is the most flows one source holds in one publish service,
  * found by sorting each service's peers (only when stats are asked for).
  */
-void svc_udp_usage(const struct stack *st, struct svc *const *svcs, unsigned int n,
+void svc_udp_usage(const struct svc_udp_table *t, struct svc *const *svcs, unsigned int n,
 		   struct svc_udp_usage *u)
 {
 	struct net_addr *peers;
@@ -741,10 +807,10 @@ void svc_udp_usage(const struct stack *st, struct svc *const *svcs, unsigned int
 	struct svc_flow *f;
 
 	memset(u, 0, sizeof(*u));
-	u->flows_max = svc_max_flows(st);
-	u->flows_used = svc_flows_total;
-	u->flows_hits = svc_flows_cap_hits;
-	u->per_source_max = svc_max_per_source(st);
+	u->flows_max = svc_max_flows(t->st);
+	u->flows_used = t->flows_total;
+	u->flows_hits = t->cap_hits;
+	u->per_source_max = svc_max_per_source(t->st);
 	for (i = 0; i < n; i++) {
 		const struct svc_udp *s = svcs[i]->proto == IPPROTO_UDP ? svcs[i]->udp : NULL;
 

@@ -33,6 +33,7 @@ static uint16_t backend_port;
 static struct svc *svcs[2];
 static unsigned int n_svcs;
 static int fds0;
+static struct svc_udp_table *tbl;
 
 static void setup(void)
 {
@@ -43,6 +44,8 @@ static void setup(void)
 	ck_assert_ptr_nonnull(lp);
 	loop_advance_ms(lp, 1000000);
 	ck_assert_int_eq(stack_init(&st, lp), 0);
+	tbl = svc_udp_table_new(&st);
+	ck_assert_ptr_nonnull(tbl);
 	backend = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
 	ck_assert_int_ge(backend, 0);
 	ck_assert_int_eq(bind(backend, (struct sockaddr *)&sin, sizeof(sin)), 0);
@@ -58,6 +61,7 @@ static void teardown(void)
 
 	for (i = 0; i < n_svcs; i++)
 		svc_free(svcs[i]);
+	svc_udp_table_free(tbl);
 	ck_assert_int_eq(dpt_count_fds(), fds0);	/* every flow's socket closed */
 	close(backend);
 	stack_fini(&st);
@@ -74,7 +78,7 @@ static struct svc_udp *publish(uint16_t port)
 
 	snprintf(text, sizeof(text), "udp:%u=127.0.0.1:%u", port, backend_port);
 	ck_assert_int_eq(svc_spec_parse(text, SVC_PUBLISH, &spec, err, sizeof(err)), 0);
-	s = svc_new(&st, &spec, -1, err, sizeof(err));
+	s = svc_new(&st, tbl, &spec, -1, err, sizeof(err));
 	ck_assert_msg(s != NULL, "%s", err);
 	ck_assert_int_eq(s->proto, IPPROTO_UDP);
 	ck_assert_int_eq(svc_start(s), 0);
@@ -106,7 +110,7 @@ static void peer_send(uint16_t port, unsigned int host, uint16_t sport)
 	ck_assert_ptr_nonnull(found);
 	loop_advance_ms(lp, 1);
 	found->fn(found, &src, sport, &dst, data, sizeof(data));
-	svc_udp_flush();
+	svc_udp_flush(tbl);
 }
 
 /* How many datagrams the backend got since the last call. */
@@ -204,7 +208,7 @@ START_TEST(test_per_source_recycles_own_oldest)
 	ck_assert_int_eq(dpt_count_fds(), fds0 + 6);
 	ck_assert_uint_eq(backend_drain(), 47);
 
-	svc_udp_usage(&st, svcs, n_svcs, &u);
+	svc_udp_usage(tbl, svcs, n_svcs, &u);
 	ck_assert_uint_eq(u.per_source_max, 4);
 	ck_assert_uint_eq(u.per_source_used, 4);
 	ck_assert_uint_eq(u.per_source_hits, 48);
@@ -254,7 +258,7 @@ START_TEST(test_total_cap_lru_across_services)
 	ck_assert_int_eq(dpt_count_fds(), fds0 + 8);
 	ck_assert_uint_eq(backend_drain(), 12 + 1 + 3 + 2);
 
-	svc_udp_usage(&st, svcs, n_svcs, &u);
+	svc_udp_usage(tbl, svcs, n_svcs, &u);
 	ck_assert_uint_eq(u.flows_max, 8);
 	ck_assert_uint_eq(u.flows_used, 8);
 	ck_assert_uint_eq(u.flows_hits, 4 + 3 + 1);
@@ -295,6 +299,7 @@ START_TEST(test_stats_and_options)
 	dp.loop = lp;
 	dp.n_svcs = n_svcs;
 	dp.svcs[0] = svcs[0];
+	dp.udp = tbl;
 	f = open_memstream(&text, &len);
 	ck_assert_ptr_nonnull(f);
 	control_print_stats(&dp, f, true);
