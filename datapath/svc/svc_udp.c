@@ -27,8 +27,13 @@
  * copied into a queue shared by the services of one stack (struct
  * svc_udp_table) and leave at the end of the loop turn (the stack's
  * STACK_TURN_HAND_DOWN phase, which the table registers for) or when
- * SVC_UDP_BATCH are waiting, with one sendmmsg() per run
- * of consecutive datagrams for the same flow; host sockets are read with
+ * SVC_UDP_BATCH are waiting. Consecutive datagrams for the same flow leave
+ * together: to an inet backend as UDP_SEGMENT sends (a run of datagrams the
+ * size of the first, a shorter last one allowed), which the host's kernel
+ * carries as one packet as far as the backend's socket (seed 003: one
+ * crossing of the IP output path instead of one per datagram); to a unix
+ * backend, or once a host refused UDP GSO (host_gso_off), in one sendmmsg().
+ * Host sockets are read with
  * recvmmsg(), SVC_UDP_BATCH datagrams at most per readable event so one busy
  * flow cannot starve the loop. A datagram the host refuses (ENOBUFS,
  * EAGAIN on a full socket, ECONNREFUSED after an ICMP error, ...) is counted
@@ -69,6 +74,7 @@
  * integration/hardening_udp_flows in the ASan build.
  */
 #include <arpa/inet.h>
+#include <netinet/udp.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +90,11 @@
 #define SVC_UDP_SWEEP_MS	1000
 #define SVC_UDP_BATCH		64
 #define SVC_UDP_BUF		65536
+/* One UDP_SEGMENT send toward a backend: the kernel's UDP_MAX_SEGMENTS is 64
+ * on older kernels (128 on 6.18), and the payload stays within one datagram's
+ * 65507 bytes */
+#define SVC_UDP_GSO_SEGS	64
+#define SVC_UDP_GSO_BYTES	65507
 
 struct svc_flow {
 	struct svc_flow *next;
@@ -118,6 +129,8 @@ struct svc_udp {
 	uint64_t to_target, from_target, errors, flows_created;
 	uint64_t host_syscalls_in, host_syscalls_out;
 	uint64_t gso_sends, gso_datagrams;	/* runs handed to udp_sendto_gso() */
+	uint64_t host_gso_sends, host_gso_datagrams;	/* UDP_SEGMENT sends to the backend */
+	bool host_gso_off;		/* the host refused UDP GSO once: one by one */
 	uint64_t source_cap_hits;	/* new flows that recycled their source's oldest */
 	uint64_t flows_evicted;		/* flows closed at the total cap */
 };
@@ -168,50 +181,149 @@ static void svc_rx_prepare(struct svc_udp_table *t, struct mmsghdr *m, struct io
 	}
 }
 
+/*
+ * The end of the part of [@i, @j) (one flow's queued datagrams) that one
+ * UDP_SEGMENT send carries: datagrams the size of the first, a shorter last
+ * one ending it, at most SVC_UDP_GSO_SEGS of them and SVC_UDP_GSO_BYTES in
+ * all. A run of one is sent plainly.
+ */
+static unsigned int svc_host_gso_run(const struct svc_udp_table *t, unsigned int i, unsigned int j)
+{
+	uint32_t size = t->txq[i].p->len, total = size;
+	unsigned int k;
+
+	if (!size)
+		return i + 1;
+	for (k = i + 1; k < j && k - i < SVC_UDP_GSO_SEGS; k++) {
+		uint32_t len = t->txq[k].p->len;
+
+		if (!len || len > size || total + len > SVC_UDP_GSO_BYTES)
+			break;
+		total += len;
+		if (len < size)
+			return k + 1;	/* a shorter last datagram ends the run */
+	}
+	return k;
+}
+
+/*
+ * Datagrams [@i, @end) of @t's queue to @f's host socket in one sendmsg()
+ * with UDP_SEGMENT: the host's kernel carries them as one packet as far as
+ * the backend's socket, which receives them one by one.
+ * Return: 0, -EOPNOTSUPP when the socket or its route takes no UDP GSO (the
+ * caller sends them one by one, and does so from then on), or -errno: the
+ * datagrams were refused (counted by the caller, as UDP would lose them).
+ */
+static int svc_host_gso_send(struct svc_udp_table *t, struct svc_flow *f, unsigned int i, unsigned int end)
+{
+	struct iovec iov[SVC_UDP_GSO_SEGS];
+	union {
+		struct cmsghdr align;
+		uint8_t buf[CMSG_SPACE(sizeof(uint16_t))];
+	} ctrl;
+	struct msghdr mh = {
+		.msg_iov = iov,
+		.msg_iovlen = end - i,
+		.msg_control = ctrl.buf,
+		.msg_controllen = sizeof(ctrl.buf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	uint16_t gso = (uint16_t)t->txq[i].p->len;
+	unsigned int k;
+	ssize_t ret;
+
+	for (k = i; k < end; k++) {
+		iov[k - i].iov_base = pkt_data(t->txq[k].p);
+		iov[k - i].iov_len = t->txq[k].p->len;
+	}
+	c->cmsg_level = SOL_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(gso));
+	memcpy(CMSG_DATA(c), &gso, sizeof(gso));
+	do
+		ret = sendmsg(f->fd, &mh, MSG_DONTWAIT);
+	while (ret < 0 && errno == EINTR);
+	f->svc->host_syscalls_out++;
+	if (ret >= 0)
+		return 0;
+	/* EINVAL/EIO: GSO is not for this socket or route (docs/gso.md) */
+	return errno == EINVAL || errno == EIO || errno == EOPNOTSUPP ? -EOPNOTSUPP : -errno;
+}
+
+/* Datagrams [@i, @end) of @t's queue to @f's host socket, one sendmmsg() a try. */
+static void svc_host_send_each(struct svc_udp_table *t, struct svc_flow *f, unsigned int i, unsigned int end)
+{
+	struct mmsghdr m[SVC_UDP_BATCH];
+	struct iovec iov[SVC_UDP_BATCH];
+	struct svc_udp *s = f->svc;
+	unsigned int k, n = end - i;
+	int sent;
+
+	for (k = 0; k < n; k++) {
+		iov[k].iov_base = pkt_data(t->txq[i + k].p);
+		iov[k].iov_len = t->txq[i + k].p->len;
+		memset(&m[k], 0, sizeof(m[k]));
+		m[k].msg_hdr.msg_iov = &iov[k];
+		m[k].msg_hdr.msg_iovlen = 1;
+	}
+	k = 0;
+	while (k < n) {
+		sent = sendmmsg(f->fd, m + k, n - k, MSG_DONTWAIT);
+		s->host_syscalls_out++;
+		if (sent > 0) {
+			s->to_target += sent;
+			k += sent;
+			continue;
+		}
+		if (sent < 0 && errno == EINTR)
+			continue;
+		/* the head datagram was refused: count it, go on */
+		s->errors++;
+		stack_drop(s->st, DROP_SERVICE);
+		k++;
+	}
+}
+
 /**
  * svc_udp_flush() - send the datagrams queued for host sockets
  * @t:		the services' table
  *
  * Called at the end of every loop turn, when the queue is full, and before a
- * flow is freed. Consecutive datagrams of one flow leave in one sendmmsg().
+ * flow is freed. Consecutive datagrams of one flow leave together: to an
+ * inet backend as UDP_SEGMENT sends (svc_host_gso_run()), to a unix one, or
+ * where the host takes no UDP GSO, in one sendmmsg().
  */
 void svc_udp_flush(struct svc_udp_table *t)
 {
-	struct mmsghdr m[SVC_UDP_BATCH];
-	struct iovec iov[SVC_UDP_BATCH];
-	unsigned int i = 0, j, k;
+	unsigned int i = 0, j, k, end;
 
 	while (i < t->txq_len) {
 		struct svc_flow *f = t->txq[i].flow;
 		struct svc_udp *s = f->svc;
-		int sent;
+		int ret;
 
-		for (j = i; j < t->txq_len && t->txq[j].flow == f; j++) {
-			k = j - i;
-			iov[k].iov_base = pkt_data(t->txq[j].p);
-			iov[k].iov_len = t->txq[j].p->len;
-			memset(&m[k], 0, sizeof(m[k]));
-			m[k].msg_hdr.msg_iov = &iov[k];
-			m[k].msg_hdr.msg_iovlen = 1;
-		}
-		k = 0;
-		while (i + k < j) {
-			sent = sendmmsg(f->fd, m + k, j - i - k, MSG_DONTWAIT);
-			s->host_syscalls_out++;
-			if (sent > 0) {
-				s->to_target += sent;
-				k += sent;
-				continue;
+		for (j = i; j < t->txq_len && t->txq[j].flow == f; j++)
+			;
+		while (i < j) {
+			end = s->spec.target.is_unix || s->host_gso_off ? j : svc_host_gso_run(t, i, j);
+			if (end - i < 2) {
+				svc_host_send_each(t, f, i, end);
+			} else if (!(ret = svc_host_gso_send(t, f, i, end))) {
+				s->to_target += end - i;
+				s->host_gso_sends++;
+				s->host_gso_datagrams += end - i;
+			} else if (ret == -EOPNOTSUPP) {
+				s->host_gso_off = true;
+				svc_host_send_each(t, f, i, end);
+			} else {
+				/* refused (a full socket, ECONNREFUSED): lost, as UDP would */
+				s->errors += end - i;
+				for (k = i; k < end; k++)
+					stack_drop(s->st, DROP_SERVICE);
 			}
-			if (sent < 0 && errno == EINTR)
-				continue;
-			/* the head datagram was refused: count it, go on */
-			s->errors++;
-			stack_drop(s->st, DROP_SERVICE);
-			k++;
+			for (; i < end; i++)
+				pkt_free(t->txq[i].p);
 		}
-		for (; i < j; i++)
-			pkt_free(t->txq[i].p);
 	}
 	t->txq_len = 0;
 }
@@ -744,6 +856,8 @@ void svc_udp_stats(const struct svc_udp *s, struct out *o)
 	out_u64(o, "host_syscalls_out", s->host_syscalls_out);
 	out_u64(o, "gso_sends", s->gso_sends);
 	out_u64(o, "gso_datagrams", s->gso_datagrams);
+	out_u64(o, "host_gso_sends", s->host_gso_sends);
+	out_u64(o, "host_gso_datagrams", s->host_gso_datagrams);
 	out_u64(o, "source_cap_hits", s->source_cap_hits);
 	out_u64(o, "flows_evicted", s->flows_evicted);
 	out_obj_end(o);

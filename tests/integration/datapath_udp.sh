@@ -69,10 +69,13 @@ ip netns exec "$DPNS" python3 "$SN_TMP/client.py" 127.0.0.1 8000 "$SMALL,$BIG" |
 # UDP_SEGMENT call, which crosses the veth as one GSO frame; all five come
 # back from the echo backend, and the link cut exactly five pieces out of it
 # (rx_gso_segments): the channel's vnet header says where they end, in every
-# GSO mode (without it the container got one datagram of 5000 bytes).
+# GSO mode (without it the container got one datagram of 5000 bytes). The
+# publish service hands the five to its backend in one UDP_SEGMENT send
+# (host_gso_datagrams).
 udp_gso_check() {
-	local mode=$1 before after
+	local mode=$1 before after hg0 hg1
 	before=$(dp_stat "list(d['links'].values())[0]['rx_gso_segments']")
+	hg0=$(dp_stat "d['services'][0]['host_gso_datagrams']")
 	ip netns exec "$PEER" python3 - <<'PY' || sn_fail "--gso $mode: UDP GSO from the peer"
 import os, socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -88,6 +91,9 @@ PY
 	echo "--gso $mode: rx_gso_segments $before -> $after"
 	[ $((after - before)) -eq 5 ] ||
 		sn_fail "--gso $mode: the link cut $((after - before)) datagrams from the peer's GSO frame, not 5"
+	# and the five went on to the inet backend in one UDP_SEGMENT send
+	hg1=$(dp_stat "d['services'][0]['host_gso_datagrams']")
+	[ $((hg1 - hg0)) -eq 5 ] || sn_fail "--gso $mode: $((hg1 - hg0)) datagrams reached the backend by UDP GSO, not 5"
 }
 
 sn_log "UDP GSO from the kernel peer (UDP_SEGMENT 1000 x 5): five datagrams echoed"

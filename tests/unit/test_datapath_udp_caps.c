@@ -268,6 +268,48 @@ START_TEST(test_total_cap_lru_across_services)
 }
 END_TEST
 
+/*
+ * Datagrams of one flow reach an inet backend in UDP_SEGMENT sends: a run is
+ * datagrams the size of the first, a shorter one ends it, a larger one starts
+ * the next; the backend's socket still receives each datagram, in order.
+ */
+START_TEST(test_host_gso_runs)
+{
+	static const size_t sizes[] = { 100, 100, 100, 100, 100, 100, 50, 100, 100, 100, 300, 7 };
+	const size_t n = sizeof(sizes) / sizeof(sizes[0]);
+	struct net_addr src = { .family = AF_INET }, dst = { .family = AF_INET };
+	uint8_t data[400], got[400];
+	struct svc_udp *s;
+	size_t i;
+	ssize_t r;
+
+	s = publish(5200);
+	src.a.v4.s_addr = htonl(0x0a000009);
+	dst.a.v4.s_addr = htonl(0x0a000002);
+	found = NULL;
+	want_port = 5200;
+	udp_for_each(&st, find_sock, NULL);
+	ck_assert_ptr_nonnull(found);
+	for (i = 0; i < n; i++) {
+		memset(data, (int)i + 1, sizes[i]);
+		found->fn(found, &src, 4000, &dst, data, sizes[i]);
+	}
+	svc_udp_flush(tbl);
+	for (i = 0; i < n; i++) {
+		r = recv(backend, got, sizeof(got), MSG_DONTWAIT);
+		ck_assert_msg(r == (ssize_t)sizes[i], "datagram %zu: %zd bytes, want %zu", i, r, sizes[i]);
+		ck_assert_uint_eq(got[0], i + 1);
+		ck_assert_uint_eq(got[r - 1], i + 1);
+	}
+	ck_assert_int_lt(recv(backend, got, sizeof(got), MSG_DONTWAIT), 0);
+	/* 100 x 6 + 50 | 100 x 3 | 300 + 7: three sends */
+	ck_assert_uint_eq(row(s, "host_gso_sends"), 3);
+	ck_assert_uint_eq(row(s, "host_gso_datagrams"), n);
+	ck_assert_uint_eq(row(s, "to_target"), n);
+	ck_assert_uint_eq(row(s, "errors"), 0);
+}
+END_TEST
+
 START_TEST(test_stats_and_options)
 {
 	struct stack_limits lim = { 0 };
@@ -324,6 +366,7 @@ int main(void)
 	tcase_add_test(tc, test_per_source_recycles_own_oldest);
 	tcase_add_test(tc, test_total_cap_lru_across_services);
 	tcase_add_test(tc, test_stats_and_options);
+	tcase_add_test(tc, test_host_gso_runs);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
