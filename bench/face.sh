@@ -55,32 +55,12 @@ for t in iperf3 python3; do
 	command -v "$t" >/dev/null || { echo "bench/face.sh: $t missing (scripts/install-deps.sh)"; exit 1; }
 done
 mkdir -p "$OUT"
-P=bf$$-
-CT=${P}ct PEER=${P}peer DPNS=${P}dp PH=${P}ph PP=${P}pp CP=${P}cp
-ALL_NS="$CT $PEER $DPNS $PH $PP $CP"
-TMP=$(mktemp -d /tmp/${P}XXXX)
-chmod 755 "$TMP"
-CTL=$TMP/dp.ctl
-NS_PID='' DP_PID=''
-cleanup() {
-	local ns
-	[ -n "$NS_PID" ] && { kill "$NS_PID"; wait "$NS_PID"; } 2>/dev/null
-	for ns in $ALL_NS; do ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null; done
-	sleep 0.2
-	for ns in $ALL_NS; do
-		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
-	done
-	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-want() { case " $ROWS " in *" $1 "*) return 0;; esac; return 1; }
+. "$here/lib.sh"
+bench_start bf CT:ct PEER:peer DPNS:dp PH:ph PP:pp CP:cp
 
 csv=$OUT/face.csv
 rrcsv=$OUT/face-rr.csv
 
-. "$here/lib.sh"
 face_plot() { bench_plot "$csv" "$PLOT" "A program inside the container against the peer's kernel, iperf3 -t $SECS, median of $REPS" "$TMP"; }
 if [ -n "${PLOT_ONLY:-}" ]; then
 	face_plot

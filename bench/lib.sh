@@ -1,4 +1,4 @@
-# bench/lib.sh - what bench/tcp.sh, bench/face.sh and bench/nginx.sh share;
+# bench/lib.sh - what bench/tcp.sh, face.sh, nginx.sh and udp.sh share;
 # sourced
 #
 # bench_face_net CT PEER PH PP NET PNET: the container face benchmarks'
@@ -135,3 +135,42 @@ bench_face_up() {
 		DP_PID=''
 	fi
 }
+
+# bench_start PREFIX VAR:NAME...: a benchmark's namespaces and scratch space.
+# Sets P (PREFIX<pid>-), each VAR to ${P}NAME, ALL_NS (all of them), TMP (a
+# folder readable by the datapath's user), CTL (the datapath's control
+# socket in it), NS_PID and DP_PID (empty), and traps EXIT to bench_cleanup.
+# The namespaces are not made here.
+bench_start() {
+	local pair
+	P=$1$$-
+	shift
+	ALL_NS=''
+	for pair in "$@"; do
+		printf -v "${pair%%:*}" '%s' "$P${pair#*:}"
+		ALL_NS="$ALL_NS $P${pair#*:}"
+	done
+	TMP=$(mktemp -d "/tmp/${P}XXXX")
+	chmod 755 "$TMP"
+	CTL=$TMP/dp.ctl
+	NS_PID='' DP_PID=''
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+# bench_cleanup: stop netsetup (NS_PID), everything in ALL_NS (TERM, then
+# KILL), remove the namespaces and TMP (kept with KEEP_TMP set).
+bench_cleanup() {
+	local ns
+	[ -n "$NS_PID" ] && { kill "$NS_PID"; wait "$NS_PID"; } 2>/dev/null
+	for ns in $ALL_NS; do ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null; done
+	sleep 0.2
+	for ns in $ALL_NS; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
+}
+
+# want ROW: is ROW in $ROWS?
+want() { case " $ROWS " in *" $1 "*) return 0;; esac; return 1; }

@@ -65,29 +65,9 @@ for t in nginx ab python3; do
 	command -v "$t" >/dev/null || { echo "bench/nginx.sh: $t missing (scripts/install-deps.sh)"; exit 1; }
 done
 mkdir -p "$OUT"
-P=bn$$-
-CT=${P}ct PEER=${P}peer DPNS=${P}dp PH=${P}ph PP=${P}pp CP=${P}cp
-ALL_NS="$CT $PEER $DPNS $PH $PP $CP"
-TMP=$(mktemp -d /tmp/${P}XXXX)
-chmod 755 "$TMP"
-CTL=$TMP/dp.ctl
-NS_PID=''
-cleanup() {
-	local ns
-	[ -n "$NS_PID" ] && { kill "$NS_PID"; wait "$NS_PID"; } 2>/dev/null
-	for ns in $ALL_NS; do ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null; done
-	sleep 0.2
-	for ns in $ALL_NS; do
-		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
-	done
-	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-want() { case " $ROWS " in *" $1 "*) return 0;; esac; return 1; }
-csv=$OUT/nginx.csv
 . "$here/lib.sh"
+bench_start bn CT:ct PEER:peer DPNS:dp PH:ph PP:pp CP:cp
+csv=$OUT/nginx.csv
 
 for ns in $ALL_NS; do ip netns add "$ns" && ip -n "$ns" link set lo up || exit 1; done
 bench_face_net "$CT" "$PEER" "$PH" "$PP" 10.66.0 10.88.0 || { echo "bench/nginx.sh: the namespaces do not pass"; exit 1; }

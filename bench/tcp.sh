@@ -83,30 +83,9 @@ for t in iperf3 socat python3; do
 done
 mkdir -p "$OUT"
 
-P=bn$$-
-CT=${P}ct PEER=${P}peer DPNS=${P}dp PH=${P}ph CP=${P}cp SH=${P}sh CS=${P}cs
-ALL_NS="$CT $PEER $DPNS $PH $CP $SH $CS"
-TMP=$(mktemp -d /tmp/${P}XXXX)
-chmod 755 "$TMP"
-CTL=$TMP/dp.ctl
-NS_PID='' DP_PID=''
-cleanup() {
-	local ns
-	[ -n "$NS_PID" ] && { kill "$NS_PID"; wait "$NS_PID"; } 2>/dev/null
-	for ns in $ALL_NS; do
-		ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
-	done
-	sleep 0.2
-	for ns in $ALL_NS; do
-		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
-	done
-	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 . "$here/lib.sh"
+bench_start bn CT:ct PEER:peer DPNS:dp PH:ph CP:cp SH:sh CS:cs
+
 tcp_plot() { bench_plot "$csv" "$PLOT" "TCP into (in) and out of (out) the container, iperf3 -t $SECS, median of $REPS" "$TMP"; }
 
 # PLOT_ONLY=1: redraw the plot from an existing $OUT/tcp.csv (give the SECS
@@ -221,7 +200,6 @@ na() {
 	done; done
 }
 
-want() { case " $ROWS " in *" $1 "*) return 0;; esac; return 1; }
 
 # loss_set PERCENT: the peer drops PERCENT % of what crosses its veth, each
 # way (nftables numgen: the kernel here has no netem); 0 removes the rule

@@ -46,29 +46,9 @@ for t in iperf3 python3; do
 done
 [ -x "$SEQ" ] || { echo "bench/udp.sh: $SEQ missing (make tools)"; exit 1; }
 mkdir -p "$OUT"
-P=bu$$-
-CT=${P}ct PEER=${P}peer DPNS=${P}dp PH=${P}ph PP=${P}pp CP=${P}cp
-ALL_NS="$CT $PEER $DPNS $PH $PP $CP"
-TMP=$(mktemp -d /tmp/${P}XXXX)
-chmod 755 "$TMP"
-CTL=$TMP/dp.ctl
-NS_PID=''
-cleanup() {
-	local ns
-	[ -n "$NS_PID" ] && { kill "$NS_PID"; wait "$NS_PID"; } 2>/dev/null
-	for ns in $ALL_NS; do ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null; done
-	sleep 0.2
-	for ns in $ALL_NS; do
-		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
-	done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-want() { case " $ROWS " in *" $1 "*) return 0;; esac; return 1; }
-csv=$OUT/udp-face.csv
 . "$here/lib.sh"
+bench_start bu CT:ct PEER:peer DPNS:dp PH:ph PP:pp CP:cp
+csv=$OUT/udp-face.csv
 
 for ns in $ALL_NS; do ip netns add "$ns" && ip -n "$ns" link set lo up || exit 1; done
 bench_face_net "$CT" "$PEER" "$PH" "$PP" 10.68.0 10.90.0 || { echo "bench/udp.sh: the namespaces do not pass"; exit 1; }
