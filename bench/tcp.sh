@@ -463,13 +463,6 @@ if [ -n "$SN_MODES" ] || want rr || want nginx; then
 	bg "$DPNS" iperf3 -s -B 127.0.0.1 -p 5201
 	wait_port "$DPNS" 127.0.0.1 5201
 	[ -x "$DATAPATH" ] && [ -x "$NETSETUP" ] || SN_BUILT="netsetup/datapath not built in $build"
-	# probe: does this datapath accept TCP services? A refused SPEC exits 2
-	# before it looks at its --fd (1000, not open: it then fails the handshake)
-	if [ -z "${SN_BUILT:-}" ]; then
-		probe=$(ip netns exec "$DPNS" "$DATAPATH" --fd 1000 --forward tcp:127.0.0.1:5301=10.66.0.1:5201 \
-			--publish tcp:5201=127.0.0.1:5201 </dev/null 2>&1)
-		[ $? -eq 2 ] && SN_BUILT="not built: $(echo "$probe" | head -n1)"
-	fi
 	for m in ${SN_MODES:-sw}; do
 		if [ -n "${SN_BUILT:-}" ]; then
 			want "$m" && na "$m" "$SN_BUILT"
