@@ -58,16 +58,19 @@
 /*
  * The header of @seg with its options into @b: every field but the
  * sequence number and flags (each frame's own) and the checksum (zero).
- * Return: its length, or negative (options that do not fit).
+ * Return: its length, or negative (options that do not fit; counted in
+ * emit_errors).
  */
-static int tcp_emit_hdr(const struct tcp_seg_out *seg, uint8_t *b, size_t cap)
+static int tcp_emit_hdr(struct tcp_glue *g, const struct tcp_seg_out *seg, uint8_t *b, size_t cap)
 {
 	struct tcp_hdr *th = (struct tcp_hdr *)b;
 	int olen = tcp_opts_write(&seg->opts, b + TCP_HLEN, cap - TCP_HLEN);
 	size_t hlen;
 
-	if (olen < 0 || olen % 4)
+	if (olen < 0 || olen % 4) {
+		g->c.emit_errors++;
 		return olen < 0 ? olen : -EINVAL;
+	}
 	hlen = TCP_HLEN + (size_t)olen;
 	th->sport = htons(seg->sport);
 	th->dport = htons(seg->dport);
@@ -94,7 +97,7 @@ static int tcp_glue_emit_one(struct tcp_glue *g, const struct tcp_seg_out *seg, 
 {
 	struct stack *st = g->st;
 	uint8_t h[TCP_MAX_HLEN];
-	struct net_addr src, dst;
+	struct net_addr src = seg->src, dst = seg->dst;
 	struct tcp_hdr *th;
 	bool copy, v6 = seg->dst.family == AF_INET6;
 	size_t hlen, l3 = v6 ? IPV6_HLEN : IPV4_HLEN;
@@ -102,14 +105,10 @@ static int tcp_glue_emit_one(struct tcp_glue *g, const struct tcp_seg_out *seg, 
 	struct pkt *p;
 	int ret, i;
 
-	ret = tcp_emit_hdr(seg, h, sizeof(h));
-	if (ret < 0) {
-		g->c.emit_errors++;
+	ret = tcp_emit_hdr(g, seg, h, sizeof(h));
+	if (ret < 0)
 		return ret;
-	}
 	hlen = (size_t)ret;
-	src = seg->src;
-	dst = seg->dst;
 	copy = len && (iovcnt != 1 || !g->ops->hop_ready(g->ctx, &dst));
 	p = pkt_alloc(hlen + (copy ? len : 0));
 	if (!p) {
@@ -196,21 +195,17 @@ static int tcp_glue_emit_sw(struct tcp_glue *g, const struct tcp_seg_out *seg, s
 {
 	struct stack *st = g->st;
 	uint8_t h[TCP_MAX_HLEN];
-	struct net_addr src, dst;
+	struct net_addr src = seg->src, dst = seg->dst;
 	uint32_t hsum;
 	struct iovec iov[2];
 	size_t hlen, off, n;
 	int cnt, ret, lent = 0;
 	bool ready;
 
-	ret = tcp_emit_hdr(seg, h, sizeof(h));
-	if (ret < 0) {
-		g->c.emit_errors++;
+	ret = tcp_emit_hdr(g, seg, h, sizeof(h));
+	if (ret < 0)
 		return ret;
-	}
 	hlen = (size_t)ret;
-	src = seg->src;
-	dst = seg->dst;
 	/* the sum of everything but length, seq, flags and payload */
 	hsum = csum_partial(h, hlen, tcp_glue_pseudo(&src, &dst, 0));
 	ready = g->ops->hop_ready(g->ctx, &dst);
