@@ -23,16 +23,19 @@
  *   datagrams from REMOTE on that stack socket go back to the client with
  *   sendto() on the listening socket.
  *
- * Host-side I/O is batched like the link's: datagrams for backends are
- * copied into a queue shared by the services of one stack (struct
+ * Host-side I/O is batched like the link's: datagrams for the host (a
+ * publish's backend, a forward's local client) are copied into a queue
+ * shared by the services of one stack (struct
  * svc_udp_table) and leave at the end of the loop turn (the stack's
  * STACK_TURN_HAND_DOWN phase, which the table registers for) or when
  * SVC_UDP_BATCH are waiting. Consecutive datagrams for the same flow leave
- * together: to an inet backend as UDP_SEGMENT sends (a run of datagrams the
- * size of the first, a shorter last one allowed), which the host's kernel
- * carries as one packet as far as the backend's socket (seed 003: one
+ * together: to an inet destination as UDP_SEGMENT sends (a run of datagrams
+ * the size of the first, a shorter last one allowed), which the host's
+ * kernel carries as one packet as far as the receiving socket (seed 003: one
  * crossing of the IP output path instead of one per datagram); to a unix
- * backend, or once a host refused UDP GSO (host_gso_off), in one sendmmsg().
+ * one, or once a host refused UDP GSO (host_gso_off), in one sendmmsg().
+ * A publish flow sends on its connected socket, a forward flow through the
+ * listening socket to its client's address (svc_flow_dest()).
  * Host sockets are read with
  * recvmmsg(), SVC_UDP_BATCH datagrams at most per readable event so one busy
  * flow cannot starve the loop. A datagram the host refuses (ENOBUFS,
@@ -182,6 +185,37 @@ static void svc_rx_prepare(struct svc_udp_table *t, struct mmsghdr *m, struct io
 }
 
 /*
+ * Where @f's queued datagrams go: a publish flow's backend on its connected
+ * socket (no @name), a forward flow's client through the listening socket.
+ * Return: the socket; *@gso_ok: the destination may take UDP_SEGMENT sends
+ * (inet, and the service never saw it refused).
+ */
+static int svc_flow_dest(const struct svc_flow *f, const struct sockaddr **name, socklen_t *len, bool *gso_ok)
+{
+	const struct svc_udp *s = f->svc;
+
+	if (s->spec.kind == SVC_PUBLISH) {
+		*name = NULL;
+		*len = 0;
+		*gso_ok = !s->spec.target.is_unix && !s->host_gso_off;
+		return f->fd;
+	}
+	*name = (const struct sockaddr *)&f->client;
+	*len = f->client_len;
+	*gso_ok = f->client.ss_family != AF_UNIX && !s->host_gso_off;
+	return s->listen_fd;
+}
+
+/* @n datagrams of @f reached the host: its backend, or its client. */
+static void svc_flow_delivered(struct svc_flow *f, unsigned int n)
+{
+	if (f->svc->spec.kind == SVC_PUBLISH)
+		f->svc->to_target += n;
+	else
+		f->svc->from_target += n;
+}
+
+/*
  * The end of the part of [@i, @j) (one flow's queued datagrams) that one
  * UDP_SEGMENT send carries: datagrams the size of the first, a shorter last
  * one ending it, at most SVC_UDP_GSO_SEGS of them and SVC_UDP_GSO_BYTES in
@@ -229,8 +263,11 @@ static int svc_host_gso_send(struct svc_udp_table *t, struct svc_flow *f, unsign
 	};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 	uint16_t gso = (uint16_t)t->txq[i].p->len;
+	const struct sockaddr *name;
 	unsigned int k;
+	bool gso_ok;
 	ssize_t ret;
+	int fd = svc_flow_dest(f, &name, &mh.msg_namelen, &gso_ok);
 
 	for (k = i; k < end; k++) {
 		iov[k - i].iov_base = pkt_data(t->txq[k].p);
@@ -240,8 +277,9 @@ static int svc_host_gso_send(struct svc_udp_table *t, struct svc_flow *f, unsign
 	c->cmsg_type = UDP_SEGMENT;
 	c->cmsg_len = CMSG_LEN(sizeof(gso));
 	memcpy(CMSG_DATA(c), &gso, sizeof(gso));
+	mh.msg_name = (void *)name;
 	do
-		ret = sendmsg(f->fd, &mh, MSG_DONTWAIT);
+		ret = sendmsg(fd, &mh, MSG_DONTWAIT);
 	while (ret < 0 && errno == EINTR);
 	f->svc->host_syscalls_out++;
 	if (ret >= 0)
@@ -250,14 +288,17 @@ static int svc_host_gso_send(struct svc_udp_table *t, struct svc_flow *f, unsign
 	return errno == EINVAL || errno == EIO || errno == EOPNOTSUPP ? -EOPNOTSUPP : -errno;
 }
 
-/* Datagrams [@i, @end) of @t's queue to @f's host socket, one sendmmsg() a try. */
+/* Datagrams [@i, @end) of @t's queue to @f's host destination, one sendmmsg() a try. */
 static void svc_host_send_each(struct svc_udp_table *t, struct svc_flow *f, unsigned int i, unsigned int end)
 {
 	struct mmsghdr m[SVC_UDP_BATCH];
 	struct iovec iov[SVC_UDP_BATCH];
 	struct svc_udp *s = f->svc;
 	unsigned int k, n = end - i;
-	int sent;
+	const struct sockaddr *name;
+	socklen_t name_len;
+	bool gso_ok;
+	int sent, fd = svc_flow_dest(f, &name, &name_len, &gso_ok);
 
 	for (k = 0; k < n; k++) {
 		iov[k].iov_base = pkt_data(t->txq[i + k].p);
@@ -265,13 +306,15 @@ static void svc_host_send_each(struct svc_udp_table *t, struct svc_flow *f, unsi
 		memset(&m[k], 0, sizeof(m[k]));
 		m[k].msg_hdr.msg_iov = &iov[k];
 		m[k].msg_hdr.msg_iovlen = 1;
+		m[k].msg_hdr.msg_name = (void *)name;
+		m[k].msg_hdr.msg_namelen = name_len;
 	}
 	k = 0;
 	while (k < n) {
-		sent = sendmmsg(f->fd, m + k, n - k, MSG_DONTWAIT);
+		sent = sendmmsg(fd, m + k, n - k, MSG_DONTWAIT);
 		s->host_syscalls_out++;
 		if (sent > 0) {
-			s->to_target += sent;
+			svc_flow_delivered(f, (unsigned int)sent);
 			k += sent;
 			continue;
 		}
@@ -305,11 +348,16 @@ void svc_udp_flush(struct svc_udp_table *t)
 		for (j = i; j < t->txq_len && t->txq[j].flow == f; j++)
 			;
 		while (i < j) {
-			end = s->spec.target.is_unix || s->host_gso_off ? j : svc_host_gso_run(t, i, j);
+			const struct sockaddr *name;
+			socklen_t name_len;
+			bool gso_ok;
+
+			svc_flow_dest(f, &name, &name_len, &gso_ok);
+			end = gso_ok ? svc_host_gso_run(t, i, j) : j;
 			if (end - i < 2) {
 				svc_host_send_each(t, f, i, end);
 			} else if (!(ret = svc_host_gso_send(t, f, i, end))) {
-				s->to_target += end - i;
+				svc_flow_delivered(f, end - i);
 				s->host_gso_sends++;
 				s->host_gso_datagrams += end - i;
 			} else if (ret == -EOPNOTSUPP) {
@@ -625,21 +673,11 @@ err:
 	return NULL;
 }
 
-/* publish: a datagram from a peer arrived at the stack port */
-static void svc_pub_recv(struct udp_sock *us, const struct net_addr *src, uint16_t sport,
-			 const struct net_addr *dst, const uint8_t *data, size_t len)
+/* A datagram for @f's host destination joins the queue (svc_udp_flush()). */
+static void svc_host_queue(struct svc_udp *s, struct svc_flow *f, const uint8_t *data, size_t len)
 {
-	struct svc_udp *s = us->ctx;
-	struct svc_flow *f = svc_pub_flow(s, src, sport, dst);
-	struct pkt *p;
+	struct pkt *p = pkt_alloc(len);
 
-	if (!f) {
-		s->errors++;
-		stack_drop(s->st, DROP_SERVICE);
-		return;
-	}
-	svc_flow_touch(f);
-	p = pkt_alloc(len);
 	if (!p) {
 		s->errors++;
 		stack_drop(s->st, DROP_NO_MEMORY);
@@ -650,6 +688,22 @@ static void svc_pub_recv(struct udp_sock *us, const struct net_addr *src, uint16
 	s->tbl->txq[s->tbl->txq_len].p = p;
 	if (++s->tbl->txq_len == SVC_UDP_BATCH)
 		svc_udp_flush(s->tbl);
+}
+
+/* publish: a datagram from a peer arrived at the stack port */
+static void svc_pub_recv(struct udp_sock *us, const struct net_addr *src, uint16_t sport,
+			 const struct net_addr *dst, const uint8_t *data, size_t len)
+{
+	struct svc_udp *s = us->ctx;
+	struct svc_flow *f = svc_pub_flow(s, src, sport, dst);
+
+	if (!f) {
+		s->errors++;
+		stack_drop(s->st, DROP_SERVICE);
+		return;
+	}
+	svc_flow_touch(f);
+	svc_host_queue(s, f, data, len);
 }
 
 /* forward: REMOTE answered a flow's stack socket */
@@ -665,12 +719,7 @@ static void svc_fwd_remote(struct udp_sock *us, const struct net_addr *src, uint
 		return;
 	}
 	svc_flow_touch(f);
-	if (sendto(s->listen_fd, data, len, MSG_DONTWAIT, (struct sockaddr *)&f->client,
-		   f->client_len) < 0) {
-		s->errors++;
-		return;
-	}
-	s->from_target++;
+	svc_host_queue(s, f, data, len);
 }
 
 /* forward: local clients sent datagrams to LISTEN */

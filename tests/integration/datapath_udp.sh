@@ -64,6 +64,21 @@ sn_log "publish over IPv6, fragmented above 1452 bytes both ways"
 ip netns exec "$PEER" python3 "$SN_TMP/client.py" fd77::2 5002 "1,100,1000,1452,1453,3000,65507" || sn_fail "publish v6"
 sn_log "forward, 127.0.0.1:8000 -> 10.77.0.1:7000 through the stack"
 ip netns exec "$DPNS" python3 "$SN_TMP/client.py" 127.0.0.1 8000 "$SMALL,$BIG" || sn_fail "forward"
+# bursts: the replies of one turn reach the client together (svc_udp_flush(),
+# UDP_SEGMENT through the listening socket), intact and in order
+ip netns exec "$DPNS" python3 - <<'PY' || sn_fail "forward: bursts"
+import os, socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(3)
+for _ in range(5):
+    data = [os.urandom(900) for _ in range(40)] + [b"x" * 300]
+    for d in data:
+        s.sendto(d, ("127.0.0.1", 8000))
+    got = [s.recvfrom(2000)[0] for _ in data]
+    assert got == data, "replies differ or are out of order"
+print("5 bursts of 41 echoed in order")
+PY
+echo "forward replies by UDP GSO: $(dp_stat "[x for x in d['services'] if x['kind'] == 'forward'][0]['host_gso_datagrams']")"
 
 # udp_gso_check MODE: the peer sends 5 datagrams of 1000 bytes in one
 # UDP_SEGMENT call, which crosses the veth as one GSO frame; all five come
