@@ -21,8 +21,8 @@
  * calls the link's rx_fn, which the layer above registered: Ethernet input
  * for a packet link (a kernel peer's UDP GSO frame cut into its datagrams
  * first), the face for a TUN. Drops go to the drop_fn it registered too, so
- * a link names no layer above it. Frames go up synchronously; upper layers copy what they keep, so the
- * buffers are reused for the next read.
+ * a link names no layer above it. Frames go up synchronously; upper layers
+ * copy what they keep, so the buffers are reused for the next read.
  *
  * Transmit: link_output() fixes the vnet header's offsets for this link's
  * L2 header (vnet_to_wire()) and appends the frame to a ring of

@@ -21,11 +21,11 @@
  * off mode) gives the kernel's word on the checksum through PACKET_AUXDATA
  * instead: a frame from the local kernel often carries only a partial
  * checksum (TP_STATUS_CSUMNOTREADY, veth's checksum offload), which must not
- * be verified. A frame longer than
- * the buffer comes back with MSG_TRUNC: it is counted as rx_truncated and
- * dropped (the peer retransmits it), and after that batch the channel's
- * buffers grow once to LINK_RX_BYTES_BIG: a kernel peer with BIG TCP sends
- * TCP frames up to 512 KiB. They start at 64 KiB so that a link which never
+ * be verified. A frame longer than the buffer comes back with MSG_TRUNC: it
+ * is counted as rx_truncated and dropped (the peer retransmits it), and
+ * after that batch the channel's buffers grow once to LINK_RX_BYTES_BIG: a
+ * kernel peer with BIG TCP sends TCP frames up to 512 KiB. They start at
+ * 64 KiB so that a link which never
  * sees such a peer does not hold 32 MiB of buffers. At most LINK_RX_ROUNDS
  * batches are read per turn so that one busy channel cannot starve timers
  * and other fds. Frames go up through link_input(), which cuts a UDP GSO
@@ -33,8 +33,7 @@
  * handler the stack registered (Ethernet input).
  *
  * Transmit: link.c's queue; link_packet_xmit() sends a batch with one
- * sendmmsg(). In off mode the batch is one frame per
- * syscall.
+ * sendmmsg(). In off mode the batch is one frame per syscall.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -25,18 +25,17 @@
  *
  * Host-side I/O is batched like the link's: datagrams for the host (a
  * publish's backend, a forward's local client) are copied into a queue
- * shared by the services of one stack (struct
- * svc_udp_table) and leave at the end of the loop turn (the stack's
- * STACK_TURN_HAND_DOWN phase, which the table registers for) or when
- * SVC_UDP_BATCH are waiting. Consecutive datagrams for the same flow leave
- * together: to an inet destination as UDP_SEGMENT sends (a run of datagrams
- * the size of the first, a shorter last one allowed), which the host's
- * kernel carries as one packet as far as the receiving socket (seed 003: one
- * crossing of the IP output path instead of one per datagram); to a unix
- * one, or once a host refused UDP GSO (host_gso_off), in one sendmmsg().
- * A publish flow sends on its connected socket, a forward flow through the
- * listening socket to its client's address (svc_flow_dest()).
- * Host sockets are read with
+ * shared by the services of one stack (struct svc_udp_table) and leave at
+ * the end of the loop turn (the stack's STACK_TURN_HAND_DOWN phase, which
+ * the table registers for) or when SVC_UDP_BATCH are waiting. Consecutive
+ * datagrams for the same flow leave together: to an inet destination as
+ * UDP_SEGMENT sends (a run of datagrams the size of the first, a shorter
+ * last one allowed), which the host's kernel carries as one packet as far
+ * as the receiving socket (seed 003: one crossing of the IP output path
+ * instead of one per datagram); to a unix one, or once a host refused UDP
+ * GSO (host_gso_off), in one sendmmsg(). A publish flow sends on its
+ * connected socket, a forward flow through the listening socket to its
+ * client's address (svc_flow_dest()). Host sockets are read with
  * recvmmsg(), SVC_UDP_BATCH datagrams at most per readable event so one busy
  * flow cannot starve the loop. A datagram the host refuses (ENOBUFS,
  * EAGAIN on a full socket, ECONNREFUSED after an ICMP error, ...) is counted
@@ -54,8 +53,8 @@
  * Caps (docs/security.md): every flow holds a host socket, so the process
  * keeps at most --max-udp-flows of them (stack_limits.udp_flows, default
  * SVC_UDP_MAX_FLOWS_DEFAULT), all UDP services together. All flows are on
- * their table's list, most recently used first; a new flow at the cap closes the least
- * recently used one of any service (counted in the global hits and in that
+ * their table's list, most recently used first; a new flow at the cap
+ * closes the least recently used one of any service (counted in the global hits and in that
  * service's flows_evicted). A publish flow is also capped per remote source
  * address per service (--max-udp-flows-per-source, stack_limits
  * .udp_flows_per_source, default SVC_UDP_FLOWS_PER_SOURCE_DEFAULT): a new
@@ -77,8 +76,8 @@
  * integration/hardening_udp_flows in the ASan build.
  */
 #include <arpa/inet.h>
-#include <netinet/udp.h>
 #include <errno.h>
+#include <netinet/udp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,26 +183,32 @@ static void svc_rx_prepare(struct svc_udp_table *t, struct mmsghdr *m, struct io
 	}
 }
 
-/*
- * Where @f's queued datagrams go: a publish flow's backend on its connected
- * socket (no @name), a forward flow's client through the listening socket.
- * Return: the socket; *@gso_ok: the destination may take UDP_SEGMENT sends
- * (inet, and the service never saw it refused).
+/**
+ * struct svc_dest - where a flow's queued datagrams go (svc_flow_dest())
+ * @fd:		a publish flow's connected socket, or a forward's listener
+ * @name:	a forward's client, NULL for a publish; @len its length
+ * @gso:	the destination may take UDP_SEGMENT sends (inet, and the
+ *		service never saw one refused)
  */
-static int svc_flow_dest(const struct svc_flow *f, const struct sockaddr **name, socklen_t *len, bool *gso_ok)
+struct svc_dest {
+	int fd;
+	const struct sockaddr *name;
+	socklen_t len;
+	bool gso;
+};
+
+static struct svc_dest svc_flow_dest(const struct svc_flow *f)
 {
 	const struct svc_udp *s = f->svc;
 
-	if (s->spec.kind == SVC_PUBLISH) {
-		*name = NULL;
-		*len = 0;
-		*gso_ok = !s->spec.target.is_unix && !s->host_gso_off;
-		return f->fd;
-	}
-	*name = (const struct sockaddr *)&f->client;
-	*len = f->client_len;
-	*gso_ok = f->client.ss_family != AF_UNIX && !s->host_gso_off;
-	return s->listen_fd;
+	if (s->spec.kind == SVC_PUBLISH)
+		return (struct svc_dest){ .fd = f->fd, .gso = !s->spec.target.is_unix && !s->host_gso_off };
+	return (struct svc_dest){
+		.fd = s->listen_fd,
+		.name = (const struct sockaddr *)&f->client,
+		.len = f->client_len,
+		.gso = f->client.ss_family != AF_UNIX && !s->host_gso_off,
+	};
 }
 
 /* @n datagrams of @f reached the host: its backend, or its client. */
@@ -241,14 +246,15 @@ static unsigned int svc_host_gso_run(const struct svc_udp_table *t, unsigned int
 }
 
 /*
- * Datagrams [@i, @end) of @t's queue to @f's host socket in one sendmsg()
- * with UDP_SEGMENT: the host's kernel carries them as one packet as far as
- * the backend's socket, which receives them one by one.
+ * Datagrams [@i, @end) of @t's queue to @d in one sendmsg() with
+ * UDP_SEGMENT: the host's kernel carries them as one packet as far as the
+ * receiving socket, which gets them one by one.
  * Return: 0, -EOPNOTSUPP when the socket or its route takes no UDP GSO (the
  * caller sends them one by one, and does so from then on), or -errno: the
  * datagrams were refused (counted by the caller, as UDP would lose them).
  */
-static int svc_host_gso_send(struct svc_udp_table *t, struct svc_flow *f, unsigned int i, unsigned int end)
+static int svc_host_gso_send(struct svc_udp_table *t, struct svc_flow *f, const struct svc_dest *d,
+			     unsigned int i, unsigned int end)
 {
 	struct iovec iov[SVC_UDP_GSO_SEGS];
 	union {
@@ -256,6 +262,8 @@ static int svc_host_gso_send(struct svc_udp_table *t, struct svc_flow *f, unsign
 		uint8_t buf[CMSG_SPACE(sizeof(uint16_t))];
 	} ctrl;
 	struct msghdr mh = {
+		.msg_name = (void *)d->name,
+		.msg_namelen = d->len,
 		.msg_iov = iov,
 		.msg_iovlen = end - i,
 		.msg_control = ctrl.buf,
@@ -263,11 +271,8 @@ static int svc_host_gso_send(struct svc_udp_table *t, struct svc_flow *f, unsign
 	};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 	uint16_t gso = (uint16_t)t->txq[i].p->len;
-	const struct sockaddr *name;
 	unsigned int k;
-	bool gso_ok;
 	ssize_t ret;
-	int fd = svc_flow_dest(f, &name, &mh.msg_namelen, &gso_ok);
 
 	for (k = i; k < end; k++) {
 		iov[k - i].iov_base = pkt_data(t->txq[k].p);
@@ -277,9 +282,8 @@ static int svc_host_gso_send(struct svc_udp_table *t, struct svc_flow *f, unsign
 	c->cmsg_type = UDP_SEGMENT;
 	c->cmsg_len = CMSG_LEN(sizeof(gso));
 	memcpy(CMSG_DATA(c), &gso, sizeof(gso));
-	mh.msg_name = (void *)name;
 	do
-		ret = sendmsg(fd, &mh, MSG_DONTWAIT);
+		ret = sendmsg(d->fd, &mh, MSG_DONTWAIT);
 	while (ret < 0 && errno == EINTR);
 	f->svc->host_syscalls_out++;
 	if (ret >= 0)
@@ -288,17 +292,15 @@ static int svc_host_gso_send(struct svc_udp_table *t, struct svc_flow *f, unsign
 	return errno == EINVAL || errno == EIO || errno == EOPNOTSUPP ? -EOPNOTSUPP : -errno;
 }
 
-/* Datagrams [@i, @end) of @t's queue to @f's host destination, one sendmmsg() a try. */
-static void svc_host_send_each(struct svc_udp_table *t, struct svc_flow *f, unsigned int i, unsigned int end)
+/* Datagrams [@i, @end) of @t's queue to @d, one sendmmsg() a try. */
+static void svc_host_send_each(struct svc_udp_table *t, struct svc_flow *f, const struct svc_dest *d,
+			       unsigned int i, unsigned int end)
 {
 	struct mmsghdr m[SVC_UDP_BATCH];
 	struct iovec iov[SVC_UDP_BATCH];
 	struct svc_udp *s = f->svc;
 	unsigned int k, n = end - i;
-	const struct sockaddr *name;
-	socklen_t name_len;
-	bool gso_ok;
-	int sent, fd = svc_flow_dest(f, &name, &name_len, &gso_ok);
+	int sent;
 
 	for (k = 0; k < n; k++) {
 		iov[k].iov_base = pkt_data(t->txq[i + k].p);
@@ -306,12 +308,12 @@ static void svc_host_send_each(struct svc_udp_table *t, struct svc_flow *f, unsi
 		memset(&m[k], 0, sizeof(m[k]));
 		m[k].msg_hdr.msg_iov = &iov[k];
 		m[k].msg_hdr.msg_iovlen = 1;
-		m[k].msg_hdr.msg_name = (void *)name;
-		m[k].msg_hdr.msg_namelen = name_len;
+		m[k].msg_hdr.msg_name = (void *)d->name;
+		m[k].msg_hdr.msg_namelen = d->len;
 	}
 	k = 0;
 	while (k < n) {
-		sent = sendmmsg(fd, m + k, n - k, MSG_DONTWAIT);
+		sent = sendmmsg(d->fd, m + k, n - k, MSG_DONTWAIT);
 		s->host_syscalls_out++;
 		if (sent > 0) {
 			svc_flow_delivered(f, (unsigned int)sent);
@@ -348,21 +350,18 @@ void svc_udp_flush(struct svc_udp_table *t)
 		for (j = i; j < t->txq_len && t->txq[j].flow == f; j++)
 			;
 		while (i < j) {
-			const struct sockaddr *name;
-			socklen_t name_len;
-			bool gso_ok;
+			struct svc_dest d = svc_flow_dest(f);
 
-			svc_flow_dest(f, &name, &name_len, &gso_ok);
-			end = gso_ok ? svc_host_gso_run(t, i, j) : j;
+			end = d.gso ? svc_host_gso_run(t, i, j) : j;
 			if (end - i < 2) {
-				svc_host_send_each(t, f, i, end);
-			} else if (!(ret = svc_host_gso_send(t, f, i, end))) {
+				svc_host_send_each(t, f, &d, i, end);
+			} else if (!(ret = svc_host_gso_send(t, f, &d, i, end))) {
 				svc_flow_delivered(f, end - i);
 				s->host_gso_sends++;
 				s->host_gso_datagrams += end - i;
 			} else if (ret == -EOPNOTSUPP) {
 				s->host_gso_off = true;
-				svc_host_send_each(t, f, i, end);
+				svc_host_send_each(t, f, &d, i, end);
 			} else {
 				/* refused (a full socket, ECONNREFUSED): lost, as UDP would */
 				s->errors += end - i;
@@ -575,9 +574,8 @@ static unsigned int svc_max_per_source(const struct stack *st)
 /* Before a new flow of @s: at the total cap, the least recently used flow goes. */
 static void svc_make_room(struct svc_udp *s)
 {
-	struct svc_flow *old;
-
 	struct svc_udp_table *t = s->tbl;
+	struct svc_flow *old;
 
 	if (t->flows_total < svc_max_flows(s->st))
 		return;
