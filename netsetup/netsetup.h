@@ -373,6 +373,12 @@ int ns_face_setup(struct nl_sock *sk, const struct ns_state *st, const struct ns
 		  const struct ns_face *fc, struct ns_err *e);
 void ns_face_table(int ifindex, char *buf, size_t size);
 
+/* --- steer.c ---------------------------------------------------------- */
+
+int ns_steer_load(uint32_t seed, unsigned int n_shards, struct ns_err *e);
+int ns_steer_tun(int tun_fd, int prog_fd, struct ns_err *e);
+int ns_steer_fanout(int sock_fd, int prog_fd, struct ns_err *e);
+
 /* --- handoff.c -------------------------------------------------------- */
 
 int ns_handoff_connect(const char *path, int *sockp, struct ns_err *e);
