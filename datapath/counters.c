@@ -17,16 +17,24 @@ _Static_assert(sizeof(dp_drop_upper) / sizeof(dp_drop_upper[0]) == DROP_MAX, "dr
 static char dp_ctr_lower[CTR_MAX][32];
 static char dp_drop_lower[DROP_MAX][32];
 
-static const char *dp_lower(const char *up, char *out)
+static void dp_lower(const char *up, char *out)
 {
 	unsigned int i;
 
-	if (!out[0]) {
-		for (i = 0; up[i] && i < 31; i++)
-			out[i] = tolower((unsigned char)up[i]);
-		out[i] = '\0';
-	}
-	return out;
+	for (i = 0; up[i] && i < 31; i++)
+		out[i] = (char)tolower((unsigned char)up[i]);
+	out[i] = '\0';
+}
+
+/* Made before main(), so that shards' threads only ever read them. */
+__attribute__((constructor)) static void dp_names_init(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < CTR_MAX; i++)
+		dp_lower(dp_ctr_upper[i], dp_ctr_lower[i]);
+	for (i = 0; i < DROP_MAX; i++)
+		dp_lower(dp_drop_upper[i], dp_drop_lower[i]);
 }
 
 /**
@@ -36,7 +44,7 @@ static const char *dp_lower(const char *up, char *out)
  */
 const char *dp_ctr_name(unsigned int c)
 {
-	return c < CTR_MAX ? dp_lower(dp_ctr_upper[c], dp_ctr_lower[c]) : "?";
+	return c < CTR_MAX ? dp_ctr_lower[c] : "?";
 }
 
 /**
@@ -46,5 +54,5 @@ const char *dp_ctr_name(unsigned int c)
  */
 const char *dp_drop_name(unsigned int d)
 {
-	return d < DROP_MAX ? dp_lower(dp_drop_upper[d], dp_drop_lower[d]) : "?";
+	return d < DROP_MAX ? dp_drop_lower[d] : "?";
 }

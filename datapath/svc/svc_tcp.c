@@ -101,7 +101,8 @@ struct svc_tcp {
 	uint64_t to_target, from_target, errors;
 };
 
-static uint8_t svc_tcp_buf[SVC_TCP_BUF];
+/* Scratch for one pump; per thread, so that every shard has its own. */
+static __thread uint8_t svc_tcp_buf[SVC_TCP_BUF];
 
 static void svc_tcp_pair_event(struct tcp_conn *c, void *user, enum tcp_event ev, int err);
 
