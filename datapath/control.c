@@ -122,6 +122,14 @@ static void control_link(struct out *o, struct link *l)
 	}
 	out_arr_end(o);
 	out_u64(o, "rx_frames", s->rx_frames);
+	/* Per channel: a fanout member or a TUN queue, one per shard */
+	out_arr_begin(o, "per_channel");
+	for (i = 0; i < l->n_channels; i++) {
+		out_obj_begin(o, NULL);
+		out_u64(o, "rx_frames", l->ch[i].rx_frames);
+		out_obj_end(o);
+	}
+	out_arr_end(o);
 	out_u64(o, "rx_bytes", s->rx_bytes);
 	out_u64(o, "rx_syscalls", s->rx_syscalls);
 	out_double(o, "rx_frames_per_syscall", control_ratio(s->rx_frames, s->rx_syscalls));

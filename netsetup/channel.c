@@ -23,7 +23,11 @@
  *      PACKET_FANOUT_HASH group (a flow stays on one socket) with
  *      PACKET_FANOUT_FLAG_IGNORE_OUTGOING (the socket option is ignored inside
  *      a group). The first socket asks the kernel for a unique group id
- *      (PACKET_FANOUT_FLAG_UNIQUEID), the others join that id.
+ *      (PACKET_FANOUT_FLAG_UNIQUEID), the others join that id. With shards
+ *      (steer.c) the group is PACKET_FANOUT_EBPF instead: the steering
+ *      program, set on the first member before the others join, picks the
+ *      socket of a frame's shard, and PACKET_FANOUT_FLAG_DEFRAG reassembles
+ *      IP fragments first, so that a fragment reaches its datagram's shard.
  * PACKET_QDISC_BYPASS is left to the datapath: it can set it on the fd it
  * receives, and it decides how it wants backpressure reported.
  */
@@ -49,8 +53,10 @@ static int setopt_int(int fd, int level, int name, int val)
 	return setsockopt(fd, level, name, &val, sizeof(val)) < 0 ? -errno : 0;
 }
 
-static int channel_one(const struct ns_link *l, unsigned int n, int *group_id, struct ns_err *e)
+static int channel_one(const struct ns_link *l, unsigned int n, int steer_fd, int *group_id,
+		       struct ns_err *e)
 {
+	unsigned int mode = steer_fd >= 0 ? PACKET_FANOUT_EBPF | PACKET_FANOUT_FLAG_DEFRAG : PACKET_FANOUT_HASH;
 	struct sockaddr_ll sll = {
 		.sll_family = AF_PACKET,
 		.sll_protocol = htons(ETH_P_ALL),
@@ -88,8 +94,8 @@ static int channel_one(const struct ns_link *l, unsigned int n, int *group_id, s
 	}
 	step = "PACKET_FANOUT";
 	if (*group_id < 0) {
-		int arg = (PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_IGNORE_OUTGOING |
-			   PACKET_FANOUT_FLAG_UNIQUEID) << 16;
+		/* the type and flags above the id: bit 31 is DEFRAG's, hence unsigned */
+		int arg = (int)((mode | PACKET_FANOUT_FLAG_IGNORE_OUTGOING | PACKET_FANOUT_FLAG_UNIQUEID) << 16);
 		socklen_t len = sizeof(arg);
 
 		if ((err = setopt_int(fd, SOL_PACKET, PACKET_FANOUT, arg)))
@@ -99,9 +105,15 @@ static int channel_one(const struct ns_link *l, unsigned int n, int *group_id, s
 			goto err;
 		}
 		*group_id = arg & 0xffff;
+		step = "PACKET_FANOUT_DATA (the steering program)";
+		if (steer_fd >= 0 && setsockopt(fd, SOL_PACKET, PACKET_FANOUT_DATA, &steer_fd,
+						sizeof(steer_fd)) < 0) {
+			err = -errno;
+			goto err;
+		}
 	} else {
 		err = setopt_int(fd, SOL_PACKET, PACKET_FANOUT,
-				 *group_id | (PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_IGNORE_OUTGOING) << 16);
+				 (int)((unsigned int)*group_id | (mode | PACKET_FANOUT_FLAG_IGNORE_OUTGOING) << 16));
 		if (err)
 			goto err;
 	}
@@ -116,6 +128,8 @@ err:
  * ns_channel_open() - open @n channel sockets for @l
  * @l:		link, with its GSO mode decided
  * @n:		1..PROTO_MAX_CHANNELS
+ * @steer_fd:	the steering program (ns_steer_load()) for one channel per
+ *		shard, or -1 for a PACKET_FANOUT_HASH group
  * @fds:	receives @n fds (O_CLOEXEC)
  * @e:		error message
  *
@@ -123,7 +137,7 @@ err:
  *
  * Return: 0 or -errno.
  */
-int ns_channel_open(const struct ns_link *l, unsigned int n, int *fds, struct ns_err *e)
+int ns_channel_open(const struct ns_link *l, unsigned int n, int steer_fd, int *fds, struct ns_err *e)
 {
 	int group_id = -1;
 	unsigned int i;
@@ -135,7 +149,7 @@ int ns_channel_open(const struct ns_link *l, unsigned int n, int *fds, struct ns
 		return -EINVAL;
 	}
 	for (i = 0; i < n; i++) {
-		fd = channel_one(l, n, &group_id, e);
+		fd = channel_one(l, n, steer_fd, &group_id, e);
 		if (fd < 0) {
 			ns_channel_close(fds, i);
 			return fd;

@@ -58,6 +58,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -75,7 +76,9 @@ struct attach {
 	struct nl_sock *sk;
 	struct ns_net net;
 	int **fds;			/* per link of net; NULL when not selected */
-	struct ns_face *faces;		/* per link of net; fd -1 when none */
+	struct ns_face *faces;		/* per link of net; n_fds 0 when none */
+	unsigned int shards;		/* served: 1, or o->shards when steering loaded */
+	unsigned int channels;		/* per link: o->channels, or one per shard */
 	struct ns_state st;
 	char state_path[PATH_MAX];
 	bool state_written;
@@ -299,9 +302,42 @@ static const struct ns_face *attach_face_of(const struct attach *a, int ifindex)
 	unsigned int i;
 
 	for (i = 0; i < a->net.n_links; i++)
-		if (a->net.links[i].ifindex == ifindex && a->faces[i].fd >= 0)
+		if (a->net.links[i].ifindex == ifindex && a->faces[i].n_fds)
 			return &a->faces[i];
 	return NULL;
+}
+
+/*
+ * More than one shard: the steering program, or, where it cannot load (no
+ * BPF, a locked-down kernel), one shard and a line that says why; the
+ * container is served either way. SANDNET_NO_STEERING=1 takes the second
+ * path on purpose (tests, and a way out should steering ever misbehave).
+ */
+static void attach_steering(struct attach *a, int *steer_fd)
+{
+	const struct ns_opts *o = a->o;
+	struct ns_err why = { "" };
+	const char *off = getenv("SANDNET_NO_STEERING");
+	uint32_t seed = 0;
+
+	*steer_fd = -1;
+	a->shards = o->shards > 1 ? o->shards : 1;
+	a->channels = a->shards > 1 ? a->shards : o->channels;
+	if (a->shards == 1)
+		return;
+	if (off && !strcmp(off, "1")) {
+		ns_err_set(&why, "steering off (SANDNET_NO_STEERING=1)");
+	} else if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed)) {
+		ns_err_set(&why, "steering secret: getrandom: %s", strerror(errno));
+	} else {
+		*steer_fd = ns_steer_load(seed, a->shards, &why);
+		if (*steer_fd >= 0)
+			return;
+	}
+	fprintf(stderr, "netsetup: netns %s: %s; serving with one shard instead of %u\n", a->ns.name,
+		why.text, a->shards);
+	a->shards = 1;
+	a->channels = 1;
 }
 
 /* Steps 3 to 6, inside the namespace. */
@@ -311,7 +347,7 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 	struct proto_link *pl;
 	bool kept = false;
 	unsigned int i;
-	int err;
+	int err, steer_fd;
 
 	err = ns_nl_open(&a->sk, e);
 	if (err)
@@ -332,8 +368,7 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 		ns_err_set(e, "attach: out of memory");
 		return -ENOMEM;
 	}
-	for (i = 0; i < a->net.n_links; i++)
-		a->faces[i].fd = -1;
+	attach_steering(a, &steer_fd);
 	for (i = 0; i < a->net.n_links && !err; i++) {
 		struct ns_link *l = &a->net.links[i];
 
@@ -342,13 +377,13 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 		err = ns_link_to_proto(&a->net, l, pl, e);
 		if (err)
 			break;
-		a->fds[i] = malloc(o->channels * sizeof(int));
+		a->fds[i] = malloc(a->channels * sizeof(int));
 		if (!a->fds[i]) {
 			ns_err_set(e, "attach: out of memory");
 			err = -ENOMEM;
 			break;
 		}
-		err = ns_channel_open(l, o->channels, a->fds[i], e);
+		err = ns_channel_open(l, a->channels, steer_fd, a->fds[i], e);
 		if (err) {
 			free(a->fds[i]);
 			a->fds[i] = NULL;
@@ -357,9 +392,13 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 		/* the container face's TUN: made now, down and empty, so that a
 		 * missing /dev/net/tun or a taken name fails before any change */
 		if (!o->no_face)
-			err = ns_face_open(l, &a->faces[i], e);
+			err = ns_face_open(l, a->shards, &a->faces[i], e);
+		if (!err && a->faces[i].n_fds && steer_fd >= 0)
+			err = ns_steer_tun(a->faces[i].fds[0], steer_fd, e);
 	}
 	free(pl);
+	if (steer_fd >= 0)
+		close(steer_fd);	/* the TUNs and the fanout groups hold the program */
 	if (err)
 		return err;
 
@@ -380,6 +419,11 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 	err = ns_handoff_hello(a->sock, !o->no_face, &a->minor, e);
 	if (err)
 		return err;
+	if (a->shards > 1 && !o->no_face && a->minor < PROTO_MINOR_QUEUES) {
+		ns_err_set(e, "HELLO: the datapath speaks protocol minor %u, %u shards need %u "
+			   "(a datapath of this release, or --shards 1)", a->minor, a->shards, PROTO_MINOR_QUEUES);
+		return -EPROTONOSUPPORT;
+	}
 
 	err = ns_takeover_prepare(&a->net, &a->ns, &a->st, e);
 	if (err)
@@ -449,7 +493,7 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 	}
 	if (err)
 		return err;
-	err = ns_handoff_links(a->sock, &a->net, (int *const *)a->fds, o->channels, a->faces, a->status_fd, e);
+	err = ns_handoff_links(a->sock, &a->net, (int *const *)a->fds, a->channels, a->faces, a->status_fd, e);
 	if (a->status_fd >= 0)
 		close(a->status_fd);
 	a->status_fd = -1;
@@ -472,7 +516,7 @@ static void attach_release(struct attach *a)
 		for (i = 0; i < a->net.n_links; i++) {
 			if (!a->fds[i])
 				continue;
-			ns_channel_close(a->fds[i], a->o->channels);
+			ns_channel_close(a->fds[i], a->channels);
 			free(a->fds[i]);
 		}
 		free(a->fds);
@@ -488,11 +532,12 @@ static void report(const struct attach *a)
 		const struct ns_link *l = &a->net.links[i];
 
 		if (l->selected)
-			fprintf(stderr, "netsetup: netns %s: link %s handed to the datapath: GSO %s (%s), %u channel%s, %s%s\n",
+			fprintf(stderr, "netsetup: netns %s: link %s handed to the datapath: GSO %s (%s), %u channel%s, %s%s%s\n",
 				a->ns.name, l->ifname, proto_gso_mode_name(l->mode), l->reason,
-				a->o->channels, a->o->channels == 1 ? "" : "s",
-				a->faces && a->faces[i].fd >= 0 ? "container face " : "no container face",
-				a->faces && a->faces[i].fd >= 0 ? a->faces[i].name : "");
+				a->channels, a->channels == 1 ? "" : "s",
+				a->faces && a->faces[i].n_fds ? "container face " : "no container face",
+				a->faces && a->faces[i].n_fds ? a->faces[i].name : "",
+				a->shards > 1 ? ", steered to shards" : "");
 	}
 }
 

@@ -254,7 +254,7 @@ static int cni_add(struct cni *c)
 {
 	char *argv[CNI_MAX_ARGS + 1] = { NULL };
 	const char *datapath = "datapath", *gso = NULL, *user = NULL;
-	json_t *prev = json_object_get(c->conf, "prevResult"), *chan, *res, *face;
+	json_t *prev = json_object_get(c->conf, "prevResult"), *chan, *shards, *res, *face;
 	struct ns_err e = { "" };
 	struct ns_opts o;
 	unsigned int n = 0;
@@ -297,9 +297,19 @@ static int cni_add(struct cni *c)
 		if (!json_is_integer(chan) || json_integer_value(chan) < 1 ||
 		    json_integer_value(chan) > PROTO_MAX_CHANNELS)
 			return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration",
-					 "\"channels\": expected an integer 1..16");
+					 "\"channels\": expected an integer 1..64");
 		o.channels = json_integer_value(chan);
 	}
+	shards = json_object_get(c->conf, "shards");
+	if (shards) {
+		if (!json_is_integer(shards) || json_integer_value(shards) < 1 ||
+		    json_integer_value(shards) > NS_MAX_SHARDS)
+			return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration",
+					 "\"shards\": expected an integer 1..64");
+		o.shards = (unsigned int)json_integer_value(shards);
+	}
+	if (ns_shards_check(&o, "\"channels\"", "\"shards\"", &e))
+		return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration", e.text);
 	o.user = user;
 	o.datapath_hint = "set \"datapath\" in the network configuration";
 	o.netns_path = c->netns;

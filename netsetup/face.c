@@ -13,7 +13,8 @@
  *   1. before anything changes (ns_face_open()): /dev/net/tun is opened in
  *      the container's netns (the device lives in the opener's netns) and a
  *      TUN named "sn-" + the link's name is made with IFF_TUN | IFF_NO_PI |
- *      IFF_VNET_HDR, with every offload TUNSETOFFLOAD accepts (CSUM, TSO4,
+ *      IFF_VNET_HDR (and IFF_MULTI_QUEUE, one queue per shard, with more
+ *      than one shard: steer.c), with every offload TUNSETOFFLOAD accepts (CSUM, TSO4,
  *      TSO6, USO4, USO6; fewer on an older kernel). It is down and has no
  *      address. A missing /dev/net/tun or a name already taken fails here,
  *      with nothing changed; the device is not persistent, so it disappears
@@ -93,32 +94,15 @@ void ns_face_name(const char *ifname, char *out)
 		 ifname);
 }
 
-/**
- * ns_face_open() - make the link's TUN, down and without an address
- * @l:		the link
- * @fc:		filled: the fd, the name, the index, the offloads
- * @e:		why not, in words
- *
- * Called inside the namespace, before anything in it changes.
- *
- * Return: 0 or -errno (-ENOENT no /dev/net/tun, -EEXIST the name is taken).
- */
-int ns_face_open(const struct ns_link *l, struct ns_face *fc, struct ns_err *e)
+/* One more queue of the TUN named in @fc; the first one makes it. */
+static int face_queue_open(const struct ns_link *l, struct ns_face *fc, bool multi, struct ns_err *e)
 {
 	struct ifreq ifr;
 	unsigned int i;
-	int err;
+	int fd, err;
 
-	memset(fc, 0, sizeof(*fc));
-	fc->fd = -1;
-	ns_face_name(l->ifname, fc->name);
-	if (if_nametoindex(fc->name)) {
-		ns_err_set(e, "link %s: the container face's TUN name %s is already taken in the netns "
-			   "(remove that device, or --face off)", l->ifname, fc->name);
-		return -EEXIST;
-	}
-	fc->fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK);
-	if (fc->fd < 0) {
+	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
 		err = -errno;
 		ns_err_set(e, "link %s: cannot make the container face: /dev/net/tun: %s "
 			   "(load the tun module, or --face off)", l->ifname, strerror(errno));
@@ -126,18 +110,57 @@ int ns_face_open(const struct ns_link *l, struct ns_face *fc, struct ns_err *e)
 	}
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", fc->name);
-	ifr.ifr_flags = IFF_TUN | IFF_NO_PI | IFF_VNET_HDR;
-	if (ioctl(fc->fd, TUNSETIFF, &ifr) < 0) {
+	ifr.ifr_flags = IFF_TUN | IFF_NO_PI | IFF_VNET_HDR | (multi ? IFF_MULTI_QUEUE : 0);
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
 		err = -errno;
-		ns_err_set(e, "link %s: cannot make the container face %s: TUNSETIFF: %s", l->ifname,
-			   fc->name, strerror(errno));
-		goto err;
+		ns_err_set(e, "link %s: cannot make the container face %s: TUNSETIFF%s: %s", l->ifname,
+			   fc->name, fc->n_fds ? " (another queue)" : "", strerror(errno));
+		close(fd);
+		return err;
 	}
+	/* Offloads are the device's; each queue asks, the first answer stays. */
 	for (i = 0; i < sizeof(ns_face_offloads) / sizeof(ns_face_offloads[0]); i++) {
-		if (ioctl(fc->fd, TUNSETOFFLOAD, (unsigned long)ns_face_offloads[i]) == 0) {
-			fc->offloads = ns_face_offloads[i];
+		if (ioctl(fd, TUNSETOFFLOAD, (unsigned long)ns_face_offloads[i]) == 0) {
+			if (!fc->n_fds)
+				fc->offloads = ns_face_offloads[i];
 			break;
 		}
+	}
+	fc->fds[fc->n_fds++] = fd;
+	return 0;
+}
+
+/**
+ * ns_face_open() - make the link's TUN, down and without an address
+ * @l:		the link
+ * @queues:	1, or one per shard (an IFF_MULTI_QUEUE TUN), up to PROTO_MAX_CHANNELS
+ * @fc:		filled: the fds, the name, the index, the offloads
+ * @e:		why not, in words
+ *
+ * Called inside the namespace, before anything in it changes.
+ *
+ * Return: 0 or -errno (-ENOENT no /dev/net/tun, -EEXIST the name is taken).
+ */
+int ns_face_open(const struct ns_link *l, unsigned int queues, struct ns_face *fc, struct ns_err *e)
+{
+	int err;
+
+	memset(fc, 0, sizeof(*fc));
+	ns_face_name(l->ifname, fc->name);
+	if (queues < 1 || queues > PROTO_MAX_CHANNELS) {
+		ns_err_set(e, "link %s: %u queues for the container face is out of range 1..%d", l->ifname,
+			   queues, PROTO_MAX_CHANNELS);
+		return -EINVAL;
+	}
+	if (if_nametoindex(fc->name)) {
+		ns_err_set(e, "link %s: the container face's TUN name %s is already taken in the netns "
+			   "(remove that device, or --face off)", l->ifname, fc->name);
+		return -EEXIST;
+	}
+	while (fc->n_fds < queues) {
+		err = face_queue_open(l, fc, queues > 1, e);
+		if (err)
+			goto err;
 	}
 	fc->ifindex = (int)if_nametoindex(fc->name);
 	if (!fc->ifindex) {
@@ -148,20 +171,18 @@ int ns_face_open(const struct ns_link *l, struct ns_face *fc, struct ns_err *e)
 	fc->mtu = l->mtu;
 	return 0;
 err:
-	close(fc->fd);
-	fc->fd = -1;
+	ns_face_close(fc);
 	return err;
 }
 
 /**
- * ns_face_close() - close our fd of the TUN (the datapath keeps its own)
+ * ns_face_close() - close our fds of the TUN (the datapath keeps its own)
  * @fc:	the face, or one never opened
  */
 void ns_face_close(struct ns_face *fc)
 {
-	if (fc->fd >= 0)
-		close(fc->fd);
-	fc->fd = -1;
+	while (fc->n_fds)
+		close(fc->fds[--fc->n_fds]);
 }
 
 /**

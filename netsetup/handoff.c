@@ -216,13 +216,14 @@ int ns_handoff_links(int sock, const struct ns_net *net, int *const *fds,
 			goto out;
 		pl->n_channels = n_channels;
 		memcpy(pl->channel_fds, fds[i], n_channels * sizeof(int));
-		if (faces && faces[i].fd >= 0) {
+		if (faces && faces[i].n_fds) {
 			pl->has_face = true;
 			pl->face.ifindex = (uint32_t)faces[i].ifindex;
 			snprintf(pl->face.ifname, sizeof(pl->face.ifname), "%s", faces[i].name);
 			pl->face.mtu = faces[i].mtu;
 			pl->face.offloads = faces[i].offloads;
-			pl->face.fd = faces[i].fd;
+			pl->face.n_fds = faces[i].n_fds;
+			memcpy(pl->face.fds, faces[i].fds, faces[i].n_fds * sizeof(int));
 		}
 		snprintf(step, sizeof(step), "LINK %s", l->ifname);
 		err = proto_send_link(sock, seq, pl);

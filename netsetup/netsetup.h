@@ -255,7 +255,7 @@ int ns_gso_decide(struct ns_link *link, enum ns_gso_request req, uint32_t user_m
 
 /* --- channel.c -------------------------------------------------------- */
 
-int ns_channel_open(const struct ns_link *link, unsigned int n, int *fds, struct ns_err *e);
+int ns_channel_open(const struct ns_link *link, unsigned int n, int steer_fd, int *fds, struct ns_err *e);
 void ns_channel_close(int *fds, unsigned int n);
 
 /* --- state.c ---------------------------------------------------------- */
@@ -358,7 +358,8 @@ void ns_state_files_remove(const char *path);
  * @offloads:	the TUN_F_* flags TUNSETOFFLOAD accepted
  */
 struct ns_face {
-	int fd;
+	unsigned int n_fds;		/* queues open; 0: none */
+	int fds[PROTO_MAX_CHANNELS];	/* one per queue (shard) */
 	char name[IFNAMSIZ];
 	int ifindex;
 	uint32_t mtu;
@@ -366,7 +367,7 @@ struct ns_face {
 };
 
 void ns_face_name(const char *ifname, char *out);
-int ns_face_open(const struct ns_link *l, struct ns_face *fc, struct ns_err *e);
+int ns_face_open(const struct ns_link *l, unsigned int queues, struct ns_face *fc, struct ns_err *e);
 void ns_face_close(struct ns_face *fc);
 void ns_face_prepare(struct ns_state_link *sl, const struct ns_face *fc);
 int ns_face_setup(struct nl_sock *sk, const struct ns_state *st, const struct ns_state_link *sl,
@@ -374,6 +375,8 @@ int ns_face_setup(struct nl_sock *sk, const struct ns_state *st, const struct ns
 void ns_face_table(int ifindex, char *buf, size_t size);
 
 /* --- steer.c ---------------------------------------------------------- */
+
+#define NS_MAX_SHARDS	64
 
 int ns_steer_load(uint32_t seed, unsigned int n_shards, struct ns_err *e);
 int ns_steer_tun(int tun_fd, int prog_fd, struct ns_err *e);
@@ -416,6 +419,7 @@ struct ns_opts {
 	enum ns_gso_request gso;
 	uint32_t gso_max_bytes;		/* 0: the link's own limit */
 	unsigned int channels;
+	unsigned int shards;		/* 0 or 1: one; more: steered (steer.c) */
 	unsigned int n_ifaces;
 	const char *ifaces[NS_MAX_IFACES];
 	const char *user;
@@ -430,6 +434,8 @@ struct ns_opts {
 	pid_t datapath_pid;		/* attach: recorded in the state as the datapath */
 };
 
+int ns_shards_parse(const char *what, const char *arg, unsigned int *out, struct ns_err *e);
+int ns_shards_check(const struct ns_opts *o, const char *channels, const char *shards, struct ns_err *e);
 int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e);
 int ns_face_parse(const char *s, bool *no_face);
 int ns_policy_item_parse(const char *item, const char **flag, const char **rule);

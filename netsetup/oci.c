@@ -46,7 +46,8 @@
 
 static const char oci_usage[] =
 	"usage: netsetup oci-hook [create|poststop] [--datapath PATH] [--gso auto|hw|sw|off]\n"
-	"                         [--channels N] [--iface NAME]... [--user USER] [--face on|off] [--none-ok]\n"
+	"                         [--channels N] [--shards N] [--iface NAME]... [--user USER] [--face on|off]\n"
+	"                         [--none-ok]\n"
 	"                         [--publish SPEC]... [--forward SPEC]... [-- DATAPATH_ARGS...]\n"
 	"  reads the OCI state JSON on stdin\n";
 
@@ -80,6 +81,7 @@ static int oci_args(struct oci *h, int argc, char **argv, struct ns_err *e)
 		{ "datapath", required_argument, NULL, 'd' },
 		{ "gso", required_argument, NULL, 'g' },
 		{ "channels", required_argument, NULL, 'c' },
+		{ "shards", required_argument, NULL, 'S' },
 		{ "iface", required_argument, NULL, 'i' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "face", required_argument, NULL, 'F' },
@@ -123,6 +125,10 @@ static int oci_args(struct oci *h, int argc, char **argv, struct ns_err *e)
 				return -EINVAL;
 			}
 			h->o.channels = v;
+			break;
+		case 'S':
+			if (ns_shards_parse("--shards", optarg, &h->o.shards, e))
+				return -EINVAL;
 			break;
 		case 'i':
 			if (!optarg[0] || strlen(optarg) >= IFNAMSIZ || h->o.n_ifaces >= NS_MAX_IFACES) {
@@ -252,12 +258,18 @@ static int oci_annotations(struct oci *h, struct ns_err *e)
 	char *tok, *save;
 	int k, err;
 
-	const char *face = annotation(h, "sandnet.face");
+	const char *face = annotation(h, "sandnet.face"), *shards;
 
 	if (face && ns_face_parse(face, &h->o.no_face) < 0) {
 		ns_err_set(e, "annotation sandnet.face '%s': expected on or off", face);
 		return -EINVAL;
 	}
+	/* the annotation, where there is one, says more about this container than the hook's flag */
+	shards = annotation(h, "sandnet.shards");
+	if (shards && ns_shards_parse("annotation sandnet.shards", shards, &h->o.shards, e))
+		return -EINVAL;
+	if (ns_shards_check(&h->o, "--channels", shards ? "annotation sandnet.shards" : "--shards", e))
+		return -EINVAL;
 	for (k = 0; k < 3; k++) {
 		const char *v = annotation(h, keys[k]);
 

@@ -24,9 +24,10 @@
 const char ns_usage[] =
 	"usage: netsetup gso show [--netns PATH | --pid PID] [--json] [IFACE]\n"
 	"       netsetup attach (--netns PATH | --pid PID) --datapath SOCKET [--gso auto|hw|sw|off]\n"
-	"                       [--gso-max-size N] [--channels N] [--iface NAME]... [--face on|off]\n"
+	"                       [--gso-max-size N] [--channels N] [--shards N] [--iface NAME]...\n"
+	"                       [--face on|off]\n"
 	"       netsetup run (--netns PATH | --pid PID) [--gso auto|hw|sw|off] [--gso-max-size N]\n"
-	"                    [--channels N] [--iface NAME]... [--face on|off] [--user USER]\n"
+	"                    [--channels N] [--shards N] [--iface NAME]... [--face on|off] [--user USER]\n"
 	"                    -- DATAPATH [ARGS...]\n"
 	"       netsetup detach (--netns PATH | --pid PID)\n"
 	"       netsetup restart (--netns PATH | --pid PID)\n"
@@ -48,6 +49,7 @@ enum {
 	OPT_IFACE,
 	OPT_USER,
 	OPT_FACE,
+	OPT_SHARDS,
 };
 
 static const struct option long_opts[] = {
@@ -61,6 +63,7 @@ static const struct option long_opts[] = {
 	{ "iface", required_argument, NULL, OPT_IFACE },
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "face", required_argument, NULL, OPT_FACE },
+	{ "shards", required_argument, NULL, OPT_SHARDS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -69,9 +72,10 @@ static const struct option long_opts[] = {
 static const unsigned int allowed[NS_CMD_MAX] = {
 	[NS_CMD_GSO_SHOW] = B(OPT_NETNS) | B(OPT_PID) | B(OPT_JSON),
 	[NS_CMD_ATTACH] = B(OPT_NETNS) | B(OPT_PID) | B(OPT_DATAPATH) | B(OPT_GSO) |
-			  B(OPT_GSO_MAX_SIZE) | B(OPT_CHANNELS) | B(OPT_IFACE) | B(OPT_FACE),
+			  B(OPT_GSO_MAX_SIZE) | B(OPT_CHANNELS) | B(OPT_IFACE) | B(OPT_FACE) |
+			  B(OPT_SHARDS),
 	[NS_CMD_RUN] = B(OPT_NETNS) | B(OPT_PID) | B(OPT_GSO) | B(OPT_GSO_MAX_SIZE) |
-		       B(OPT_CHANNELS) | B(OPT_IFACE) | B(OPT_USER) | B(OPT_FACE),
+		       B(OPT_CHANNELS) | B(OPT_IFACE) | B(OPT_USER) | B(OPT_FACE) | B(OPT_SHARDS),
 	[NS_CMD_DETACH] = B(OPT_NETNS) | B(OPT_PID),
 	[NS_CMD_RESTART] = B(OPT_NETNS) | B(OPT_PID),
 };
@@ -191,6 +195,46 @@ static int cmd_parse(int argc, char **argv, struct ns_opts *o, int *argi, struct
 }
 
 /**
+ * ns_shards_parse() - a shard count: 1..NS_MAX_SHARDS
+ * @what:	how the user gave it ("--shards", "\"shards\"", "sandnet.shards")
+ * @arg:	the text
+ * @out:	the count
+ * @e:		what is wrong, naming @what
+ *
+ * Return: 0 or -EINVAL / -ERANGE.
+ */
+int ns_shards_parse(const char *what, const char *arg, unsigned int *out, struct ns_err *e)
+{
+	unsigned long v;
+	int err = number_opt(what, arg, 1, NS_MAX_SHARDS, &v, e);
+
+	if (!err)
+		*out = (unsigned int)v;
+	return err;
+}
+
+/**
+ * ns_shards_check() - shards and channels together
+ * @o:		parsed options
+ * @channels, @shards: how the user calls the two, for the message
+ * @e:		what is wrong
+ *
+ * A shard reads one channel per link, so more than one shard means that
+ * many channels: a different --channels is refused rather than ignored.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int ns_shards_check(const struct ns_opts *o, const char *channels, const char *shards, struct ns_err *e)
+{
+	if (o->shards > 1 && o->channels != 1 && o->channels != o->shards) {
+		ns_err_set(e, "%s %u and %s %u: each shard has one channel per link; leave %s out",
+			   channels, o->channels, shards, o->shards, channels);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
  * ns_opts_parse() - parse and check the whole command line
  * @argc:	from main()
  * @argv:	from main(); run's child_argv points into it
@@ -274,6 +318,10 @@ int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e)
 				return err;
 			o->channels = v;
 			break;
+		case OPT_SHARDS:
+			if ((err = ns_shards_parse("--shards", optarg, &o->shards, e)))
+				return err;
+			break;
 		case OPT_IFACE:
 			if (!optarg[0] || strlen(optarg) >= IFNAMSIZ) {
 				ns_err_set(e, "--iface '%s': not an interface name", optarg);
@@ -337,5 +385,5 @@ int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e)
 		ns_err_set(e, "%s: unexpected argument '%s'", cmd_names[o->cmd], argv[argi]);
 		return -EINVAL;
 	}
-	return 0;
+	return ns_shards_check(o, "--channels", "--shards", e);
 }

@@ -10,7 +10,7 @@
  *   allowed_gids = sandnet          numbers or group names (the peer's primary gid)
  *   allowed_interfaces = eth0       a request may name only these; absent: any
  *   gso = auto hw sw off            the GSO requests allowed ("auto": leave it to netsetup)
- *   max_channels = 4                1..16
+ *   max_channels = 4                1..64
  *   max_clients = 64                requests and attachments served at once
  *   on_datapath_exit = keep-dark    or restore: what happens to a namespace
  *                                   whose datapath dies without being stopped

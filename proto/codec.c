@@ -169,12 +169,14 @@ static const struct nla_policy face_policy[PROTO_FACE_ATTR_MAX + 1] = {
 	[PROTO_FACE_IFNAME] = POLICY_STRING(IFNAMSIZ),
 	[PROTO_FACE_MTU] = POLICY_U32,
 	[PROTO_FACE_OFFLOADS] = POLICY_U32,
+	[PROTO_FACE_QUEUES] = POLICY_U32,
 };
 static const char *const face_names[PROTO_FACE_ATTR_MAX + 1] = {
 	[PROTO_FACE_IFINDEX] = "IFINDEX",
 	[PROTO_FACE_IFNAME] = "IFNAME",
 	[PROTO_FACE_MTU] = "MTU",
 	[PROTO_FACE_OFFLOADS] = "OFFLOADS",
+	[PROTO_FACE_QUEUES] = "QUEUES",
 };
 
 static const struct nla_policy addr_policy[PROTO_ADDR_ATTR_MAX + 1] = {
@@ -555,8 +557,9 @@ static int channel_check(int fd, unsigned int i, struct proto_why *why)
 }
 
 /*
- * The face's fd must be the TUN the FACE names: TUNGETIFF (no privilege
- * needed on an attached fd) gives its name and flags.
+ * Each face fd must be a queue of the TUN the FACE names: TUNGETIFF (no
+ * privilege needed on an attached fd) gives its name and flags; more than
+ * one queue needs an IFF_MULTI_QUEUE TUN.
  */
 static int face_fd_check(int fd, const struct proto_face *f, const char *link, struct proto_why *why)
 {
@@ -575,6 +578,9 @@ static int face_fd_check(int fd, const struct proto_face *f, const char *link, s
 	if (strcmp(ifr.ifr_name, f->ifname))
 		return proto_why_set(why, EBADF, "LINK %s: FACE: the face fd is TUN %s, not %s", link,
 			       ifr.ifr_name, f->ifname);
+	if (f->n_fds > 1 && !((unsigned int)ifr.ifr_flags & IFF_MULTI_QUEUE))
+		return proto_why_set(why, EBADF, "LINK %s: FACE: %u queues of TUN %s, which is not IFF_MULTI_QUEUE",
+			       link, f->n_fds, ifr.ifr_name);
 	return 0;
 }
 
@@ -604,7 +610,12 @@ static int face_decode(struct nlattr *nest, const char *link, struct proto_face 
 		return proto_why_set(why, ERANGE, "LINK %s: FACE: attribute MTU: %u is out of range %u..%u",
 			       link, f->mtu, PROTO_MTU_MIN, PROTO_MTU_MAX);
 	f->offloads = tb[PROTO_FACE_OFFLOADS] ? nla_get_u32(tb[PROTO_FACE_OFFLOADS]) : 0;
-	f->fd = -1;
+	f->n_fds = tb[PROTO_FACE_QUEUES] ? nla_get_u32(tb[PROTO_FACE_QUEUES]) : 1;
+	if (f->n_fds < 1 || f->n_fds > PROTO_MAX_CHANNELS)
+		return proto_why_set(why, E2BIG, "LINK %s: FACE: attribute QUEUES: %u is out of range 1..%u",
+			       link, f->n_fds, PROTO_MAX_CHANNELS);
+	for (unsigned int i = 0; i < PROTO_MAX_CHANNELS; i++)
+		f->fds[i] = -1;
 	return 0;
 }
 
@@ -620,7 +631,7 @@ static int link_decode(struct nlattr *head, int len, const int *fds, unsigned in
 	struct attr_space nsp = { NULL, PROTO_NEIGH_ATTR_MAX, neigh_policy, neigh_names };
 	struct nlattr *tb[PROTO_LINK_ATTR_MAX + 1] = { 0 };
 	struct nlattr *etb[PROTO_ROUTE_ATTR_MAX + 1];	/* the largest entry space */
-	unsigned int channels;
+	unsigned int channels, queues;
 	int err;
 
 	_Static_assert(PROTO_ROUTE_ATTR_MAX >= PROTO_ADDR_ATTR_MAX &&
@@ -667,16 +678,24 @@ static int link_decode(struct nlattr *head, int len, const int *fds, unsigned in
 			return err;
 		l->has_face = true;
 	}
-	if (n_fds != channels + l->has_face)
+	queues = l->has_face ? l->face.n_fds : 0;
+	if (n_fds != channels + queues) {
+		char faces[32] = "";
+
+		if (queues == 1)
+			snprintf(faces, sizeof(faces), " and a face fd");
+		else if (queues)
+			snprintf(faces, sizeof(faces), " and %u face fds", queues);
 		return proto_why_set(why, EBADMSG, "LINK %s: declares %u channel fds%s but %u arrived",
-			       l->ifname, channels, l->has_face ? " and a face fd" : "", n_fds);
+			       l->ifname, channels, faces, n_fds);
+	}
 	for (unsigned int i = 0; i < channels; i++) {
 		err = channel_check(fds[i], i, why);
 		if (err)
 			return err;
 	}
-	if (l->has_face) {
-		err = face_fd_check(fds[channels], &l->face, l->ifname, why);
+	for (unsigned int i = 0; i < queues; i++) {
+		err = face_fd_check(fds[channels + i], &l->face, l->ifname, why);
 		if (err)
 			return err;
 	}
@@ -706,8 +725,7 @@ static int link_decode(struct nlattr *head, int len, const int *fds, unsigned in
 	/* Only now, with nothing left to fail, does the message own the fds. */
 	l->n_channels = channels;
 	memcpy(l->channel_fds, fds, channels * sizeof(fds[0]));
-	if (l->has_face)
-		l->face.fd = fds[channels];
+	memcpy(l->face.fds, fds + channels, queues * sizeof(fds[0]));
 	return 0;
 }
 
@@ -994,8 +1012,8 @@ void proto_msg_free(struct proto_msg *msg)
 		return;
 	if (msg->type == PROTO_MSG_LINK) {
 		proto_fds_close(msg->link.channel_fds, msg->link.n_channels);
-		if (msg->link.has_face && msg->link.face.fd >= 0)
-			proto_fds_close(&msg->link.face.fd, 1);
+		if (msg->link.has_face)
+			proto_fds_close(msg->link.face.fds, msg->link.face.n_fds);
 	}
 	if (msg->type == PROTO_MSG_ATTACH)
 		proto_fds_close(&msg->attach.netns_fd, 1);
@@ -1016,7 +1034,8 @@ static int link_encode(struct nl_msg *nl, const struct proto_link *l)
 	struct nlattr *list, *entry;
 
 	if (l->n_addrs > PROTO_MAX_ADDRS || l->n_routes > PROTO_MAX_ROUTES ||
-	    l->n_neighs > PROTO_MAX_NEIGHS || l->n_channels > PROTO_MAX_CHANNELS)
+	    l->n_neighs > PROTO_MAX_NEIGHS || l->n_channels > PROTO_MAX_CHANNELS ||
+	    (l->has_face && (l->face.n_fds < 1 || l->face.n_fds > PROTO_MAX_CHANNELS)))
 		return -E2BIG;
 
 	if (nla_put_u32(nl, PROTO_LINK_IFINDEX, l->ifindex) ||
@@ -1083,7 +1102,8 @@ static int link_encode(struct nl_msg *nl, const struct proto_link *l)
 		    nla_put_u32(nl, PROTO_FACE_IFINDEX, l->face.ifindex) ||
 		    nla_put_string(nl, PROTO_FACE_IFNAME, l->face.ifname) ||
 		    nla_put_u32(nl, PROTO_FACE_MTU, l->face.mtu) ||
-		    nla_put_u32(nl, PROTO_FACE_OFFLOADS, l->face.offloads))
+		    nla_put_u32(nl, PROTO_FACE_OFFLOADS, l->face.offloads) ||
+		    (l->face.n_fds > 1 && nla_put_u32(nl, PROTO_FACE_QUEUES, l->face.n_fds)))
 			return -E2BIG;
 		nla_nest_end(nl, list);
 	}

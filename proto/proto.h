@@ -28,9 +28,10 @@
 /* Major versions this build speaks, lowest to highest, and its minor. */
 #define PROTO_VERSION_MIN	1
 #define PROTO_VERSION_MAX	1
-#define PROTO_VERSION_MINOR	3	/* 1: ATTACH; 2: FACE; 3: DONE STATUS */
+#define PROTO_VERSION_MINOR	4	/* 1: ATTACH; 2: FACE; 3: DONE STATUS; 4: FACE QUEUES */
 #define PROTO_MINOR_FACE	2	/* a peer below it knows no LINK FACE */
 #define PROTO_MINOR_STATUS	3	/* a peer below it refuses DONE with an fd */
+#define PROTO_MINOR_QUEUES	4	/* a peer below it takes one face fd per link */
 
 /* Limits; a message over any of them is refused with ERROR (E2BIG). */
 #define PROTO_MSG_MAX_BYTES	65536	/* one message, header included */
@@ -38,7 +39,7 @@
 #define PROTO_MAX_ADDRS		64	/* addresses per link */
 #define PROTO_MAX_ROUTES	256	/* routes per link */
 #define PROTO_MAX_NEIGHS	256	/* permanent neighbours per link */
-#define PROTO_MAX_CHANNELS	16	/* channel fds per link */
+#define PROTO_MAX_CHANNELS	64	/* channel fds per link, and TUN queues per face */
 #define PROTO_MAX_VERSIONS	16	/* versions listed in one HELLO */
 #define PROTO_TEXT_MAX		256	/* reason, error message, software: bytes with NUL */
 #define PROTO_MTU_MIN		68	/* RFC 791 minimum */
@@ -161,6 +162,7 @@ enum {
 	PROTO_FACE_IFNAME,	/* string < IFNAMSIZ, mandatory: its name (TUNGETIFF must agree) */
 	PROTO_FACE_MTU,		/* u32, mandatory, PROTO_MTU_MIN..PROTO_MTU_MAX */
 	PROTO_FACE_OFFLOADS,	/* u32: the TUN_F_* flags TUNSETOFFLOAD accepted */
+	PROTO_FACE_QUEUES,	/* u32, 1..PROTO_MAX_CHANNELS: fds of a multi-queue TUN; absent: 1 (minor 4) */
 	__PROTO_FACE_MAX
 };
 #define PROTO_FACE_ATTR_MAX (__PROTO_FACE_MAX - 1)
@@ -234,14 +236,16 @@ struct proto_neigh {
  * @ifname:	its name
  * @mtu:	its MTU (the link's)
  * @offloads:	TUN_F_* flags TUNSETOFFLOAD accepted
- * @fd:		the TUN's fd, -1 when none
+ * @n_fds:	its queues: 1, or more for an IFF_MULTI_QUEUE TUN (one per shard)
+ * @fds:	one fd per queue, -1 when none
  */
 struct proto_face {
 	uint32_t ifindex;
 	char ifname[IFNAMSIZ];
 	uint32_t mtu;
 	uint32_t offloads;
-	int fd;
+	unsigned int n_fds;
+	int fds[PROTO_MAX_CHANNELS];
 };
 
 /**
@@ -249,7 +253,8 @@ struct proto_face {
  * @has_face:	@face is set (minor 2)
  *
  * Owned fds: @channel_fds[0 .. @n_channels - 1] and, with @has_face,
- * @face.fd, closed by proto_msg_free() on the receiving side. A sender keeps
+ * @face.fds[0 .. @face.n_fds - 1], closed by proto_msg_free() on the
+ * receiving side. A sender keeps
  * ownership of what it passes.
  */
 struct proto_link {
@@ -367,6 +372,7 @@ int proto_send_error(int sock, uint32_t seq, int err, const char *fmt, ...)
 int proto_send_attach(int sock, uint32_t seq, const struct proto_attach *attach);
 int proto_recv(int sock, struct proto_msg **msgp, struct proto_why *why);
 void proto_msg_free(struct proto_msg *msg);
+void proto_fds_close(const int *fds, unsigned int n);
 
 int proto_version_choose(const struct proto_hello *peer, struct proto_why *why);
 int proto_handshake(int sock, bool initiator, const char *software, uint8_t *versionp,

@@ -10,10 +10,9 @@
 /* Linux's limit on descriptors in one SCM_RIGHTS message. */
 #define PROTO_SCM_MAX_FD 253
 /* A LINK's fds: its channels and the face's TUN. */
-#define PROTO_MAX_LINK_FDS (PROTO_MAX_CHANNELS + 1)
+#define PROTO_MAX_LINK_FDS (2 * PROTO_MAX_CHANNELS)	/* channels and TUN queues */
 
 int proto_why_set(struct proto_why *why, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void proto_fds_close(const int *fds, unsigned int n);
 int proto_send_hello_versions(int sock, uint32_t seq, const uint8_t *versions, unsigned int n,
 			      const char *software);
 

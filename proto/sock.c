@@ -86,10 +86,16 @@ int proto_send(int sock, const struct proto_msg *msg)
 			err = -E2BIG;
 			goto out;
 		}
+		if (msg->link.has_face && (msg->link.face.n_fds < 1 || msg->link.face.n_fds > PROTO_MAX_CHANNELS)) {
+			err = -E2BIG;
+			goto out;
+		}
 		memcpy(link_fds, msg->link.channel_fds, msg->link.n_channels * sizeof(int));
 		n_fds = msg->link.n_channels;
-		if (msg->link.has_face)
-			link_fds[n_fds++] = msg->link.face.fd;
+		if (msg->link.has_face) {
+			memcpy(link_fds + n_fds, msg->link.face.fds, msg->link.face.n_fds * sizeof(int));
+			n_fds += msg->link.face.n_fds;
+		}
 		fds = link_fds;
 	}
 	if (msg->type == PROTO_MSG_ATTACH) {

@@ -673,7 +673,7 @@ err:
  * face_add() - give the outer link @outer its container face
  * @st:		the stack; its face is made with the first call
  * @outer:	the packet link whose addresses the TUN carries
- * @cfg:	the FACE netsetup sent; its fd moves to the TUN link
+ * @cfg:	the FACE netsetup sent; its fds (a queue each) move to the TUN link
  * @err:	on failure, why, in words
  * @err_len:	size of @err
  *
@@ -688,8 +688,8 @@ int face_add(struct stack *st, struct link *outer, struct proto_face *cfg, char 
 	if (!f) {
 		ret = face_register(st, &f);
 		if (ret < 0) {
-			close(cfg->fd);
-			cfg->fd = -1;
+			proto_fds_close(cfg->fds, cfg->n_fds);
+			cfg->n_fds = 0;
 			snprintf(err, err_len, "face %s: %s", cfg->ifname,
 				 ret == -ENOMEM ? "out of memory" : "the stack has no room for its hooks");
 			return ret;

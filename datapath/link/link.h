@@ -91,6 +91,7 @@ struct link_channel {
 	unsigned int n_rx;
 	size_t rx_bytes;
 	bool rx_big;
+	uint64_t rx_frames;	/* what this channel (fanout member, TUN queue) read */
 };
 
 /*

@@ -5,7 +5,7 @@
  *
  * Theory of operation
  *
- * netsetup hands us, per link, 1..16 AF_PACKET sockets ("channels") bound to
+ * netsetup hands us, per link, 1..64 AF_PACKET sockets ("channels") bound to
  * the container's interface; with several, the kernel spreads flows over them
  * (PACKET_FANOUT). The link owns them from then on.
  *
@@ -296,6 +296,7 @@ void link_packet_rx(struct link_channel *ch)
 			p->len = got;
 			if (!l->vnet)
 				p->csum_ok = packet_aux_csum_ok(&msgs[i].msg_hdr);
+			ch->rx_frames++;
 			link_input(l, p);
 		}
 		if (n < (int)batch)

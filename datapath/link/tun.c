@@ -46,23 +46,29 @@
 /**
  * link_tun_new() - the inner link from a FACE netsetup sent
  * @loop:	the event loop
- * @cfg:	the face; its fd moves to the link (set to -1 in @cfg)
+ * @cfg:	the face; its fds move to the link, a channel per queue (@cfg
+ *		keeps none)
  * @outer:	the packet link whose addresses the TUN carries
  * @err:	on failure, why, in words
  * @err_len:	size of @err
+ *
+ * A multi-queue TUN (shards) brings one fd per queue: the container's
+ * kernel puts a flow on the queue the steering program picks, and any
+ * queue takes what the datapath writes. Every queue is read; writes go
+ * to the first.
  *
  * Return: the link, not started, or NULL with @err filled.
  */
 struct link *link_tun_new(struct loop *loop, struct proto_face *cfg, struct link *outer, char *err,
 			  size_t err_len)
 {
+	unsigned int i, n = cfg->n_fds;
 	struct link *l;
-	int fd = cfg->fd;
 
-	cfg->fd = -1;
+	cfg->n_fds = 0;
 	l = link_alloc(loop, LINK_KIND_TUN);
 	if (!l) {
-		close(fd);
+		proto_fds_close(cfg->fds, n);
 		snprintf(err, err_len, "face %s: out of memory", cfg->ifname);
 		return NULL;
 	}
@@ -78,10 +84,14 @@ struct link *link_tun_new(struct loop *loop, struct proto_face *cfg, struct link
 	l->gso_max_size = TUN_GSO_MAX_SIZE;
 	l->tx_batch = LINK_TX_BATCH;
 	l->outer = outer;
-	if (link_channel_add(l, fd, LINK_RX_BYTES, 1) < 0) {
-		snprintf(err, err_len, "face %s: out of memory for the receive buffer", l->name);
-		link_free(l);
-		return NULL;
+	for (i = 0; i < n; i++) {
+		/* link_channel_add() closes the fd it cannot take */
+		if (link_channel_add(l, cfg->fds[i], LINK_RX_BYTES, 1) < 0) {
+			proto_fds_close(cfg->fds + i + 1, n - i - 1);
+			snprintf(err, err_len, "face %s: out of memory for the receive buffer", l->name);
+			link_free(l);
+			return NULL;
+		}
 	}
 	return l;
 }
@@ -119,6 +129,7 @@ void link_tun_rx(struct link_channel *ch)
 			link_drop(l, DROP_RX_TRUNCATED);
 			continue;
 		}
+		ch->rx_frames++;
 		link_input(l, p);
 	}
 }

@@ -180,7 +180,8 @@ static void fz_setup(bool hw)
 		fz_fail("stack_add_link");
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv))
 		fz_fail("socketpair (TUN)");
-	face.fd = sv[0];
+	face.n_fds = 1;
+	face.fds[0] = sv[0];
 	F.ct_fd = sv[1];
 	if (face_add(&F.st, F.lk, &face, err, sizeof(err)))
 		fz_fail(err);

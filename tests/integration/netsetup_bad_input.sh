@@ -99,9 +99,14 @@ usage() {
 	[ "$rc" -eq 2 ] || sn_fail "$what: exit $rc, expected 2"
 	fail "$what" "$words" -- "$@"
 }
-usage "--channels 0" "--channels 0: out of range 1..16" "$NETSETUP" attach --netns "$NSP" --datapath "$SOCK" --channels 0
+usage "--channels 0" "--channels 0: out of range 1..64" "$NETSETUP" attach --netns "$NSP" --datapath "$SOCK" --channels 0
 usage "--channels absurd" "--channels 1000: out of range" "$NETSETUP" attach --netns "$NSP" --datapath "$SOCK" --channels 1000
 usage "--channels not a number" "--channels 'two': not a number" "$NETSETUP" attach --netns "$NSP" --datapath "$SOCK" --channels two
+usage "--shards 0" "--shards 0: out of range 1..64" "$NETSETUP" attach --netns "$NSP" --datapath "$SOCK" --shards 0
+usage "--shards above 64" "--shards 65: out of range 1..64" "$NETSETUP" run --netns "$NSP" --shards 65 -- "$DATAPATH"
+usage "--shards not a number" "--shards 'all': not a number" "$NETSETUP" attach --netns "$NSP" --datapath "$SOCK" --shards all
+usage "--shards and --channels" "--channels 4 and --shards 2: each shard has one channel per link" \
+	"$NETSETUP" attach --netns "$NSP" --datapath "$SOCK" --shards 2 --channels 4
 usage "--pid not a number" "--pid 'abc': not a number" "$NETSETUP" attach --pid abc --datapath "$SOCK"
 usage "--pid negative" "--pid '-5': not a number" "$NETSETUP" attach --pid -5 --datapath "$SOCK"
 usage "--gso unknown" "--gso 'fast': expected auto, hw, sw or off" "$NETSETUP" attach --netns "$NSP" --datapath "$SOCK" --gso fast

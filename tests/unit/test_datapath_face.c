@@ -55,10 +55,11 @@ static void setup(void)
 	st.limits.udp_flows = cap_flows;
 	st.limits.udp_flows_per_source = cap_per_source;
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0, sv), 0);
-	cfg.fd = sv[0];
+	cfg.n_fds = 1;
+	cfg.fds[0] = sv[0];
 	ct_fd = sv[1];
 	ck_assert_msg(face_add(&st, lk, &cfg, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(cfg.fd, -1);
+	ck_assert_uint_eq(cfg.n_fds, 0);
 	tun = st.inner[0];
 	ck_assert_int_eq(stack_start(&st), 0);
 	ck_assert_int_eq(face_start(face_of(&st)), 0);

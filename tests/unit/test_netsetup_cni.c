@@ -120,6 +120,12 @@ START_TEST(refusals)
 		     "\\\"gso\\\"");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"channels\": 0}", 7,
 		     "\\\"channels\\\"");
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"shards\": 65}", 7,
+		     "\\\"shards\\\": expected an integer 1..64");
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"shards\": \"2\"}", 7,
+		     "\\\"shards\\\": expected an integer 1..64");
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"shards\": 2, \"channels\": 4}", 7,
+		     "each shard has one channel per link");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"face\": \"off\"}", 7,
 		     "\\\"face\\\": expected true or false");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"face\": 0}", 7,

@@ -78,6 +78,16 @@ START_TEST(refusals)
 	REFUSED("missing the value of option '--datapath'", "{}", "create", "--datapath", NULL);
 	REFUSED("--gso 'fast'", "{}", "--gso", "fast", NULL);
 	REFUSED("--channels '0'", "{}", "--channels", "0", NULL);
+	REFUSED("--shards 0: out of range 1..64", "{}", "--shards", "0", NULL);
+	REFUSED("annotation sandnet.shards 'many': not a number",
+		"{\"id\": \"c1\", \"pid\": 42, \"status\": \"creating\", \"annotations\": {\"sandnet.shards\": \"many\"}}",
+		"create", NULL);
+	REFUSED("annotation sandnet.shards 65: out of range 1..64",
+		"{\"id\": \"c1\", \"pid\": 42, \"status\": \"creating\", \"annotations\": {\"sandnet.shards\": \"65\"}}",
+		"create", NULL);
+	REFUSED("--channels 3 and annotation sandnet.shards 2: each shard has one channel per link",
+		"{\"id\": \"c1\", \"pid\": 42, \"status\": \"creating\", \"annotations\": {\"sandnet.shards\": \"2\"}}",
+		"create", "--channels", "3", NULL);
 	REFUSED("--face 'maybe': expected on or off", "{}", "--face", "maybe", NULL);
 	REFUSED("annotation sandnet.face 'maybe': expected on or off",
 		"{\"id\": \"c1\", \"pid\": 42, \"status\": \"creating\", \"annotations\": {\"sandnet.face\": \"maybe\"}}",

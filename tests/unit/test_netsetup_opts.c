@@ -110,12 +110,18 @@ static const struct {
 	char *argv[12];
 	const char *says;
 } bad[] = {
-	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--channels", "0" }, "--channels 0: out of range 1..16" },
-	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--channels", "17" }, "out of range 1..16" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--channels", "0" }, "--channels 0: out of range 1..64" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--channels", "65" }, "out of range 1..64" },
 	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--channels", "99999999999999999999" }, "not a number" },
 	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--channels", "2x" }, "not a number" },
 	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--channels", "-1" }, "not a number" },
 	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--channels", "" }, "not a number" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--shards", "0" }, "--shards 0: out of range 1..64" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--shards", "65" }, "--shards 65: out of range 1..64" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--shards", "two" }, "--shards 'two': not a number" },
+	{ { "netsetup", "run", "--netns", "n", "--shards", "2", "--channels", "3", "--", "dp" },
+	  "--channels 3 and --shards 2: each shard has one channel per link; leave --channels out" },
+	{ { "netsetup", "gso", "show", "--shards", "2" }, "--shards" },
 	{ { "netsetup", "attach", "--pid", "0", "--datapath", "s" }, "--pid 0: out of range" },
 	{ { "netsetup", "attach", "--pid", "2147483648", "--datapath", "s" }, "out of range" },
 	{ { "netsetup", "attach", "--pid", "1", "--pid", "2", "--datapath", "s" }, "once" },

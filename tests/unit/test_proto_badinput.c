@@ -543,7 +543,7 @@ START_TEST(test_more_fds_than_declared)
 	nl = msg_build_start();
 	link_mandatory_put(nl, 0, 2);
 	refuse(nl, PROTO_MSG_LINK, PROTO_MAX_CHANNELS, EBADMSG,
-	       "LINK veth0: declares 2 channel fds but 16 arrived");
+	       "LINK veth0: declares 2 channel fds but 64 arrived");
 
 	/* As many as Linux passes in one message (SCM_MAX_FD): all of them closed. */
 	len = link_encoded(1);
@@ -592,7 +592,7 @@ START_TEST(test_fewer_fds_than_declared)
 	nl = msg_build_start();
 	link_mandatory_put(nl, 0, PROTO_MAX_CHANNELS);
 	refuse(nl, PROTO_MSG_LINK, PROTO_MAX_CHANNELS - 1, EBADMSG,
-	       "declares 16 channel fds but 15 arrived");
+	       "declares 64 channel fds but 63 arrived");
 
 	len = link_encoded(1);
 	expect_refused(mbuf, len, NULL, 0, EBADMSG, "declares 1 channel fds but 0 arrived");
@@ -736,14 +736,14 @@ START_TEST(test_over_limits)
 	nl = link_with_entries(PROTO_LINK_NEIGHS, PROTO_LINK_NEIGH, PROTO_MAX_NEIGHS + 1, put_neigh);
 	refuse(nl, PROTO_MSG_LINK, 1, E2BIG, "LINK: more than 256 entries in NEIGHS");
 
-	/* Channels: 17 declared with 17 fds, and 0 declared. */
+	/* Channels: 65 declared with 65 fds, and 0 declared. */
 	nl = msg_build_start();
 	link_mandatory_put(nl, 0, PROTO_MAX_CHANNELS + 1);
 	refuse(nl, PROTO_MSG_LINK, PROTO_MAX_CHANNELS + 1, E2BIG,
-	       "LINK veth0: attribute CHANNELS: 17 is out of range 1..16");
+	       "LINK veth0: attribute CHANNELS: 65 is out of range 1..64");
 	nl = msg_build_start();
 	link_mandatory_put(nl, 0, 0);
-	refuse(nl, PROTO_MSG_LINK, 0, E2BIG, "LINK veth0: attribute CHANNELS: 0 is out of range 1..16");
+	refuse(nl, PROTO_MSG_LINK, 0, E2BIG, "LINK veth0: attribute CHANNELS: 0 is out of range 1..64");
 
 	/* Versions in one HELLO. */
 	nl = msg_build_start();

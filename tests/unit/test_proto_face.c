@@ -59,7 +59,7 @@ static void face_link(struct proto_link *l, unsigned int n_channels)
 {
 	sample_link(l, n_channels);
 	l->has_face = true;
-	l->face = (struct proto_face){ .ifindex = 9, .mtu = 1500, .fd = -1,
+	l->face = (struct proto_face){ .ifindex = 9, .mtu = 1500, .n_fds = 1,
 				       .offloads = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 };
 	snprintf(l->face.ifname, sizeof(l->face.ifname), "%s", TUN_NAME);
 }
@@ -110,9 +110,9 @@ START_TEST(test_face_roundtrip)
 	ck_assert_ptr_nonnull(link);
 	face_link(link, 2);
 	packet_sockets(link->channel_fds, 2);
-	link->face.fd = face_tun();
+	link->face.fds[0] = face_tun();
 	ck_assert_int_eq(proto_send_link(sk[SENDER], 7, link), 0);
-	ck_assert(fd_is_open(link->face.fd));	/* the sender keeps its fds */
+	ck_assert(fd_is_open(link->face.fds[0]));	/* the sender keeps its fds */
 
 	before = fd_count();
 	msg = recv_ok(sk[RECEIVER], PROTO_MSG_LINK);
@@ -123,9 +123,10 @@ START_TEST(test_face_roundtrip)
 	ck_assert_str_eq(msg->link.face.ifname, TUN_NAME);
 	ck_assert_uint_eq(msg->link.face.mtu, 1500);
 	ck_assert_uint_eq(msg->link.face.offloads, TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6);
-	got = msg->link.face.fd;
-	ck_assert_int_ne(got, link->face.fd);
-	ck_assert(fd_same_file(got, link->face.fd));
+	ck_assert_uint_eq(msg->link.face.n_fds, 1);
+	got = msg->link.face.fds[0];
+	ck_assert_int_ne(got, link->face.fds[0]);
+	ck_assert(fd_same_file(got, link->face.fds[0]));
 	ck_assert_msg(fcntl(got, F_GETFD) & FD_CLOEXEC, "the face fd is not close-on-exec");
 	memset(&ifr, 0, sizeof(ifr));
 	ck_assert_int_eq(ioctl(got, TUNGETIFF, &ifr), 0);
@@ -138,7 +139,63 @@ START_TEST(test_face_roundtrip)
 	ck_assert_int_eq(fd_count(), before);
 	ck_assert(!fd_is_open(got));
 	fds_close_all(link->channel_fds, 2);
-	close(link->face.fd);
+	close(link->face.fds[0]);
+	free(link);
+}
+END_TEST
+
+/* Shards (minor 4): a multi-queue TUN's queues travel as QUEUES face fds. */
+START_TEST(test_face_queues)
+{
+	struct proto_link *link = malloc(sizeof(*link));
+	struct proto_msg *msg;
+	struct ifreq ifr;
+	int before, fds[5];
+	unsigned int i;
+	size_t len;
+
+	ck_assert_ptr_nonnull(link);
+	face_link(link, 2);
+	snprintf(link->face.ifname, sizeof(link->face.ifname), "sn-mq");
+	packet_sockets(link->channel_fds, 2);
+	link->face.n_fds = 2;
+	for (i = 0; i < 2; i++)
+		link->face.fds[i] = tun_open("sn-mq", IFF_TUN | IFF_NO_PI | IFF_VNET_HDR | IFF_MULTI_QUEUE);
+	ck_assert_int_eq(proto_send_link(sk[SENDER], 7, link), 0);
+	before = fd_count();
+	msg = recv_ok(sk[RECEIVER], PROTO_MSG_LINK);
+	ck_assert_int_eq(fd_count(), before + 4);
+	ck_assert_uint_eq(msg->link.face.n_fds, 2);
+	for (i = 0; i < 2; i++) {
+		ck_assert(fd_same_file(msg->link.face.fds[i], link->face.fds[i]));
+		memset(&ifr, 0, sizeof(ifr));
+		ck_assert_int_eq(ioctl(msg->link.face.fds[i], TUNGETIFF, &ifr), 0);
+		ck_assert_str_eq(ifr.ifr_name, "sn-mq");
+	}
+	proto_msg_free(msg);
+	ck_assert_int_eq(fd_count(), before);
+
+	/* two queues declared, one arrived; two queues of a TUN that has one */
+	msg = calloc(1, sizeof(*msg));
+	ck_assert_ptr_nonnull(msg);
+	msg->type = PROTO_MSG_LINK;
+	msg->seq = SEQ;
+	msg->link = *link;
+	len = (size_t)proto_encode(msg, mbuf, sizeof(mbuf));
+	packet_sockets(fds, 2);
+	fds[2] = tun_open("sn-mq", IFF_TUN | IFF_NO_PI | IFF_VNET_HDR | IFF_MULTI_QUEUE);
+	expect_refused(mbuf, len, fds, 3, EBADMSG, "declares 2 channel fds and 2 face fds but 3 arrived");
+	snprintf(msg->link.face.ifname, sizeof(msg->link.face.ifname), "sn-single");
+	len = (size_t)proto_encode(msg, mbuf, sizeof(mbuf));
+	packet_sockets(fds, 2);
+	fds[2] = tun_open("sn-single", IFF_TUN | IFF_NO_PI | IFF_VNET_HDR);
+	fds[3] = dup(fds[2]);
+	expect_refused(mbuf, len, fds, 4, EBADF, "FACE: 2 queues of TUN sn-single, which is not IFF_MULTI_QUEUE");
+	msg->link.face.n_fds = PROTO_MAX_CHANNELS + 1;
+	ck_assert_int_eq(proto_encode(msg, mbuf, sizeof(mbuf)), -E2BIG);
+	free(msg);
+	fds_close_all(link->channel_fds, 2);
+	fds_close_all(link->face.fds, 2);
 	free(link);
 }
 END_TEST
@@ -247,7 +304,7 @@ START_TEST(test_face_doc_example)
 	msg->seq = 1;
 	sample_link(&msg->link, 1);
 	msg->link.has_face = true;
-	msg->link.face = (struct proto_face){ .ifindex = 4, .mtu = 1500, .fd = -1,
+	msg->link.face = (struct proto_face){ .ifindex = 4, .mtu = 1500, .n_fds = 1,
 					      /* 0x20, 0x40: TUN_F_USO4, TUN_F_USO6, missing from Debian 12's headers */
 					      .offloads = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | 0x20 | 0x40 };
 	snprintf(msg->link.face.ifname, sizeof(msg->link.face.ifname), "sn-eth0");
@@ -336,6 +393,7 @@ static Suite *proto_face_suite(void)
 	tcase_add_checked_fixture(tc, face_fixture_setup, proto_fixture_teardown);
 	tcase_add_test(tc, test_face_roundtrip);
 	tcase_add_test(tc, test_no_face);
+	tcase_add_test(tc, test_face_queues);
 	tcase_add_test(tc, test_face_fd_count);
 	tcase_add_test(tc, test_face_fd_checked);
 	tcase_add_test(tc, test_face_doc_example);
