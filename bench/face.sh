@@ -7,7 +7,8 @@
 #
 # Environment: SECS (iperf3 -t, default 5), REPS (runs per figure, median,
 # default 3), ROWS (default "kernel hw sw pasta"), PERF (sandnet modes to
-# profile with perf record, e.g. "hw"; default none), OUT (results directory,
+# profile with perf record, e.g. "hw"; default none), SHARDS (netsetup --shards
+# for the sandnet rows; default none: one), OUT (results directory,
 # default bench/results of this tree; the plot goes to docs/benchmarks-face.png
 # unless PLOT is set).
 #
@@ -208,7 +209,7 @@ dp_stats() { ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" "$@"; }
 for m in hw sw; do
 	want "$m" || continue
 	rm -f "$CTL"
-	ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" --gso "$m" -- \
+	ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" --gso "$m" ${SHARDS:+--shards "$SHARDS"} -- \
 		"$DATAPATH" --control "$CTL" >"$TMP/dp-$m.log" 2>&1 &
 	NS_PID=$!
 	for _ in $(seq 100); do dp_stats >/dev/null 2>&1 && break; sleep 0.1; done
