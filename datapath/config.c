@@ -28,10 +28,12 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <linux/if_packet.h>
 
 #include "datapath/datapath.h"
 #include "datapath/face/face.h"
 #include "datapath/net/tcp_glue.h"
+#include "datapath/shard.h"
 #include "datapath/tcp/tcp.h"
 
 /**
@@ -120,9 +122,72 @@ static int config_link(struct stack *st, struct proto_link *pl, char *err, size_
 	return 0;
 }
 
+/*
+ * How many shards a LINK is for: its channels when netsetup steered them
+ * (the kernel says the group is PACKET_FANOUT_EBPF), else 1. A face then
+ * brings as many TUN queues.
+ */
+static int config_link_shards(const struct proto_link *pl, char *err, size_t err_len)
+{
+	int val = 0;
+	socklen_t len = sizeof(val);
+	unsigned int n = 1;
+
+	if (pl->n_channels > 1 &&
+	    getsockopt(pl->channel_fds[0], SOL_PACKET, PACKET_FANOUT, &val, &len) == 0 &&
+	    ((unsigned int)val >> 16 & 0xff) == PACKET_FANOUT_EBPF)
+		n = pl->n_channels;
+	if (pl->has_face && pl->face.n_fds != n) {
+		snprintf(err, err_len, "link %s: %u TUN queues for %u shard%s", pl->ifname, pl->face.n_fds, n,
+			 n == 1 ? " (its channels are not steered)" : "s");
+		return -EINVAL;
+	}
+	if (n > SHARD_MAX) {
+		snprintf(err, err_len, "link %s: %u shards, at most %d", pl->ifname, n, SHARD_MAX);
+		return -E2BIG;
+	}
+	return (int)n;
+}
+
+/*
+ * A steered LINK: shard i gets channel i and TUN queue i, and the addresses,
+ * routes and neighbours all get. The fds move out of @pl as they are given.
+ */
+static int config_link_sharded(struct shards *sh, struct proto_link *pl, char *err, size_t err_len)
+{
+	struct proto_link *part = malloc(sizeof(*part));
+	unsigned int i;
+	int ret = 0;
+
+	if (!part) {
+		snprintf(err, err_len, "link %s: out of memory", pl->ifname);
+		return -ENOMEM;
+	}
+	for (i = 0; i < sh->n && ret >= 0; i++) {
+		*part = *pl;
+		part->n_channels = 1;
+		part->channel_fds[0] = pl->channel_fds[i];
+		pl->channel_fds[i] = -1;
+		if (pl->has_face) {
+			part->face.n_fds = 1;
+			part->face.fds[0] = pl->face.fds[i];
+			pl->face.fds[i] = -1;
+		}
+		ret = config_link(sh->sh[i]->st, part, err, err_len);
+		/* what config_link() did not take is closed here */
+		proto_fds_close(part->channel_fds, part->n_channels);
+		if (part->has_face)
+			proto_fds_close(part->face.fds, part->face.n_fds);
+	}
+	free(part);
+	return ret;
+}
+
 /**
  * config_receive() - handshake, then LINKs until DONE
- * @st:		stack that receives the links
+ * @sh:		the shards: the first LINK says how many (shards_grow()),
+ *		each gets its part of every link
+ * @lim:	the caps, shared out among the shards
  * @fd:		connected SOCK_SEQPACKET socket to netsetup
  * @done_seq:	sequence number of DONE, to ACK once ready
  * @err:	reason on failure
@@ -130,8 +195,12 @@ static int config_link(struct stack *st, struct proto_link *pl, char *err, size_
  *
  * Return: 0 after DONE, or negative errno (ERROR was sent when it helps).
  */
-int config_receive(struct stack *st, int fd, uint32_t *done_seq, char *err, size_t err_len)
+int config_receive(struct shards *sh, const struct stack_limits *lim, int fd, uint32_t *done_seq, char *err,
+		   size_t err_len)
 {
+	struct stack *st = sh->sh[0]->st;
+	bool first = true;
+	int n;
 	struct proto_why why = { 0 };
 	struct proto_msg *msg = NULL;
 	uint8_t version;
@@ -154,7 +223,18 @@ int config_receive(struct stack *st, int fd, uint32_t *done_seq, char *err, size
 		}
 		switch (msg->type) {
 		case PROTO_MSG_LINK:
-			ret = config_link(st, &msg->link, err, err_len);
+			ret = n = config_link_shards(&msg->link, err, err_len);
+			if (ret >= 0 && first && n > 1)
+				ret = shards_grow(sh, (unsigned int)n, lim, err, err_len);
+			else if (ret >= 0 && (unsigned int)n != sh->n) {
+				snprintf(err, err_len, "link %s: steered to %d shard%s, the first link to %u",
+					 msg->link.ifname, n, n == 1 ? "" : "s", sh->n);
+				ret = -EINVAL;
+			}
+			first = false;
+			if (ret >= 0)
+				ret = sh->n > 1 ? config_link_sharded(sh, &msg->link, err, err_len)
+						: config_link(st, &msg->link, err, err_len);
 			if (ret < 0)
 				proto_send_error(fd, msg->seq, -ret, "datapath: %s", err);
 			else

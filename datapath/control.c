@@ -43,6 +43,7 @@
 #include "datapath/net/tcp_glue.h"
 #include "common/out.h"
 #include "datapath/policy.h"
+#include "datapath/shard.h"
 
 #define CONTROL_REQ_MAX	64
 
@@ -69,6 +70,22 @@ static double control_ratio(uint64_t a, uint64_t b)
 }
 
 /* Receive buffers the link's channels hold now (they grow with the load, packet.c). */
+/* The shards (shard.c): 1 without them; shard 0 is the process's stack. */
+static unsigned int control_n_shards(const struct dp *dp)
+{
+	return dp->shards ? dp->shards->n : 1;
+}
+
+static struct stack *control_shard_stack(struct dp *dp, unsigned int i)
+{
+	return dp->shards ? dp->shards->sh[i]->st : &dp->st;
+}
+
+static struct loop *control_shard_loop(struct dp *dp, unsigned int i)
+{
+	return dp->shards ? dp->shards->sh[i]->loop : dp->loop;
+}
+
 static unsigned int control_rx_buffers(const struct link *l)
 {
 	unsigned int i, n = 0;
@@ -181,9 +198,8 @@ static void control_limit(struct out *o, const char *name, uint64_t max, uint64_
 	out_obj_end(o);
 }
 
-static void control_limits(struct out *o, struct dp *dp)
+static void control_limits(struct out *o, struct dp *dp, struct stack *st)
 {
-	struct stack *st = &dp->st;
 	const struct stack_limits *lim = &st->limits;
 	struct tcp_stack_stats t;
 	struct svc_udp_usage u;
@@ -207,7 +223,10 @@ static void control_limits(struct out *o, struct dp *dp)
 	}
 	control_limit(o, "reasm_mem", ip_reasm_limit(st), ip_reasm_bytes(st), st->drop[DROP_FRAG_NO_MEMORY]);
 	control_limit(o, "neigh", neigh_limit(st), neigh_count(st), st->ctr[CTR_NEIGH_TABLE_FULL]);
-	svc_udp_usage(dp->udp, dp->svcs, dp->n_svcs, &u);
+	/* the services live on shard 0 */
+	memset(&u, 0, sizeof(u));
+	if (st == &dp->st)
+		svc_udp_usage(dp->udp, dp->svcs, dp->n_svcs, &u);
 	control_limit(o, "udp_flows", u.flows_max, u.flows_used, u.flows_hits);
 	control_limit(o, "udp_flows_per_source", u.per_source_max, u.per_source_used, u.per_source_hits);
 	out_obj_end(o);
@@ -235,14 +254,28 @@ static void control_link_sums(struct link *const *links, unsigned int n, uint64_
  */
 static void control_totals(struct out *o, struct dp *dp)
 {
-	uint64_t outer[5] = { 0 }, inner[5] = { 0 }, syscalls;
-	struct stack *st = &dp->st;
-	struct face_totals t;
+	uint64_t outer[5] = { 0 }, inner[5] = { 0 }, syscalls = 0, refused[POLICY_DIR_MAX] = { 0 };
+	struct face_totals t = { 0 };
+	unsigned int i;
 
-	control_link_sums(st->links, st->n_links, outer);
-	control_link_sums(st->inner, st->n_inner, inner);
-	face_totals(face_of(st), &t);
-	syscalls = outer[4] + inner[4] + loop_turns(dp->loop);
+	for (i = 0; i < control_n_shards(dp); i++) {
+		struct stack *st = control_shard_stack(dp, i);
+		struct face_totals ft;
+
+		control_link_sums(st->links, st->n_links, outer);
+		control_link_sums(st->inner, st->n_inner, inner);
+		face_totals(face_of(st), &ft);
+		t.tcp_outbound += ft.tcp_outbound;
+		t.tcp_inbound += ft.tcp_inbound;
+		t.udp_flows += ft.udp_flows;
+		t.tcp_open += ft.tcp_open;
+		t.udp_flows_open += ft.udp_flows_open;
+		t.drops += ft.drops;
+		syscalls += loop_turns(control_shard_loop(dp, i));
+		refused[POLICY_EGRESS] += policy_refusals(st->policy, POLICY_EGRESS);
+		refused[POLICY_INGRESS] += policy_refusals(st->policy, POLICY_INGRESS);
+	}
+	syscalls += outer[4] + inner[4];
 	out_obj_begin(o, "totals");
 	out_u64(o, "network_rx_bytes", outer[0]);
 	out_u64(o, "network_tx_bytes", outer[1]);
@@ -258,8 +291,8 @@ static void control_totals(struct out *o, struct dp *dp)
 	out_u64(o, "syscalls", syscalls);
 	out_double(o, "syscalls_per_tcp_connection",
 		   control_ratio(syscalls, t.tcp_outbound + t.tcp_inbound));
-	out_u64(o, "refused_egress", policy_refusals(st->policy, POLICY_EGRESS));
-	out_u64(o, "refused_ingress", policy_refusals(st->policy, POLICY_INGRESS));
+	out_u64(o, "refused_egress", refused[POLICY_EGRESS]);
+	out_u64(o, "refused_ingress", refused[POLICY_INGRESS]);
 	out_u64(o, "face_drops", t.drops);
 	out_obj_end(o);
 }
@@ -300,16 +333,25 @@ void control_print_supervisor(struct out *o, const struct ledger_head *h, const 
 	out_obj_end(o);
 }
 
-/* One row of "link_totals": a link's bytes and frames both ways. */
-static void control_link_row(struct out *o, const struct link *l, const char *side)
+/* One row of "link_totals": link @i's bytes and frames both ways, in every
+ * shard (each has the same links, in the same order). */
+static void control_link_row(struct out *o, struct dp *dp, unsigned int i, bool inner)
 {
+	uint64_t sum[5] = { 0 };
+	unsigned int k;
+
+	for (k = 0; k < control_n_shards(dp); k++) {
+		struct stack *sk = control_shard_stack(dp, k);
+
+		control_link_sums(inner ? &sk->inner[i] : &sk->links[i], 1, sum);
+	}
 	out_obj_begin(o, NULL);
-	out_str(o, "link", l->name);
-	out_str(o, "side", side);
-	out_u64(o, "rx_bytes", l->stats.rx_bytes);
-	out_u64(o, "tx_bytes", l->stats.tx_bytes);
-	out_u64(o, "rx_frames", l->stats.rx_frames);
-	out_u64(o, "tx_frames", l->stats.tx_frames);
+	out_str(o, "link", inner ? dp->st.inner[i]->name : dp->st.links[i]->name);
+	out_str(o, "side", inner ? "container" : "network");
+	out_u64(o, "rx_bytes", sum[0]);
+	out_u64(o, "tx_bytes", sum[1]);
+	out_u64(o, "rx_frames", sum[2]);
+	out_u64(o, "tx_frames", sum[3]);
 	out_obj_end(o);
 }
 
@@ -323,9 +365,27 @@ static void control_drop_row(struct out *o, const char *layer, const char *reaso
 	out_obj_end(o);
 }
 
-static void control_face_drop_row(const char *reason, uint64_t n, void *arg)
+/* The face's drops of every shard, one row per reason. */
+struct control_face_drops {
+	unsigned int n;
+	char reason[64][64];	/* face_drops_foreach() lends its names */
+	uint64_t packets[64];
+};
+
+static void control_face_drop_add(const char *reason, uint64_t n, void *arg)
 {
-	control_drop_row(arg, "face", reason, n);
+	struct control_face_drops *fd = arg;
+	unsigned int i;
+
+	for (i = 0; i < fd->n; i++)
+		if (!strcmp(fd->reason[i], reason))
+			break;
+	if (i == fd->n) {
+		if (fd->n == sizeof(fd->reason) / sizeof(fd->reason[0]))
+			return;
+		snprintf(fd->reason[fd->n++], sizeof(fd->reason[0]), "%s", reason);
+	}
+	fd->packets[i] += n;
 }
 
 /*
@@ -337,19 +397,29 @@ static void control_face_drop_row(const char *reason, uint64_t n, void *arg)
 static void control_summary_rows(struct out *o, struct dp *dp)
 {
 	struct stack *st = &dp->st;
-	unsigned int i;
+	struct control_face_drops fd = { 0 };
+	uint64_t drop[DROP_MAX] = { 0 };
+	unsigned int i, k;
 
 	out_arr_begin(o, "link_totals");
 	for (i = 0; i < st->n_links; i++)
-		control_link_row(o, st->links[i], "network");
+		control_link_row(o, dp, i, false);
 	for (i = 0; i < st->n_inner; i++)
-		control_link_row(o, st->inner[i], "container");
+		control_link_row(o, dp, i, true);
 	out_arr_end(o);
+	for (k = 0; k < control_n_shards(dp); k++) {
+		struct stack *sk = control_shard_stack(dp, k);
+
+		for (i = 0; i < DROP_MAX; i++)
+			drop[i] += sk->drop[i];
+		face_drops_foreach(face_of(sk), control_face_drop_add, &fd);
+	}
 	out_arr_begin(o, "dropped");
 	for (i = 0; i < DROP_MAX; i++)
-		if (st->drop[i])
-			control_drop_row(o, "stack", dp_drop_name(i), st->drop[i]);
-	face_drops_foreach(face_of(st), control_face_drop_row, o);
+		if (drop[i])
+			control_drop_row(o, "stack", dp_drop_name(i), drop[i]);
+	for (i = 0; i < fd.n; i++)
+		control_drop_row(o, "face", fd.reason[i], fd.packets[i]);
 	out_arr_end(o);
 }
 
@@ -364,6 +434,28 @@ static void control_head(struct out *o, struct dp *dp)
 		control_print_supervisor(o, dp->st.ledger->head, "serving", NULL);
 }
 
+/* The policy with every shard's hits. */
+static void control_policy(struct out *o, struct dp *dp)
+{
+	struct policy *sum;
+	unsigned int k;
+
+	if (!dp->st.policy || control_n_shards(dp) == 1) {
+		policy_print(dp->st.policy, o);
+		return;
+	}
+	sum = malloc(sizeof(*sum));
+	if (!sum) {
+		policy_print(dp->st.policy, o);	/* shard 0's alone, rather than nothing */
+		return;
+	}
+	*sum = *dp->st.policy;
+	for (k = 1; k < control_n_shards(dp); k++)
+		policy_add_hits(sum, control_shard_stack(dp, k)->policy);
+	policy_print(sum, o);
+	free(sum);
+}
+
 /**
  * control_print_summary() - what an operator looks at per container: the
  * totals, each link's counters, the drops by reason and every policy rule
@@ -374,16 +466,81 @@ static void control_head(struct out *o, struct dp *dp)
  */
 void control_print_summary(struct dp *dp, FILE *f, bool json)
 {
+	struct shards *sh = dp->shards;
+	bool all = !sh || shards_pause(sh);
 	struct out o;
 
+	if (!all)
+		dp->shards = NULL;	/* a shard did not park: shard 0 alone */
 	out_init(&o, f, json);
 	control_head(&o, dp);
 	out_u64(&o, "links", dp->st.n_links);
 	out_u64(&o, "faces", dp->st.n_inner);
 	control_totals(&o, dp);
 	control_summary_rows(&o, dp);
-	policy_print(dp->st.policy, &o);
+	control_policy(&o, dp);
 	out_finish(&o);
+	dp->shards = sh;
+	if (sh && all)
+		shards_resume(sh);
+}
+
+/* Everything one stack counts: the top level's for shard 0, a shards[]
+ * entry's for the others. */
+static void control_stack(struct out *o, struct dp *dp, struct stack *st, struct loop *loop)
+{
+	uint64_t now = loop_now_ms(loop);
+	unsigned int i;
+
+	out_obj_begin(o, "links");
+	for (i = 0; i < st->n_links; i++)
+		control_link(o, st->links[i]);
+	out_obj_end(o);
+	if (st->n_inner) {
+		/* the container face's TUNs: the inner links */
+		out_obj_begin(o, "inner_links");
+		for (i = 0; i < st->n_inner; i++)
+			control_link(o, st->inner[i]);
+		out_obj_end(o);
+	}
+	out_obj_begin(o, "drops");
+	for (i = 0; i < DROP_MAX; i++)
+		out_u64(o, dp_drop_name(i), st->drop[i]);
+	out_obj_end(o);
+	out_obj_begin(o, "counters");
+	for (i = 0; i < CTR_MAX; i++)
+		out_u64(o, dp_ctr_name(i), st->ctr[i]);
+	out_obj_end(o);
+	out_obj_begin(o, "reassembly");
+	out_u64(o, "queues", ip_reasm_queues(st));
+	out_u64(o, "bytes", ip_reasm_bytes(st));
+	out_obj_end(o);
+	control_limits(o, dp, st);
+	out_arr_begin(o, "neighbours");
+	for (i = 0; i < NEIGH_MAX; i++) {
+		const struct neigh *n = &st->neigh[i];
+		char a[INET6_ADDRSTRLEN], mac[18];
+
+		if (!n->used)
+			continue;
+		inet_ntop(n->family, &n->addr, a, sizeof(a));
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", n->mac[0], n->mac[1],
+			 n->mac[2], n->mac[3], n->mac[4], n->mac[5]);
+		out_obj_begin(o, NULL);
+		out_str(o, "address", a);
+		out_str(o, "mac", n->state == NEIGH_INCOMPLETE ? "-" : mac);
+		out_str(o, "link", n->link ? n->link->name : "-");
+		out_str(o, "state", neigh_state_names[n->state]);
+		out_u64(o, "age_ms", n->state == NEIGH_PERMANENT ? 0 : now - n->confirmed_ms);
+		out_u64(o, "pending", n->n_pending);
+		out_obj_end(o);
+	}
+	out_arr_end(o);
+	out_arr_begin(o, "udp_sockets");
+	udp_for_each(st, control_udp_sock, o);
+	out_arr_end(o);
+	tcp_glue_print_stats(st, o);
+	face_print_stats(face_of(st), o);
 }
 
 /**
@@ -391,14 +548,21 @@ void control_print_summary(struct dp *dp, FILE *f, bool json)
  * @dp:		the datapath
  * @f:		stream
  * @json:	JSON instead of text
+ *
+ * With shards, the sections of the top level are shard 0's, each entry of
+ * "shards" has the same sections for another shard, and "totals" and the
+ * policy's hits count all of them. Shard 0 reads the others while they are
+ * parked (shards_pause()).
  */
 void control_print_stats(struct dp *dp, FILE *f, bool json)
 {
-	struct stack *st = &dp->st;
-	uint64_t now = loop_now_ms(dp->loop);
+	struct shards *sh = dp->shards;
+	bool all = !sh || shards_pause(sh);
 	struct out o;
 	unsigned int i;
 
+	if (!all)
+		dp->shards = NULL;	/* a shard did not park: shard 0 alone */
 	out_init(&o, f, json);
 	control_head(&o, dp);
 	out_u64(&o, "loop_turns", loop_turns(dp->loop));
@@ -410,62 +574,27 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 		out_u64(&o, "heap_in_use", mi.uordblks + mi.hblkhd);
 		out_u64(&o, "heap_held", mi.arena + mi.hblkhd);
 	}
-	out_obj_begin(&o, "links");
-	for (i = 0; i < st->n_links; i++)
-		control_link(&o, st->links[i]);
-	out_obj_end(&o);
-	if (st->n_inner) {
-		/* the container face's TUNs: the inner links */
-		out_obj_begin(&o, "inner_links");
-		for (i = 0; i < st->n_inner; i++)
-			control_link(&o, st->inner[i]);
-		out_obj_end(&o);
-	}
-	out_obj_begin(&o, "drops");
-	for (i = 0; i < DROP_MAX; i++)
-		out_u64(&o, dp_drop_name(i), st->drop[i]);
-	out_obj_end(&o);
-	out_obj_begin(&o, "counters");
-	for (i = 0; i < CTR_MAX; i++)
-		out_u64(&o, dp_ctr_name(i), st->ctr[i]);
-	out_obj_end(&o);
-	out_obj_begin(&o, "reassembly");
-	out_u64(&o, "queues", ip_reasm_queues(st));
-	out_u64(&o, "bytes", ip_reasm_bytes(st));
-	out_obj_end(&o);
-	control_limits(&o, dp);
-	out_arr_begin(&o, "neighbours");
-	for (i = 0; i < NEIGH_MAX; i++) {
-		const struct neigh *n = &st->neigh[i];
-		char a[INET6_ADDRSTRLEN], mac[18];
-
-		if (!n->used)
-			continue;
-		inet_ntop(n->family, &n->addr, a, sizeof(a));
-		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", n->mac[0], n->mac[1],
-			 n->mac[2], n->mac[3], n->mac[4], n->mac[5]);
-		out_obj_begin(&o, NULL);
-		out_str(&o, "address", a);
-		out_str(&o, "mac", n->state == NEIGH_INCOMPLETE ? "-" : mac);
-		out_str(&o, "link", n->link ? n->link->name : "-");
-		out_str(&o, "state", neigh_state_names[n->state]);
-		out_u64(&o, "age_ms", n->state == NEIGH_PERMANENT ? 0 : now - n->confirmed_ms);
-		out_u64(&o, "pending", n->n_pending);
-		out_obj_end(&o);
-	}
-	out_arr_end(&o);
-	out_arr_begin(&o, "udp_sockets");
-	udp_for_each(st, control_udp_sock, &o);
-	out_arr_end(&o);
+	control_stack(&o, dp, &dp->st, dp->loop);
 	out_arr_begin(&o, "services");
 	for (i = 0; i < dp->n_svcs; i++)
 		svc_stats(dp->svcs[i], &o);
 	out_arr_end(&o);
-	tcp_glue_print_stats(st, &o);
+	out_u64(&o, "n_shards", control_n_shards(dp));
+	out_arr_begin(&o, "shards");
+	for (i = 1; i < control_n_shards(dp); i++) {
+		out_obj_begin(&o, NULL);
+		out_u64(&o, "shard", i);
+		out_u64(&o, "loop_turns", loop_turns(control_shard_loop(dp, i)));
+		control_stack(&o, dp, control_shard_stack(dp, i), control_shard_loop(dp, i));
+		out_obj_end(&o);
+	}
+	out_arr_end(&o);
 	control_totals(&o, dp);
-	face_print_stats(face_of(st), &o);
-	policy_print(st->policy, &o);
+	control_policy(&o, dp);
 	out_finish(&o);
+	dp->shards = sh;
+	if (sh && all)
+		shards_resume(sh);
 }
 
 static void control_timeouts(int fd)

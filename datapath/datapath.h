@@ -6,6 +6,7 @@
  *   supervise.c the supervisor: holds the fds, starts datapaths on them
  *   ledger.c    what a supervisor shares with its datapaths (ledger.h)
  *   config.c    receive the configuration from netsetup (proto/)
+ *   shard.c     a stack per thread, when netsetup steered the links
  *   limits.c    the resource caps' options, given to the stack
  *   privdrop.c  drop every privilege for good (libcap-ng)
  *   control.c   the control socket and `datapath stats`
@@ -90,11 +91,14 @@ struct dp {
 	struct loop_fd control_lfd;
 	uint64_t start_ms;
 	const char *name;
+	struct shards *shards;	/* the stacks of every thread; @st is shard 0's (shard.c) */
 };
 
 /* config.c */
 int config_accept(const char *path, int *fdp, char *err, size_t err_len);
-int config_receive(struct stack *st, int fd, uint32_t *done_seq, char *err, size_t err_len);
+struct shards;
+int config_receive(struct shards *sh, const struct stack_limits *lim, int fd, uint32_t *done_seq, char *err,
+		   size_t err_len);
 
 /* limits.c */
 int limits_parse(struct stack_limits *lim, const char *opt, const char *val, char *err, size_t err_len);

@@ -162,6 +162,12 @@ out:
  */
 void ledger_unmap(struct ledger *lg)
 {
+	if (lg->part) {
+		free(lg->free);
+		memset(lg, 0, sizeof(*lg));
+		lg->fd = -1;
+		return;
+	}
 	if (lg->head && lg->fd >= 0) {
 		munmap(lg->head, lg->size);
 	} else if (lg->head) {
@@ -185,15 +191,19 @@ void ledger_unmap(struct ledger *lg)
  */
 int ledger_pair_add(struct ledger *lg, const struct ledger_pair *p)
 {
-	uint32_t n = lg->head->n_pairs, slot;
+	uint32_t first = lg->part ? lg->first : 0, n = lg->part ? lg->count : lg->head->n_pairs, slot;
 
+	if (lg->part && !lg->count) {
+		lg->full++;
+		return -ENOSPC;
+	}
 	if (!lg->free) {
 		/* a stack of every slot, lowest on top: the book grows from slot 0 */
 		lg->free = malloc(n * sizeof(*lg->free));
 		if (!lg->free)
 			return -ENOMEM;
 		for (slot = 0; slot < n; slot++)
-			lg->free[slot] = n - 1 - slot;
+			lg->free[slot] = first + n - 1 - slot;
 		lg->n_free = n;
 	}
 	if (!lg->n_free) {
@@ -203,7 +213,8 @@ int ledger_pair_add(struct ledger *lg, const struct ledger_pair *p)
 	slot = lg->free[--lg->n_free];
 	lg->book->pairs[slot] = *p;
 	lg->book->pairs[slot].used = 1;
-	if (slot >= lg->book->hi)
+	/* shards never write @hi: ledger_share() set it to the end of the book */
+	if (!lg->part && slot >= lg->book->hi)
 		lg->book->hi = slot + 1;
 	return (int)slot;
 }
@@ -219,6 +230,33 @@ void ledger_pair_del(struct ledger *lg, int slot)
 		return;
 	memset(&lg->book->pairs[slot], 0, sizeof(lg->book->pairs[slot]));
 	lg->free[lg->n_free++] = (uint32_t)slot;
+}
+
+/**
+ * ledger_share() - shard @i of @n's own slots of @lg
+ * @lg:		the datapath's ledger, after ledger_pairs_take() (the first
+ *		shard takes what the last datapath left, before any shard runs)
+ * @i, @n:	the shard and how many there are
+ * @part:	receives a ledger on the same mapping whose pairs go to slots
+ *		no other shard writes; its ledger_unmap() keeps the mapping
+ *
+ * Every shard adds and deletes pairs without a lock: each owns a slice of
+ * the book, and the book's high mark covers it all, so that a successor
+ * reads every slice (ledger_pairs_take()).
+ */
+void ledger_share(struct ledger *lg, unsigned int i, unsigned int n, struct ledger *part)
+{
+	uint32_t per = lg->head->n_pairs / n;
+
+	memset(part, 0, sizeof(*part));
+	part->head = lg->head;
+	part->book = lg->book;
+	part->size = lg->size;
+	part->fd = -1;
+	part->part = true;
+	part->first = i * per;
+	part->count = per;	/* 0 with fewer slots than shards: no slot */
+	lg->book->hi = lg->head->n_pairs;
 }
 
 /**
@@ -248,7 +286,7 @@ unsigned int ledger_pairs_take(struct ledger *lg, void (*fn)(void *ctx, const st
 		n++;
 	}
 	memset(lg->book->pairs, 0, (size_t)hi * sizeof(struct ledger_pair));
-	lg->book->hi = 0;
+	lg->book->hi = lg->part ? lg->head->n_pairs : 0;	/* shards: the whole book, always */
 	return n;
 }
 

@@ -98,6 +98,9 @@ struct ledger_book {
  * @free:	the datapath's free slots, a stack (allocated with the first pair)
  * @n_free:	entries on it
  * @full:	pairs that found no slot (they are not reset after a death)
+ * @first, @count: the slots a share may use (ledger_share()); unused
+ *		without @part (all slots)
+ * @part:	a share of another's mapping: unmapping leaves the mapping
  */
 struct ledger {
 	struct ledger_head *head;
@@ -107,11 +110,14 @@ struct ledger {
 	uint32_t *free;
 	uint32_t n_free;
 	uint64_t full;
+	uint32_t first, count;
+	bool part;
 };
 
 int ledger_create(struct ledger *lg, uint32_t n_pairs);
 int ledger_map(int fd, struct ledger *lg, char *err, size_t err_len);
 void ledger_unmap(struct ledger *lg);
+void ledger_share(struct ledger *lg, unsigned int i, unsigned int n, struct ledger *part);
 int ledger_pair_add(struct ledger *lg, const struct ledger_pair *p);
 void ledger_pair_del(struct ledger *lg, int slot);
 unsigned int ledger_pairs_take(struct ledger *lg, void (*fn)(void *ctx, const struct ledger_pair *p),

@@ -50,6 +50,7 @@
 #include "datapath/metrics.h"
 #include "datapath/policy.h"
 #include "datapath/seccomp.h"
+#include "datapath/shard.h"
 
 static const char usage[] =
 	"usage: datapath [--listen SOCKET | --fd N] [--user USER] [--control SOCKET]\n"
@@ -378,6 +379,7 @@ static int dp_worker(struct dp_opts *o)
 {
 	static struct dp dp;
 	static struct ledger lg;
+	static struct shards shards;
 	struct loop_fd sig_lfd;
 	uint32_t done_seq = 0;
 	bool configured = false;
@@ -419,10 +421,23 @@ static int dp_worker(struct dp_opts *o)
 		goto out;
 	}
 
-	ret = config_receive(&dp.st, dp.proto_fd, &done_seq, err, sizeof(err));
+	ret = shards_init(&shards, dp.loop, &dp.st);
+	if (ret < 0) {
+		snprintf(err, sizeof(err), "shards: %s", strerror(-ret));
+		goto out;
+	}
+	dp.shards = &shards;
+	ret = config_receive(&shards, &o->limits, dp.proto_fd, &done_seq, err, sizeof(err));
 	if (ret < 0)
 		goto out;
 	configured = true;
+	if (shards.n > 1 && o->n_specs) {
+		/* a service's flows would need a port on its own shard (issue 20) */
+		snprintf(err, sizeof(err), "--publish and --forward serve one shard only, and netsetup steered "
+			 "the links to %u: give netsetup --shards 1", shards.n);
+		ret = -EINVAL;
+		goto out;
+	}
 
 	if (o->control_fd >= 0) {
 		ret = control_adopt(&dp, o->control_fd);
@@ -454,15 +469,21 @@ static int dp_worker(struct dp_opts *o)
 	ret = privdrop(o->user, err, sizeof(err));
 	if (ret < 0)
 		goto out;
+	/* the shards' threads wait at their gate; the filter binds them too */
+	ret = shards_spawn(&shards, err, sizeof(err));
+	if (ret < 0)
+		goto out;
 	/* the system call allow-list (seccomp.c), before the first packet */
 	ret = dp_seccomp_install(err, sizeof(err));
 	if (ret < 0)
 		goto out;
 
 	dp.start_ms = loop_now_ms(dp.loop);
-	ret = stack_start(&dp.st);
-	if (ret >= 0)
-		ret = face_start(face_of(&dp.st));
+	for (i = 0, ret = 0; ret >= 0 && i < shards.n; i++) {
+		ret = stack_start(shards.sh[i]->st);
+		if (ret >= 0)
+			ret = face_start(face_of(shards.sh[i]->st));
+	}
 	for (i = 0; ret >= 0 && i < dp.n_svcs; i++)
 		ret = svc_start(dp.svcs[i]);
 	if (ret >= 0)
@@ -483,10 +504,14 @@ static int dp_worker(struct dp_opts *o)
 	loop_fd_add(dp.loop, &dp.proto_lfd, dp.proto_fd, EPOLLIN | EPOLLRDHUP, dp_proto_event, &dp);
 	fprintf(stderr, "datapath: serving %u link(s), %u service(s) as uid %u", dp.st.n_links,
 		dp.n_svcs, (unsigned int)geteuid());
+	if (shards.n > 1)
+		fprintf(stderr, " in %u shards", shards.n);
 	if (orphans)
 		fprintf(stderr, "; resetting %u connection(s) the last datapath left", orphans);
 	fputc('\n', stderr);
-	stack_links_flush(&dp.st);
+	for (i = 0; i < shards.n; i++)
+		stack_links_flush(shards.sh[i]->st);
+	shards_go(&shards);
 	ret = loop_run(dp.loop);
 	if (ret < 0) {
 		snprintf(err, sizeof(err), "event loop: %s", strerror(-ret));
@@ -494,6 +519,7 @@ static int dp_worker(struct dp_opts *o)
 		goto out;
 	}
 	/* asked to stop: the container and the remote ends hear a RST now */
+	shards_stop(&shards);
 	face_tcp_stop(face_of(&dp.st));
 	stack_links_flush(&dp.st);
 	rc = 0;
@@ -503,11 +529,16 @@ out:
 		if (configured && dp.proto_fd >= 0)
 			proto_send_error(dp.proto_fd, done_seq, EINVAL, "datapath: %s", err);
 	}
+	if (dp.shards)
+		shards_stop(&shards);
 	for (i = 0; i < dp.n_svcs; i++)
 		svc_free(dp.svcs[i]);
 	svc_udp_table_free(dp.udp);
 	control_close(&dp);
 	stack_fini(&dp.st);
+	if (dp.shards)
+		shards_free(&shards);
+	dp.shards = NULL;
 	if (sfd >= 0)
 		close(sfd);
 	loop_free(dp.loop);

@@ -357,3 +357,34 @@ void policy_print(const struct policy *pol, struct out *o)
 	}
 	out_obj_end(o);
 }
+
+/**
+ * policy_clear_hits() - a copy's counters back to zero (a shard's own copy)
+ * @pol:	the policy
+ */
+void policy_clear_hits(struct policy *pol)
+{
+	unsigned int d, i;
+
+	for (d = 0; d < POLICY_DIR_MAX; d++) {
+		pol->allowed[d] = 0;
+		for (i = 0; i < pol->n[d]; i++)
+			pol->rules[d][i].hits = 0;
+	}
+}
+
+/**
+ * policy_add_hits() - add @other's counters to @sum, a copy of the same rules
+ * @sum:	the total so far
+ * @other:	a shard's copy
+ */
+void policy_add_hits(struct policy *sum, const struct policy *other)
+{
+	unsigned int d, i;
+
+	for (d = 0; d < POLICY_DIR_MAX; d++) {
+		sum->allowed[d] += other->allowed[d];
+		for (i = 0; i < sum->n[d] && i < other->n[d]; i++)
+			sum->rules[d][i].hits += other->rules[d][i].hits;
+	}
+}

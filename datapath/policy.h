@@ -71,6 +71,8 @@ extern const char *const policy_dir_names[POLICY_DIR_MAX];
 int policy_add(struct policy *pol, enum policy_dir dir, enum policy_action action, const char *text,
 	       char *err, size_t err_len);
 int policy_finish(struct policy *pol, char *err, size_t err_len);
+void policy_clear_hits(struct policy *pol);
+void policy_add_hits(struct policy *sum, const struct policy *other);
 const struct policy_rule *policy_match(struct policy *pol, enum policy_dir dir, const struct net_addr *remote,
 				       uint8_t proto, uint16_t port);
 bool policy_refuses(struct policy *pol, enum policy_dir dir, const struct net_addr *remote, uint8_t proto,

@@ -23,7 +23,8 @@
  *   libc             futex, getrandom, getpid/gettid/get[e]uid/get[e]gid,
  *                    rt_sigprocmask/rt_sigaction/rt_sigreturn, tgkill to this
  *                    process only (abort()), fstat/newfstatat/lseek (stdio),
- *                    exit/exit_group
+ *                    exit/exit_group, rseq (a shard's thread: its per-CPU
+ *                    area, which the kernel writes into the thread's memory)
  *   shutdown         unlink/unlinkat (a unix listener removes its path; the
  *                    uid we run as limits what it can remove)
  *   ioctl            FIONREAD only; TCGETS (stdio's isatty()) fails with
@@ -56,10 +57,10 @@
 
 #include "datapath/seccomp.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define DP_SECCOMP_SANITIZER 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define DP_SECCOMP_SANITIZER 1
 #endif
 #endif
@@ -80,6 +81,7 @@ static const char *const dp_seccomp_plain[] = {
 	"fstat", "newfstatat", "lseek",
 	"unlink", "unlinkat",
 	"exit", "exit_group",
+	"rseq",		/* glibc (un)registers a shard's thread with the kernel's restartable sequences */
 };
 
 #ifdef DP_SECCOMP_SANITIZER
@@ -202,6 +204,12 @@ int dp_seccomp_install(char *err, size_t err_len)
 	if (ret < 0)
 		goto out;
 #endif
+	/* Shards' threads exist by now: the filter binds every one of them. */
+	ret = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	if (ret < 0) {
+		snprintf(err, err_len, "seccomp: thread sync: %s", strerror(-ret));
+		goto out;
+	}
 	ret = seccomp_load(ctx);
 	if (ret < 0) {
 		snprintf(err, err_len, "seccomp: loading the filter: %s", strerror(-ret));

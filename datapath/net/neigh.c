@@ -146,6 +146,9 @@ static void neigh_solicit(struct stack *st, struct neigh *n, bool unicast)
 		ndp_solicit(st, n->link, &n->addr.v6, unicast, n->mac);
 }
 
+static bool neigh_learn(struct stack *st, struct link *l, uint8_t family, const union proto_inaddr *addr,
+			const uint8_t *mac, bool create, bool confirmed);
+
 /**
  * neigh_update() - learn or confirm a neighbour's MAC
  * @st:		stack
@@ -156,25 +159,51 @@ static void neigh_solicit(struct stack *st, struct neigh *n, bool unicast)
  * @create:	make an entry if there is none (it is talking to us)
  * @confirmed:	the answer proves reachability (else the entry stays STALE)
  *
- * Packets waiting for this neighbour are sent now, in order.
+ * Packets waiting for this neighbour are sent now, in order; the stack's
+ * neigh_learned handler, if one is registered, hears of every MAC seen.
  */
 void neigh_update(struct stack *st, struct link *l, uint8_t family, const union proto_inaddr *addr,
 		  const uint8_t *mac, bool create, bool confirmed)
+{
+	neigh_learn(st, l, family, addr, mac, create, confirmed);
+	/* whether or not this stack keeps it: the answer may be to another's
+	 * question (shards: an NDP answer reaches the shard of its addresses) */
+	if (st->neigh_learned)
+		st->neigh_learned(st->neigh_learned_ctx, l, family, addr, mac, confirmed);
+}
+
+/**
+ * neigh_adopt() - what another stack on the same link heard (shards)
+ * @st, @l, @family, @addr, @mac, @confirmed: as for neigh_update()
+ *
+ * Only an entry this stack has is updated (one it asked for, or knew): a
+ * stream of answers nobody asked for fills no table. Not passed on again:
+ * the stack that heard it told every other one.
+ */
+void neigh_adopt(struct stack *st, struct link *l, uint8_t family, const union proto_inaddr *addr,
+		 const uint8_t *mac, bool confirmed)
+{
+	neigh_learn(st, l, family, addr, mac, false, confirmed);
+}
+
+/* neigh_update() without telling anyone; true when an entry took @mac. */
+static bool neigh_learn(struct stack *st, struct link *l, uint8_t family, const union proto_inaddr *addr,
+			const uint8_t *mac, bool create, bool confirmed)
 {
 	struct neigh *n = neigh_lookup(st, family, addr);
 
 	if (!n) {
 		if (!create)
-			return;
+			return false;
 		n = neigh_alloc(st);
 		if (!n)
-			return;
+			return false;
 		n->used = true;
 		n->family = family;
 		memcpy(&n->addr, addr, neigh_addr_len(family));
 	}
 	if (n->state == NEIGH_PERMANENT)
-		return;
+		return false;
 	if (n->state == NEIGH_INCOMPLETE || confirmed)
 		stack_count(st, CTR_NEIGH_RESOLVED);
 	memcpy(n->mac, mac, 6);
@@ -192,6 +221,7 @@ void neigh_update(struct stack *st, struct link *l, uint8_t family, const union 
 	}
 	n->pending_tail = NULL;
 	n->n_pending = 0;
+	return true;
 }
 
 /**

@@ -94,6 +94,9 @@ enum stack_turn_phase {
 typedef void (*stack_turn_fn)(void *ctx, bool links_idle);
 #define STACK_MAX_TURN_FNS	6
 
+typedef void (*stack_neigh_fn)(void *ctx, const struct link *l, uint8_t family, const union proto_inaddr *addr,
+			       const uint8_t *mac, bool confirmed);
+
 /**
  * struct stack_upper_ops - what a layer above registers for what is not the
  * stack's own (stack_set_upper(); the inner side of the datapath does)
@@ -190,6 +193,10 @@ struct stack {
 	bool has_secret;		/* @secret keys the TCP engines (stack_set_secret()) */
 	uint8_t secret[32];
 	struct ledger *ledger;		/* the supervisor's ledger (datapath/ledger.c), or NULL */
+	/* What neigh_update() learned, for the other stacks on the same links
+	 * (shards: an answer reaches one of them); stack_on_neigh_learned() */
+	stack_neigh_fn neigh_learned;
+	void *neigh_learned_ctx;
 };
 
 static inline void stack_count(struct stack *st, enum dp_ctr c)
@@ -218,6 +225,7 @@ int stack_on_turn_end(struct stack *st, enum stack_turn_phase phase, stack_turn_
 void stack_off_turn_end(struct stack *st, stack_turn_fn fn, void *ctx);
 int stack_set_upper(struct stack *st, const struct stack_upper_ops *ops, void *ctx);
 int stack_set_secret(struct stack *st, const uint8_t secret[32]);
+void stack_on_neigh_learned(struct stack *st, stack_neigh_fn fn, void *ctx);
 int stack_key_engine(const struct stack *st, struct tcp_stack *engine, const char *label);
 unsigned int stack_links_flush(struct stack *st);
 struct link *stack_link_by_ifindex(struct stack *st, uint32_t ifindex);
@@ -242,6 +250,8 @@ void arp_announce(struct stack *st, struct link *l, struct in_addr addr);
 struct neigh *neigh_lookup(struct stack *st, uint8_t family, const union proto_inaddr *addr);
 void neigh_update(struct stack *st, struct link *l, uint8_t family, const union proto_inaddr *addr,
 		  const uint8_t *mac, bool create, bool confirmed);
+void neigh_adopt(struct stack *st, struct link *l, uint8_t family, const union proto_inaddr *addr,
+		 const uint8_t *mac, bool confirmed);
 void neigh_output(struct stack *st, struct link *l, uint8_t family, const union proto_inaddr *nexthop,
 		  struct pkt *p);
 int neigh_add_permanent(struct stack *st, struct link *l, const struct proto_neigh *n);

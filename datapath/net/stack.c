@@ -426,6 +426,18 @@ int stack_key_engine(const struct stack *st, struct tcp_stack *engine, const cha
  *
  * Return: 0 or -EBUSY.
  */
+/**
+ * stack_on_neigh_learned() - hear of every neighbour this stack learns
+ * @st:		the stack
+ * @fn:		called after neigh_update() took a MAC, or NULL
+ * @ctx:	its argument
+ */
+void stack_on_neigh_learned(struct stack *st, stack_neigh_fn fn, void *ctx)
+{
+	st->neigh_learned = fn;
+	st->neigh_learned_ctx = ctx;
+}
+
 int stack_set_secret(struct stack *st, const uint8_t secret[32])
 {
 	memcpy(st->secret, secret, sizeof(st->secret));

@@ -1,25 +1,30 @@
 #!/usr/bin/env bash
-# Shards, the steering half (issue 20): `netsetup run --shards 2` makes the
-# container's TUN multi-queue with two queues and gives eth0 two channels in
-# a PACKET_FANOUT_EBPF group, both steered by the program of
-# common/flowhash.c (test_netsetup_steer checks, flow by flow, that both
-# halves of a conversation land on one shard; this checks the whole):
-#  - netsetup says so; the TUN has two queues; the kernel holds two packet
-#    sockets on eth0;
+# Shards (issue 20): `netsetup run --shards 2` makes the container's TUN
+# multi-queue with two queues and gives eth0 two channels in a
+# PACKET_FANOUT_EBPF group, both steered by the program of common/flowhash.c
+# (test_netsetup_steer checks, flow by flow, that both halves of a
+# conversation land on one shard), and the datapath runs two stacks in two
+# threads, one per queue and channel:
+#  - netsetup and the datapath say so; the TUN has two queues; stats show
+#    two shards, shard 0 reading one channel;
 #  - TCP (IPv4, IPv6) and UDP from the container, ICMP echo both families,
 #    and a connection into the container all work;
-#  - both channels of eth0 and both queues of the TUN carried frames;
+#  - both shards' channels and queues carried frames and connections; the
+#    totals are their sum; each shard knows the peer's addresses, whichever
+#    heard the answer;
 #  - SANDNET_NO_STEERING=1 (what a kernel that refuses the program gets):
 #    one line says so, one channel and one queue, and the container is
-#    served all the same.
+#    served all the same;
+#  - --publish with two shards: a clear error, the container given back.
 . "$SANDNET_TESTS/lib/common.sh"
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 . "$SANDNET_TESTS/integration/face_env.inc"
 
-# per_channel LINK: the rx_frames of each of LINK's channels, space separated
-per_channel() {
-	dp_stat "' '.join(str(c['rx_frames']) for c in (d['links'].get('$1') or d['inner_links']['$1'])['per_channel'])"
+# per_shard LINK: the frames each shard's LINK (eth0, or sn-eth0 the TUN) read,
+# space separated: shard 0's from the top level, the others' from shards[]
+per_shard() {
+	dp_stat "' '.join(str((s['links'].get('$1') or s['inner_links']['$1'])['rx_frames']) for s in [d] + d['shards'])"
 }
 
 # traffic: 12 fetches over IPv4 and IPv6, 8 UDP exchanges, pings both ways
@@ -56,13 +61,34 @@ grep -q "link eth0 handed to the datapath: .*, 2 channels, container face sn-eth
 	{ cat "$DP_LOG" >&2; sn_fail "netsetup did not steer eth0 to two shards"; }
 queues=$(ip netns exec "$CT" ls /sys/class/net/sn-eth0/queues | tr '\n' ' ')
 [ "$queues" = "rx-0 rx-1 tx-0 tx-1 " ] || sn_fail "the TUN's queues: $queues"
-[ "$(dp_stat "d['links']['eth0']['channels']")" = 2 ] || sn_fail "eth0 has not two channels"
+grep -q "^datapath: serving 1 link(s), 0 service(s) as uid [0-9]* in 2 shards" "$DP_LOG" ||
+	{ cat "$DP_LOG" >&2; sn_fail "the datapath does not run two shards"; }
+[ "$(dp_stat "d['n_shards']")" = 2 ] || sn_fail "stats do not show two shards"
+[ "$(dp_stat "d['links']['eth0']['channels']")" = 1 ] || sn_fail "shard 0 reads more than its channel of eth0"
 traffic
-read -r c0 c1 <<<"$(per_channel eth0)"
-read -r q0 q1 <<<"$(per_channel sn-eth0)"
-sn_log "eth0's channels read $c0 and $c1 frames, the TUN's queues $q0 and $q1"
+read -r c0 c1 <<<"$(per_shard eth0)"
+read -r q0 q1 <<<"$(per_shard sn-eth0)"
+sn_log "eth0's channels read $c0 and $c1 frames, the TUN's queues $q0 and $q1 (shard 0, shard 1)"
 [ "$c0" -gt 0 ] && [ "$c1" -gt 0 ] || sn_fail "one of eth0's channels got nothing: $c0 $c1"
 [ "$q0" -gt 0 ] && [ "$q1" -gt 0 ] || sn_fail "one of the TUN's queues got nothing: $q0 $q1"
+# in one snapshot: the totals are the shards' sum, every shard knows the peer
+# (the one that heard its answer told the other) and ran connections
+dp_stats --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+shards = [d] + d["shards"]
+assert len(shards) == 2, len(shards)
+rx = sum(s["links"]["eth0"]["rx_frames"] for s in shards)
+assert d["totals"]["network_rx_frames"] == rx, (d["totals"]["network_rx_frames"], rx)
+for i, s in enumerate(shards):
+    known = {n["address"] for n in s["neighbours"] if n["mac"] != "-"}
+    assert {"10.77.0.1", "fd77::1"} <= known, f"shard {i} knows {known}"
+    assert s["counters"]["neigh_resolved"] >= 0
+opened = [s["face"]["counters"]["tcp_outbound"] + s["face"]["counters"]["tcp_inbound"] for s in shards]
+assert sum(opened) == d["totals"]["tcp_outbound"] + d["totals"]["tcp_inbound"], opened
+assert all(n > 0 for n in opened), f"connections per shard: {opened}"
+print("connections per shard:", opened)
+' || sn_fail "the shards disagree with their totals"
 face_check_clean
 dp_env_down
 face_check_gone "$CT"
@@ -75,7 +101,16 @@ grep -q "link eth0 handed to the datapath: .*, 1 channel, container face sn-eth0
 	{ cat "$DP_LOG" >&2; sn_fail "the fallback did not serve one channel"; }
 queues=$(ip netns exec "$CT" ls /sys/class/net/sn-eth0/queues | tr '\n' ' ')
 [ "$queues" = "rx-0 tx-0 " ] || sn_fail "the fallback TUN's queues: $queues"
+[ "$(dp_stat "d['n_shards']")" = 1 ] || sn_fail "the fallback runs more than one shard"
 traffic
 face_check_clean
 dp_env_down
 face_check_gone "$CT"
+
+sn_log "a service with two shards: refused before anything is served, nothing left behind"
+out=$(ip netns exec "$DPNS" timeout 30 "$NETSETUP" run --netns "/run/netns/$CT" --shards 2 -- \
+	"$DATAPATH" --publish udp:5353=127.0.0.1:5353 2>&1) && sn_fail "a --publish with two shards was served"
+echo "$out" | grep -q "publish and --forward serve one shard only, and netsetup steered the links to 2" ||
+	sn_fail "no clear error: $out"
+face_check_gone "$CT"
+ip -n "$CT" -j addr show dev eth0 | grep -q '"local":"10.77.0.2"' || sn_fail "the container's address was not given back"
