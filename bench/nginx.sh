@@ -9,8 +9,8 @@
 # Environment: SECS (seconds per ab run, default 4), REPS (runs per figure,
 # median, default 3), ROWS (default "kernel hw sw pasta"), SHAPES (default
 # all, below), PERF (sandnet modes to profile with perf record during
-# "in PERF_SHAPE", default 1m-c5, e.g. PERF=hw), OUT (results, default
-# bench/results), PLOT
+# "in PERF_SHAPE", default 1m-c5, e.g. PERF=hw), SHARDS (netsetup --shards for
+# the sandnet rows, default one), OUT (results, default bench/results), PLOT
 # (default docs/benchmarks-nginx.png).
 #
 # Namespaces (names "bn<pid>-*", removed on exit):
