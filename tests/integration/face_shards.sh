@@ -15,6 +15,7 @@
 #  - SANDNET_NO_STEERING=1 (what a kernel that refuses the program gets):
 #    one line says so, one channel and one queue, and the container is
 #    served all the same;
+#  - a datapath of two shards killed: the next one serves, with two shards;
 #  - --publish with two shards: a clear error, the container given back.
 . "$SANDNET_TESTS/lib/common.sh"
 . "$SANDNET_TESTS/integration/datapath_env.inc"
@@ -90,6 +91,14 @@ assert all(n > 0 for n in opened), f"connections per shard: {opened}"
 print("connections per shard:", opened)
 ' || sn_fail "the shards disagree with their totals"
 face_check_clean
+
+sn_log "a datapath of two shards killed: the next one serves, with two shards"
+kill -9 "$DP_PID"
+sn_wait_for 10 sh -c "[ \"\$(ip netns exec '$DPNS' '$DATAPATH' stats --control '$DP_CTL' --json 2>/dev/null |
+	python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get(\"n_shards\", 0), d[\"supervisor\"][\"restarts\"])' 2>/dev/null)\" = '2 1' ]" ||
+	sn_fail "no datapath of two shards after the first died"
+tcp_fetch "$CT" "http://10.77.0.1:8000/f1" "$SN_TMP/f1"
+tcp_fetch "$CT" "http://[fd77::1]:8000/f1" "$SN_TMP/f1"
 dp_env_down
 face_check_gone "$CT"
 
