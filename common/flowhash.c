@@ -240,19 +240,36 @@ static void label(struct asm_ctx *a, enum label l)
 	a->n_fix[l] = 0;
 }
 
-/* R8 = the XOR of the eight address words of the IPv6 header at R7 + @base. */
-static void addrs6(struct asm_ctx *a, bool indirect, int32_t base)
+/* R0 = the bytes at @off of the network header, or of R7 + @off. */
+static void ld(struct asm_ctx *a, bool indirect, uint8_t size, int32_t off)
+{
+	if (indirect)
+		ld_ind(a, size, off);
+	else
+		ld_abs(a, size, off);
+}
+
+/* R8 = the XOR of the eight address words of an IPv6 header, R0 its next header. */
+static void addrs6(struct asm_ctx *a, bool indirect)
 {
 	unsigned int i;
 
 	alu_imm(a, BPF_MOV, R8, 0);
 	for (i = 0; i < 8; i++) {
-		if (indirect)
-			ld_ind(a, BPF_W, base + IP6_SRC + 4 * i);
-		else
-			ld_abs(a, BPF_W, base + IP6_SRC + 4 * i);
+		ld(a, indirect, BPF_W, IP6_SRC + 4 * i);
 		alu_reg(a, BPF_XOR, R8, R0);
 	}
+	ld(a, indirect, BPF_B, IP6_NEXT);
+}
+
+/* R8 = the XOR of an IPv4 header's addresses, R0 its protocol. */
+static void addrs4(struct asm_ctx *a, bool indirect)
+{
+	ld(a, indirect, BPF_W, IP4_SRC);
+	alu_reg(a, BPF_MOV, R8, R0);
+	ld(a, indirect, BPF_W, IP4_DST);
+	alu_reg(a, BPF_XOR, R8, R0);
+	ld(a, indirect, BPF_B, IP4_PROTO);
 }
 
 /**
@@ -284,11 +301,7 @@ int flowhash_prog(struct bpf_insn *insn, size_t max, uint32_t seed, unsigned int
 	alu_imm(&a, BPF_AND, R0, 0xf);
 	alu_imm(&a, BPF_LSH, R0, 2);
 	emit(&a, BPF_ALU64 | BPF_MOV | BPF_X, R7, R0, 0, 0);
-	ld_abs(&a, BPF_W, IP4_SRC);
-	alu_reg(&a, BPF_MOV, R8, R0);
-	ld_abs(&a, BPF_W, IP4_DST);
-	alu_reg(&a, BPF_XOR, R8, R0);
-	ld_abs(&a, BPF_B, IP4_PROTO);
+	addrs4(&a, false);
 	jump(&a, BPF_JEQ, R0, IPPROTO_TCP, L_V4_TCP);
 	jump(&a, BPF_JEQ, R0, IPPROTO_ICMP, L_V4_ICMP);
 	jump(&a, BPF_JA, 0, 0, L_MIX);
@@ -309,11 +322,7 @@ int flowhash_prog(struct bpf_insn *insn, size_t max, uint32_t seed, unsigned int
 
 	label(&a, L_V4_QUOTE);
 	alu_imm(&a, BPF_ADD, R7, ICMP_HLEN);
-	ld_ind(&a, BPF_W, IP4_SRC);
-	alu_reg(&a, BPF_MOV, R8, R0);
-	ld_ind(&a, BPF_W, IP4_DST);
-	alu_reg(&a, BPF_XOR, R8, R0);
-	ld_ind(&a, BPF_B, IP4_PROTO);
+	addrs4(&a, true);
 	jump(&a, BPF_JNE, R0, IPPROTO_TCP, L_MIX);
 	ld_ind(&a, BPF_B, 0);
 	alu_imm(&a, BPF_AND, R0, 0xf);
@@ -322,9 +331,8 @@ int flowhash_prog(struct bpf_insn *insn, size_t max, uint32_t seed, unsigned int
 	jump(&a, BPF_JA, 0, 0, L_PORTS);
 
 	label(&a, L_V6);
-	addrs6(&a, false, 0);
 	emit(&a, BPF_ALU64 | BPF_MOV | BPF_K, R7, 0, 0, IP6_HLEN);
-	ld_abs(&a, BPF_B, IP6_NEXT);
+	addrs6(&a, false);
 	jump(&a, BPF_JEQ, R0, IPPROTO_TCP, L_PORTS);
 	jump(&a, BPF_JEQ, R0, IPPROTO_ICMPV6, L_V6_ICMP);
 	jump(&a, BPF_JA, 0, 0, L_MIX);
@@ -334,8 +342,7 @@ int flowhash_prog(struct bpf_insn *insn, size_t max, uint32_t seed, unsigned int
 	jump(&a, BPF_JEQ, R0, 0, L_MIX);
 	jump(&a, BPF_JGT, R0, 4, L_MIX);
 	emit(&a, BPF_ALU64 | BPF_MOV | BPF_K, R7, 0, 0, IP6_HLEN + ICMP_HLEN);
-	addrs6(&a, true, 0);
-	ld_ind(&a, BPF_B, IP6_NEXT);
+	addrs6(&a, true);
 	jump(&a, BPF_JNE, R0, IPPROTO_TCP, L_MIX);
 	emit(&a, BPF_ALU64 | BPF_ADD | BPF_K, R7, 0, 0, IP6_HLEN);
 
