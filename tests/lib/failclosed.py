@@ -14,11 +14,14 @@
   tuples HOST PORT FIRST N          GET / from the source ports FIRST..FIRST+N-1, one after the
                                     other; prints the slowest connection's seconds
   reach HOST PORT SECONDS [SINCE]   GET / every 50 ms until it answers; prints the seconds
-                                    it took (since the wall-clock time SINCE, when given),
-                                    exits 1 when SECONDS passed first
+                                    it took (since the wall-clock time SINCE, when given;
+                                    SINCE "kill:SIG:PID" sends SIG to PID first and counts
+                                    from there, so that this interpreter's start is not in
+                                    the figure), exits 1 when SECONDS passed first
 """
 import errno
 import os
+import signal
 import socket
 import sys
 import threading
@@ -135,6 +138,10 @@ def probe(host, port, out, stop):
 
 
 def reach(host, port, seconds, since=None):
+    if since and since.startswith("kill:"):
+        _, sig, pid = since.split(":")
+        since = time.time()
+        os.kill(int(pid), getattr(signal, "SIG" + sig))
     start = time.monotonic()
     since = float(since) if since else time.time()
     while time.monotonic() - start < float(seconds):
