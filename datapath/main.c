@@ -502,13 +502,18 @@ static int dp_worker(struct dp_opts *o)
 		goto out;
 	}
 	loop_fd_add(dp.loop, &dp.proto_lfd, dp.proto_fd, EPOLLIN | EPOLLRDHUP, dp_proto_event, &dp);
-	fprintf(stderr, "datapath: serving %u link(s), %u service(s) as uid %u", dp.st.n_links,
-		dp.n_svcs, (unsigned int)geteuid());
-	if (shards.n > 1)
-		fprintf(stderr, " in %u shards", shards.n);
-	if (orphans)
-		fprintf(stderr, "; resetting %u connection(s) the last datapath left", orphans);
-	fputc('\n', stderr);
+	{
+		/* one write: netsetup and the supervisor log to the same file */
+		char in[32] = "", reset[80] = "";
+
+		if (shards.n > 1)
+			snprintf(in, sizeof(in), " in %u shards", shards.n);
+		if (orphans)
+			snprintf(reset, sizeof(reset), "; resetting %u connection(s) the last datapath left",
+				 orphans);
+		fprintf(stderr, "datapath: serving %u link(s), %u service(s) as uid %u%s%s\n", dp.st.n_links,
+			dp.n_svcs, (unsigned int)geteuid(), in, reset);
+	}
 	for (i = 0; i < shards.n; i++)
 		stack_links_flush(shards.sh[i]->st);
 	shards_go(&shards);
