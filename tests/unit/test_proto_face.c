@@ -193,6 +193,26 @@ START_TEST(test_face_queues)
 	expect_refused(mbuf, len, fds, 4, EBADF, "FACE: 2 queues of TUN sn-single, which is not IFF_MULTI_QUEUE");
 	msg->link.face.n_fds = PROTO_MAX_CHANNELS + 1;
 	ck_assert_int_eq(proto_encode(msg, mbuf, sizeof(mbuf)), -E2BIG);
+	/* QUEUES out of range, written by hand: refused before the fds are counted */
+	for (i = 0; i < 2; i++) {
+		uint32_t q = i ? PROTO_MAX_CHANNELS + 1 : 0;
+		struct nl_msg *nl = msg_build_start();
+		struct nlattr *face;
+		char want[96];
+
+		link_mandatory_put(nl, 0, 1);
+		face = nla_nest_start(nl, PROTO_LINK_FACE);
+		ck_assert_ptr_nonnull(face);
+		ck_assert_int_eq(nla_put_u32(nl, PROTO_FACE_IFINDEX, 9), 0);
+		ck_assert_int_eq(nla_put_string(nl, PROTO_FACE_IFNAME, "sn-mq"), 0);
+		ck_assert_int_eq(nla_put_u32(nl, PROTO_FACE_MTU, 1500), 0);
+		ck_assert_int_eq(nla_put_u32(nl, PROTO_FACE_QUEUES, q), 0);
+		nla_nest_end(nl, face);
+		len = msg_build_finish(nl, PROTO_MSG_LINK, PROTO_VERSION_MINOR, SEQ, mbuf, sizeof(mbuf));
+		fds[0] = packet_socket();
+		snprintf(want, sizeof(want), "FACE: attribute QUEUES: %u is out of range 1..%d", q, PROTO_MAX_CHANNELS);
+		expect_refused(mbuf, len, fds, 1, E2BIG, want);
+	}
 	free(msg);
 	fds_close_all(link->channel_fds, 2);
 	fds_close_all(link->face.fds, 2);
