@@ -47,7 +47,7 @@ run() {
 	local seen=
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 0.5
-		dp_stats --json >"$SN_TMP/$name.mid.json" 2>/dev/null || continue
+		dp_stats_sum >"$SN_TMP/$name.mid.json" 2>/dev/null || continue
 		python3 - "$SN_TMP/$name.mid.json" "$name" >"$SN_TMP/$name.mid.txt" 2>&1 <<'EOF' && { seen=1; break; }
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -100,7 +100,7 @@ sn_wait_for 10 sh -c "[ \"\$(ip netns exec '$DPNS' '$DATAPATH' stats --control '
 	python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(s[\"conns\"] for s in d[\"services\"]))')\" = 0 ]" ||
 	sn_fail "connections left in the services: $(dp_stats | sed -n '/^services/,$p')"
 dp_stats | sed -n '/^services/,/^tcp/p'
-dp_stats --json >"$SN_TMP/stats.json"
+dp_stats_sum >"$SN_TMP/stats.json"
 python3 - "$SN_TMP" <<'EOF' || sn_fail "datapath stats"
 import json, sys
 tmp = sys.argv[1]

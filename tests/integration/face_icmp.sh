@@ -6,6 +6,7 @@
 # unreachable host, a UDP datagram to an unreachable network); an unknown
 # protocol from inside is answered with protocol unreachable.
 . "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 . "$SANDNET_TESTS/integration/face_env.inc"

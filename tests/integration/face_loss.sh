@@ -5,6 +5,7 @@
 # between a program inside the container and the peer's kernel, intact
 # (sha256): the outer connection recovers, the inner one never sees a loss.
 . "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 . "$SANDNET_TESTS/integration/face_env.inc"

@@ -11,6 +11,7 @@
 # counted on the rule that made it in `datapath stats`. Malformed rules make
 # the datapath exit 2 naming the rule.
 . "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 . "$SANDNET_TESTS/integration/face_env.inc"
@@ -171,7 +172,7 @@ expect echoed "$CT" udp - 10.77.0.1 5300
 sn_log "every decision counted on its rule"
 dp_stats >"$SN_TMP/stats.txt" || sn_fail "stats"
 grep -q "rule tcp:10.77.0.11:8000-8001" "$SN_TMP/stats.txt" || sn_fail "text stats lack the rules: $(cat "$SN_TMP/stats.txt")"
-dp_stats --json | python3 -c '
+dp_stats_sum | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 p = d["policy"]

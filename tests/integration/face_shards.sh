@@ -25,7 +25,7 @@
 # per_shard LINK: the frames each shard's LINK (eth0, or sn-eth0 the TUN) read,
 # space separated: shard 0's from the top level, the others' from shards[]
 per_shard() {
-	dp_stat "' '.join(str((s['links'].get('$1') or s['inner_links']['$1'])['rx_frames']) for s in [d] + d['shards'])"
+	dp_stat "' '.join(str((s['links'].get('$1') or s['inner_links']['$1'])['rx_frames']) for s in [raw] + raw['shards'])"
 }
 
 # traffic: 12 fetches over IPv4 and IPv6, 8 UDP exchanges, pings both ways
@@ -64,8 +64,8 @@ queues=$(ip netns exec "$CT" ls /sys/class/net/sn-eth0/queues | tr '\n' ' ')
 [ "$queues" = "rx-0 rx-1 tx-0 tx-1 " ] || sn_fail "the TUN's queues: $queues"
 grep -q "^datapath: serving 1 link(s), 0 service(s) as uid [0-9]* in 2 shards" "$DP_LOG" ||
 	{ cat "$DP_LOG" >&2; sn_fail "the datapath does not run two shards"; }
-[ "$(dp_stat "d['n_shards']")" = 2 ] || sn_fail "stats do not show two shards"
-[ "$(dp_stat "d['links']['eth0']['channels']")" = 1 ] || sn_fail "shard 0 reads more than its channel of eth0"
+[ "$(dp_stat "raw['n_shards']")" = 2 ] || sn_fail "stats do not show two shards"
+[ "$(dp_stat "raw['links']['eth0']['channels']")" = 1 ] || sn_fail "shard 0 reads more than its channel of eth0"
 traffic
 read -r c0 c1 <<<"$(per_shard eth0)"
 read -r q0 q1 <<<"$(per_shard sn-eth0)"
@@ -110,7 +110,7 @@ grep -q "link eth0 handed to the datapath: .*, 1 channel, container face sn-eth0
 	{ cat "$DP_LOG" >&2; sn_fail "the fallback did not serve one channel"; }
 queues=$(ip netns exec "$CT" ls /sys/class/net/sn-eth0/queues | tr '\n' ' ')
 [ "$queues" = "rx-0 tx-0 " ] || sn_fail "the fallback TUN's queues: $queues"
-[ "$(dp_stat "d['n_shards']")" = 1 ] || sn_fail "the fallback runs more than one shard"
+[ "$(dp_stat "raw['n_shards']")" = 1 ] || sn_fail "the fallback runs more than one shard"
 traffic
 face_check_clean
 dp_env_down

@@ -11,6 +11,7 @@
 #  - the peer sees the container's own address and port;
 #  - every connection is a pair in `datapath stats`, and the pairs end.
 . "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 . "$SANDNET_TESTS/integration/face_env.inc"
@@ -151,7 +152,7 @@ print("syscalls per TCP connection:", t["syscalls_per_tcp_connection"])' || sn_f
 # the one attempt the container gave up on (ETIMEDOUT) waits for the
 # network side's own timeout; every other pair has ended
 pairs_left() {
-	dp_stats --json | python3 -c '
+	dp_stats_sum | python3 -c '
 import json, sys
 p = json.load(sys.stdin)["face"]["pairs"]
 left = [x for x in p if x["outer_state"] != "SYN-SENT"]

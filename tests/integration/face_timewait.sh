@@ -18,6 +18,7 @@
 # the TIME-WAIT the datapath's own connections left: there the kernels must
 # take every SYN at once, with no challenge ACK at all.
 . "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 . "$SANDNET_TESTS/integration/face_env.inc"
@@ -131,7 +132,7 @@ echo "tuples that were in TIME-WAIT: outbound $out_reused (the peer's), inbound 
 # challenged: the SYNs a TIME-WAIT answered with a challenge ACK (the
 # kernel's ISNs and timestamps were not ours: about half of them)
 challenged() {
-	dp_stats --json | python3 -c '
+	dp_stats_sum | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 for side in ("tcp", "face_tcp"):

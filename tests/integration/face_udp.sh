@@ -12,6 +12,7 @@
 #  - DNS through the container's resolv.conf to dnsmasq in the peer, over UDP
 #    and over TCP (options use-vc).
 . "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 . "$SANDNET_TESTS/integration/face_env.inc"

@@ -19,6 +19,7 @@
 #    drops and transmit drops, the veths' drops, and the receiving
 #    socket's (RcvbufErrors, InErrors).
 . "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 . "$SANDNET_TESTS/integration/face_env.inc"
@@ -98,7 +99,7 @@ udp_snmp() {
 # datapath: "rx_kernel_drops tx_drops face_drops" (tx_drops: frames a link
 # could not queue or send, and packets it had no memory for)
 dp_drops() {
-	dp_stats --json | python3 -c '
+	dp_stats_sum | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 print(sum(l.get("rx_kernel_drops", 0) for l in d["links"].values()),
