@@ -187,7 +187,6 @@ static int config_link_sharded(struct shards *sh, struct proto_link *pl, char *e
  * config_receive() - handshake, then LINKs until DONE
  * @sh:		the shards: the first LINK says how many (shards_grow()),
  *		each gets its part of every link
- * @lim:	the caps, shared out among the shards
  * @fd:		connected SOCK_SEQPACKET socket to netsetup
  * @done_seq:	sequence number of DONE, to ACK once ready
  * @err:	reason on failure
@@ -195,8 +194,7 @@ static int config_link_sharded(struct shards *sh, struct proto_link *pl, char *e
  *
  * Return: 0 after DONE, or negative errno (ERROR was sent when it helps).
  */
-int config_receive(struct shards *sh, const struct stack_limits *lim, int fd, uint32_t *done_seq, char *err,
-		   size_t err_len)
+int config_receive(struct shards *sh, int fd, uint32_t *done_seq, char *err, size_t err_len)
 {
 	struct stack *st = sh->sh[0]->st;
 	bool first = true;
@@ -225,7 +223,7 @@ int config_receive(struct shards *sh, const struct stack_limits *lim, int fd, ui
 		case PROTO_MSG_LINK:
 			ret = n = config_link_shards(&msg->link, err, err_len);
 			if (ret >= 0 && first && n > 1)
-				ret = shards_grow(sh, (unsigned int)n, lim, err, err_len);
+				ret = shards_grow(sh, (unsigned int)n, err, err_len);
 			else if (ret >= 0 && (unsigned int)n != sh->n) {
 				snprintf(err, err_len, "link %s: steered to %d shard%s, the first link to %u",
 					 msg->link.ifname, n, n == 1 ? "" : "s", sh->n);

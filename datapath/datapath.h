@@ -97,8 +97,7 @@ struct dp {
 /* config.c */
 int config_accept(const char *path, int *fdp, char *err, size_t err_len);
 struct shards;
-int config_receive(struct shards *sh, const struct stack_limits *lim, int fd, uint32_t *done_seq, char *err,
-		   size_t err_len);
+int config_receive(struct shards *sh, int fd, uint32_t *done_seq, char *err, size_t err_len);
 
 /* limits.c */
 int limits_parse(struct stack_limits *lim, const char *opt, const char *val, char *err, size_t err_len);

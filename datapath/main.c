@@ -427,7 +427,7 @@ static int dp_worker(struct dp_opts *o)
 		goto out;
 	}
 	dp.shards = &shards;
-	ret = config_receive(&shards, &o->limits, dp.proto_fd, &done_seq, err, sizeof(err));
+	ret = config_receive(&shards, dp.proto_fd, &done_seq, err, sizeof(err));
 	if (ret < 0)
 		goto out;
 	configured = true;

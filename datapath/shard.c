@@ -206,19 +206,22 @@ static uint32_t shard_share(uint32_t total, unsigned int n)
  * shards_grow() - shards 1..@n-1, each a stack like shard 0's
  * @s:		the shards, still one
  * @n:		2..SHARD_MAX
- * @lim:	the caps given on the command line: each shard gets its share
- *		of an explicit one, so that the sum is the total asked for
  * @err, @err_len: why not
  *
- * Shard 0's stack must have its secret, policy and ledger. The ledger is
- * split in slices, one per shard.
+ * Shard 0's stack must have its secret, policy, ledger and caps
+ * (limits_apply()). The caps are totals for the process, the defaults as
+ * much as those given on the command line: each shard gets its share, so
+ * that N shards hold no more connections, buffer memory or flows than one
+ * would (issue 20). The UDP flows per source stay whole: a source's flows
+ * all reach one shard, whose address pair they share. The ledger is split
+ * in slices, one per shard.
  *
  * Return: 0 or negative errno.
  */
-int shards_grow(struct shards *s, unsigned int n, const struct stack_limits *lim, char *err, size_t err_len)
+int shards_grow(struct shards *s, unsigned int n, char *err, size_t err_len)
 {
 	struct stack *st0 = s->sh[0]->st;
-	struct stack_limits share = *lim;
+	struct stack_limits share = st0->limits;
 	unsigned int i;
 	int ret;
 
@@ -226,17 +229,18 @@ int shards_grow(struct shards *s, unsigned int n, const struct stack_limits *lim
 		snprintf(err, err_len, "%u shards: out of range 2..%d", n, SHARD_MAX);
 		return -EINVAL;
 	}
-	share.max_conns = shard_share(lim->max_conns, n);
-	share.max_half_open = shard_share(lim->max_half_open, n);
-	share.max_timewait = shard_share(lim->max_timewait, n);
-	share.tcp_mem = lim->tcp_mem ? (lim->tcp_mem / n ? lim->tcp_mem / n : 1) : 0;
-	share.reasm_mem = lim->reasm_mem ? (lim->reasm_mem / n ? lim->reasm_mem / n : 1) : 0;
-	share.udp_flows = shard_share(lim->udp_flows, n);
+	share.max_conns = shard_share(share.max_conns, n);
+	share.max_half_open = shard_share(share.max_half_open, n);
+	share.max_timewait = shard_share(share.max_timewait, n);
+	share.tcp_mem = share.tcp_mem / n ? share.tcp_mem / n : 1;
+	share.reasm_mem = share.reasm_mem / n ? share.reasm_mem / n : 1;
+	share.udp_flows = shard_share(share.udp_flows, n);
 	if (st0->ledger) {
 		ledger_share(st0->ledger, 0, n, &s->sh[0]->ledger);
 		st0->ledger = &s->sh[0]->ledger;
 	}
 	ret = limits_apply(st0, &share);
+	stack_icmp_share(st0, n);
 	for (i = 1; i < n && ret >= 0; i++) {
 		struct loop *loop = loop_new(false);
 		struct stack *st = calloc(1, sizeof(*st));
@@ -269,6 +273,7 @@ int shards_grow(struct shards *s, unsigned int n, const struct stack_limits *lim
 		ret = st0->has_secret ? stack_set_secret(st, st0->secret) : 0;
 		if (ret >= 0)
 			ret = limits_apply(st, &share);
+		stack_icmp_share(st, n);
 	}
 	if (ret < 0) {
 		snprintf(err, err_len, "shards: %s", strerror(-ret));

@@ -66,7 +66,7 @@ struct shards {
 };
 
 int shards_init(struct shards *s, struct loop *loop, struct stack *st);
-int shards_grow(struct shards *s, unsigned int n, const struct stack_limits *lim, char *err, size_t err_len);
+int shards_grow(struct shards *s, unsigned int n, char *err, size_t err_len);
 int shards_spawn(struct shards *s, char *err, size_t err_len);
 void shards_go(struct shards *s);
 void shards_stop(struct shards *s);

@@ -185,6 +185,7 @@ struct stack {
 	uint32_t ipv6_frag_id;
 	double icmp_tokens;
 	uint64_t icmp_tokens_ms;
+	double icmp_rate, icmp_burst;	/* the bucket: its share with shards (stack_icmp_share()) */
 	struct loop_timer housekeeping;	/* ticks while a table has work (stack.c) */
 	bool started;
 	uint64_t ctr[CTR_MAX];
@@ -236,6 +237,7 @@ void net_prefix_mask(union proto_inaddr *a, unsigned int len, uint8_t family);
 int net_addr_parse(const char *s, struct net_addr *out);
 const char *net_addr_str(const struct net_addr *a, char *buf, size_t len);
 bool stack_icmp_allow(struct stack *st);
+void stack_icmp_share(struct stack *st, unsigned int n);
 
 /* eth.c */
 void eth_input(struct stack *st, struct link *l, struct pkt *p);

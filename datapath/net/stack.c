@@ -188,6 +188,8 @@ int stack_init(struct stack *st, struct loop *loop)
 
 	memset(st, 0, sizeof(*st));
 	st->loop = loop;
+	st->icmp_rate = ICMP_RATE_PER_S;
+	st->icmp_burst = ICMP_BURST;
 	st->icmp_tokens = ICMP_BURST;
 	st->ipv4_id = (uint16_t)(loop_now_ms(loop) * 2654435761u);
 	st->ipv6_frag_id = (uint32_t)(loop_now_ms(loop) * 2246822519u);
@@ -330,6 +332,19 @@ struct link *stack_link_by_ifindex(struct stack *st, uint32_t ifindex)
 }
 
 /**
+ * stack_icmp_share() - this stack's share of the process's ICMP error rate
+ * @st:	one of @n stacks (shards) that answer for one container
+ * @n:	how many: each gets 1/@n of the rate and of the burst (at least 1),
+ *	so that the container's errors stay within one bucket's worth
+ */
+void stack_icmp_share(struct stack *st, unsigned int n)
+{
+	st->icmp_rate = ICMP_RATE_PER_S / n;
+	st->icmp_burst = ICMP_BURST / n >= 1.0 ? ICMP_BURST / n : 1.0;
+	st->icmp_tokens = st->icmp_burst;
+}
+
+/**
  * stack_icmp_allow() - take one token for an ICMP error
  * Return: true if an error may be sent now.
  */
@@ -337,10 +352,10 @@ bool stack_icmp_allow(struct stack *st)
 {
 	uint64_t now = stack_now_ms(st);
 
-	st->icmp_tokens += (now - st->icmp_tokens_ms) * ICMP_RATE_PER_S / 1000.0;
+	st->icmp_tokens += (now - st->icmp_tokens_ms) * st->icmp_rate / 1000.0;
 	st->icmp_tokens_ms = now;
-	if (st->icmp_tokens > ICMP_BURST)
-		st->icmp_tokens = ICMP_BURST;
+	if (st->icmp_tokens > st->icmp_burst)
+		st->icmp_tokens = st->icmp_burst;
 	if (st->icmp_tokens < 1.0) {
 		stack_count(st, CTR_ICMP_RATE_LIMITED);
 		return false;

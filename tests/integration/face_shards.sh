@@ -89,6 +89,14 @@ opened = [s["face"]["counters"]["tcp_outbound"] + s["face"]["counters"]["tcp_inb
 assert sum(opened) == d["totals"]["tcp_outbound"] + d["totals"]["tcp_inbound"], opened
 assert all(n > 0 for n in opened), f"connections per shard: {opened}"
 print("connections per shard:", opened)
+# the caps are the process'"'"'s: two shards hold the defaults of one between them
+# (datapath --help: 65536 connections, 1024 half-open, 4096 TIME-WAIT, 256 MiB)
+want = {"tcp_conns": 65536, "tcp_half_open": 1024, "tcp_timewait": 4096, "tcp_mem": 256 << 20,
+        "face_tcp_conns": 65536, "face_tcp_mem": 256 << 20, "reasm_mem": 4 << 20}
+for name, total in want.items():
+    got = [s["limits"][name]["max"] for s in shards]
+    assert sum(got) == total, f"{name}: {got} per shard, {sum(got)} in all, not {total}"
+print("caps shared out:", {n: [s["limits"][n]["max"] for s in shards] for n in ("tcp_conns", "tcp_mem")})
 ' || sn_fail "the shards disagree with their totals"
 face_check_clean
 

@@ -1220,6 +1220,54 @@ START_TEST(test_channel_vnet_from_socket)
 }
 END_TEST
 
+/*
+ * The ICMP error bucket: a burst of 100, then 1000 a second; a stack that is
+ * one of 4 shards gets a quarter of both, so that the container's errors stay
+ * within one bucket's worth however many shards answer for it.
+ */
+START_TEST(test_icmp_bucket_and_share)
+{
+	struct loop *lp = loop_new(true);
+	struct stack a, b;
+	unsigned int n, k;
+
+	ck_assert_ptr_nonnull(lp);
+	ck_assert_int_eq(stack_init(&a, lp), 0);
+	ck_assert_int_eq(stack_init(&b, lp), 0);
+	a.icmp_tokens_ms = b.icmp_tokens_ms = loop_now_ms(lp);
+	for (n = 0; stack_icmp_allow(&a); n++)
+		ck_assert_uint_lt(n, 1000);
+	ck_assert_uint_eq(n, 100);
+	ck_assert_uint_eq(a.ctr[CTR_ICMP_RATE_LIMITED], 1);
+	loop_advance_ms(lp, 50);	/* 50 more at 1000 a second */
+	for (n = 0; stack_icmp_allow(&a); n++)
+		ck_assert_uint_lt(n, 1000);
+	ck_assert_uint_eq(n, 50);
+
+	stack_icmp_share(&b, 4);
+	for (n = 0; stack_icmp_allow(&b); n++)
+		ck_assert_uint_lt(n, 1000);
+	ck_assert_uint_eq(n, 25);
+	loop_advance_ms(lp, 1000);	/* a full bucket again, not 250 */
+	for (n = 0; stack_icmp_allow(&b); n++)
+		ck_assert_uint_lt(n, 1000);
+	ck_assert_uint_eq(n, 25);
+	loop_advance_ms(lp, 40);	/* 250 a second: 10 */
+	for (n = 0; stack_icmp_allow(&b); n++)
+		ck_assert_uint_lt(n, 1000);
+	ck_assert_uint_eq(n, 10);
+
+	/* 64 shards: each still gets at least one token */
+	stack_icmp_share(&b, 64);
+	for (k = 0, n = 0; k < 3 && stack_icmp_allow(&b); k++)
+		n++;
+	ck_assert_uint_eq(n, 1);
+	stack_fini(&a);
+	stack_fini(&b);
+	loop_free(lp);
+}
+END_TEST
+
 static Suite *stack_suite(void)
 {
 	Suite *s = suite_create("datapath_stack");
@@ -1232,6 +1280,7 @@ static Suite *stack_suite(void)
 	tcase_add_test(tc, test_arp_request_gets_reply);
 	tcase_add_test(tc, test_arp_bad_formats_counted);
 	tcase_add_test(tc, test_icmp_echo_resolves_then_replies);
+	tcase_add_test(tc, test_icmp_bucket_and_share);
 	tcase_add_test(tc, test_ipv4_bad_packets_counted);
 	tcase_add_test(tc, test_ipv4_options_skipped);
 	tcase_add_test(tc, test_udp_deliver_and_send);
