@@ -222,8 +222,11 @@ int config_receive(struct shards *sh, int fd, uint32_t *done_seq, char *err, siz
 		switch (msg->type) {
 		case PROTO_MSG_LINK:
 			ret = n = config_link_shards(&msg->link, err, err_len);
-			if (ret >= 0 && first && n > 1)
+			if (ret >= 0 && first && n > 1) {
 				ret = shards_grow(sh, (unsigned int)n, err, err_len);
+				if (ret >= 0 && msg->link.has_steer_seed)
+					shards_steer(sh, msg->link.steer_seed);
+			}
 			else if (ret >= 0 && (unsigned int)n != sh->n) {
 				snprintf(err, err_len, "link %s: steered to %d shard%s, the first link to %u",
 					 msg->link.ifname, n, n == 1 ? "" : "s", sh->n);

@@ -69,7 +69,6 @@ static double control_ratio(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0.0;
 }
 
-/* Receive buffers the link's channels hold now (they grow with the load, packet.c). */
 /* The shards (shard.c): 1 without them; shard 0 is the process's stack. */
 static unsigned int control_n_shards(const struct dp *dp)
 {
@@ -86,6 +85,7 @@ static struct loop *control_shard_loop(struct dp *dp, unsigned int i)
 	return dp->shards ? dp->shards->sh[i]->loop : dp->loop;
 }
 
+/* Receive buffers the link's channels hold now (they grow with the load, packet.c). */
 static unsigned int control_rx_buffers(const struct link *l)
 {
 	unsigned int i, n = 0;
@@ -198,8 +198,9 @@ static void control_limit(struct out *o, const char *name, uint64_t max, uint64_
 	out_obj_end(o);
 }
 
-static void control_limits(struct out *o, struct dp *dp, struct stack *st)
+static void control_limits(struct out *o, struct dp *dp, unsigned int k)
 {
+	struct stack *st = control_shard_stack(dp, k);
 	const struct stack_limits *lim = &st->limits;
 	struct tcp_stack_stats t;
 	struct svc_udp_usage u;
@@ -223,10 +224,10 @@ static void control_limits(struct out *o, struct dp *dp, struct stack *st)
 	}
 	control_limit(o, "reasm_mem", ip_reasm_limit(st), ip_reasm_bytes(st), st->drop[DROP_FRAG_NO_MEMORY]);
 	control_limit(o, "neigh", neigh_limit(st), neigh_count(st), st->ctr[CTR_NEIGH_TABLE_FULL]);
-	/* the services live on shard 0 */
+	/* the shard's own UDP services (struct dp_svcs) */
 	memset(&u, 0, sizeof(u));
-	if (st == &dp->st)
-		svc_udp_usage(dp->udp, dp->svcs, dp->n_svcs, &u);
+	if (dp->svcs[k].udp)
+		svc_udp_usage(dp->svcs[k].udp, dp->svcs[k].svc, dp->n_svcs, &u);
 	control_limit(o, "udp_flows", u.flows_max, u.flows_used, u.flows_hits);
 	control_limit(o, "udp_flows_per_source", u.per_source_max, u.per_source_used, u.per_source_hits);
 	out_obj_end(o);
@@ -487,8 +488,10 @@ void control_print_summary(struct dp *dp, FILE *f, bool json)
 
 /* Everything one stack counts: the top level's for shard 0, a shards[]
  * entry's for the others. */
-static void control_stack(struct out *o, struct dp *dp, struct stack *st, struct loop *loop)
+static void control_stack(struct out *o, struct dp *dp, unsigned int k)
 {
+	struct stack *st = control_shard_stack(dp, k);
+	struct loop *loop = control_shard_loop(dp, k);
 	uint64_t now = loop_now_ms(loop);
 	unsigned int i;
 
@@ -515,7 +518,7 @@ static void control_stack(struct out *o, struct dp *dp, struct stack *st, struct
 	out_u64(o, "queues", ip_reasm_queues(st));
 	out_u64(o, "bytes", ip_reasm_bytes(st));
 	out_obj_end(o);
-	control_limits(o, dp, st);
+	control_limits(o, dp, k);
 	out_arr_begin(o, "neighbours");
 	for (i = 0; i < NEIGH_MAX; i++) {
 		const struct neigh *n = &st->neigh[i];
@@ -550,8 +553,8 @@ static void control_stack(struct out *o, struct dp *dp, struct stack *st, struct
  * @json:	JSON instead of text
  *
  * With shards, the sections of the top level are shard 0's, each entry of
- * "shards" has the same sections for another shard, and "totals" and the
- * policy's hits count all of them. Shard 0 reads the others while they are
+ * "shards" has the same sections for another shard, and "totals", the
+ * services and the policy's hits count all of them. Shard 0 reads the others while they are
  * parked (shards_pause()).
  */
 void control_print_stats(struct dp *dp, FILE *f, bool json)
@@ -574,10 +577,16 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 		out_u64(&o, "heap_in_use", mi.uordblks + mi.hblkhd);
 		out_u64(&o, "heap_held", mi.arena + mi.hblkhd);
 	}
-	control_stack(&o, dp, &dp->st, dp->loop);
+	control_stack(&o, dp, 0);
 	out_arr_begin(&o, "services");
-	for (i = 0; i < dp->n_svcs; i++)
-		svc_stats(dp->svcs[i], &o);
+	for (i = 0; i < dp->n_svcs; i++) {
+		struct svc *v[SHARD_MAX];
+		unsigned int k;
+
+		for (k = 0; k < control_n_shards(dp); k++)
+			v[k] = dp->svcs[k].svc[i];
+		svc_stats(v, control_n_shards(dp), &o);
+	}
 	out_arr_end(&o);
 	out_u64(&o, "n_shards", control_n_shards(dp));
 	out_arr_begin(&o, "shards");
@@ -585,7 +594,7 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 		out_obj_begin(&o, NULL);
 		out_u64(&o, "shard", i);
 		out_u64(&o, "loop_turns", loop_turns(control_shard_loop(dp, i)));
-		control_stack(&o, dp, control_shard_stack(dp, i), control_shard_loop(dp, i));
+		control_stack(&o, dp, i);
 		out_obj_end(&o);
 	}
 	out_arr_end(&o);

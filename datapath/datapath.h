@@ -70,10 +70,28 @@ struct dp_opts {
 };
 
 /**
+ * struct dp_svcs - the services one shard runs (datapath/main.c)
+ * @udp:	what its UDP services share (svc_udp.c)
+ * @svc:	one entry per --publish and --forward, in order; NULL where the
+ *		service is another shard's
+ *
+ * With shards, a publish runs on every shard: the kernel steers each remote
+ * end's packets to one of them. A TCP forward too: each shard accepts from
+ * the same listener, and picks ports whose flows the kernel steers back to
+ * it. A UDP forward runs on the one shard its remote's address pair is
+ * steered to, since its flows all share that pair.
+ */
+struct dp_svcs {
+	struct svc_udp_table *udp;
+	struct svc *svc[DP_MAX_SVCS];
+};
+
+/**
  * struct dp - everything the datapath process runs
  * @loop:	the event loop
  * @st:		the stack
- * @svcs:	publish and forward services, UDP and TCP (svc.c)
+ * @n_svcs:	publish and forward services given (--publish, --forward)
+ * @svcs:	each shard's instances of them (struct dp_svcs)
  * @proto_fd:	the socket netsetup configured us through, -1 once closed
  * @control_fd:	listening control socket, -1 without --control
  * @start_ms:	loop time at start (uptime in stats)
@@ -82,9 +100,8 @@ struct dp_opts {
 struct dp {
 	struct loop *loop;
 	struct stack st;
-	struct svc_udp_table *udp;	/* what the UDP services share (svc_udp.c) */
 	unsigned int n_svcs;
-	struct svc *svcs[DP_MAX_SVCS];
+	struct dp_svcs svcs[SVC_MAX_INSTANCES];	/* one per shard */
 	int proto_fd;
 	struct loop_fd proto_lfd;
 	int control_fd;

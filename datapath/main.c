@@ -370,6 +370,97 @@ static void dp_proto_event(struct loop_fd *h, uint32_t events)
 	dp->proto_fd = -1;
 }
 
+_Static_assert(SVC_MAX_INSTANCES >= SHARD_MAX, "a service instance per shard");
+
+/*
+ * One service on the shards that run it (struct dp_svcs): a publish and a
+ * TCP forward on each, the forward's listener shared (each shard's copy of
+ * the fd, accept() decides), a UDP forward on the shard its remote's address
+ * pair is steered to. Takes @listen_fd.
+ */
+static int dp_svc_place(struct dp *dp, unsigned int idx, const struct svc_spec *spec, int listen_fd, char *err,
+			size_t err_len)
+{
+	unsigned int n = dp->shards->n, k, only = n;
+	int owner;
+
+	if (spec->kind == SVC_FORWARD && spec->proto == IPPROTO_UDP && n > 1) {
+		owner = stack_owner_of_remote(&dp->st, &spec->remote);
+		only = owner < 0 ? 0 : (unsigned int)owner;	/* no route: shard 0 counts the errors */
+	}
+	if (spec->kind == SVC_FORWARD && listen_fd < 0 && n > 1) {
+		listen_fd = svc_listen_open(spec, err, err_len);
+		if (listen_fd < 0)
+			return listen_fd;
+	}
+	for (k = 0; k < n; k++) {
+		bool last = k == n - 1 || k == only;
+		int fd = listen_fd;
+
+		if (only < n && k != only)
+			continue;
+		if (listen_fd >= 0 && !last) {
+			fd = fcntl(listen_fd, F_DUPFD_CLOEXEC, 3);
+			if (fd < 0) {
+				int e = errno;
+
+				snprintf(err, err_len, "%s: dup: %s", spec->text, strerror(e));
+				close(listen_fd);
+				return -e;
+			}
+		}
+		dp->svcs[k].svc[idx] = svc_new(dp->shards->sh[k]->st, dp->svcs[k].udp, spec, fd, err, err_len);
+		if (!dp->svcs[k].svc[idx]) {
+			if (!last)
+				close(listen_fd);
+			return -EINVAL;
+		}
+		if (last)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * Every --publish and --forward, on the shards that run it (dp_svc_place()).
+ * @fwd counts the listeners taken from @o (the caller closes the others).
+ */
+static int dp_svcs_new(struct dp *dp, struct dp_opts *o, unsigned int *fwd, char *err, size_t err_len)
+{
+	unsigned int i, k;
+	int ret;
+
+	for (k = 0; k < dp->shards->n; k++) {
+		dp->svcs[k].udp = svc_udp_table_new(dp->shards->sh[k]->st);
+		if (!dp->svcs[k].udp) {
+			snprintf(err, err_len, "stack: no memory or room for the UDP services' table");
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < o->n_specs; i++) {
+		int lfd = -1;
+
+		if (o->specs[i].kind == SVC_FORWARD && *fwd < o->n_listen_fds)
+			lfd = o->listen_fds[(*fwd)++];
+		dp->n_svcs++;	/* what was placed is freed with the rest */
+		ret = dp_svc_place(dp, i, &o->specs[i], lfd, err, err_len);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static void dp_svcs_free(struct dp *dp)
+{
+	unsigned int i, k;
+
+	for (k = 0; k < SHARD_MAX; k++) {
+		for (i = 0; i < dp->n_svcs; i++)
+			svc_free(dp->svcs[k].svc[i]);
+		svc_udp_table_free(dp->svcs[k].udp);
+	}
+}
+
 /*
  * The datapath proper, as its supervisor starts it (--worker): the
  * configuration arrives on --fd from the supervisor, what needs privileges
@@ -385,8 +476,9 @@ static int dp_worker(struct dp_opts *o)
 	bool configured = false;
 	char err[1024] = "";
 	sigset_t mask;
-	int sfd = -1, ret, rc = 1, fwd = 0;
-	unsigned int i, orphans;
+	int sfd = -1, ret, rc = 1;
+	unsigned int fwd = 0;
+	unsigned int i, k, orphans;
 
 	signal(SIGPIPE, SIG_IGN);
 	dp.proto_fd = o->fd;
@@ -402,11 +494,6 @@ static int dp_worker(struct dp_opts *o)
 	ret = stack_init(&dp.st, dp.loop);
 	if (ret < 0) {
 		snprintf(err, sizeof(err), "stack: %s", strerror(-ret));
-		goto out;
-	}
-	dp.udp = svc_udp_table_new(&dp.st);
-	if (!dp.udp) {
-		snprintf(err, sizeof(err), "stack: no memory or room for the UDP services' table");
 		goto out;
 	}
 	dp.st.policy = &o->policy;
@@ -431,10 +518,10 @@ static int dp_worker(struct dp_opts *o)
 	if (ret < 0)
 		goto out;
 	configured = true;
-	if (shards.n > 1 && o->n_specs) {
-		/* a service's flows would need a port on its own shard (issue 20) */
-		snprintf(err, sizeof(err), "--publish and --forward serve one shard only, and netsetup steered "
-			 "the links to %u: give netsetup --shards 1", shards.n);
+	if (shards.n > 1 && o->n_specs && !shards.steered) {
+		/* a forward's ports must land on its own shard: flowhash needs the secret */
+		snprintf(err, sizeof(err), "--publish and --forward on %u shards need the steering secret, and "
+			 "netsetup sent none: a netsetup of this release, or --shards 1", shards.n);
 		ret = -EINVAL;
 		goto out;
 	}
@@ -447,14 +534,9 @@ static int dp_worker(struct dp_opts *o)
 			goto out;
 		}
 	}
-	for (i = 0; i < o->n_specs; i++) {
-		int lfd = o->specs[i].kind == SVC_FORWARD ? o->listen_fds[fwd++] : -1;
-
-		dp.svcs[dp.n_svcs] = svc_new(&dp.st, dp.udp, &o->specs[i], lfd, err, sizeof(err));
-		if (!dp.svcs[dp.n_svcs])
-			goto out;
-		dp.n_svcs++;
-	}
+	ret = o->n_specs ? dp_svcs_new(&dp, o, &fwd, err, sizeof(err)) : 0;
+	if (ret < 0)
+		goto out;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -484,8 +566,9 @@ static int dp_worker(struct dp_opts *o)
 		if (ret >= 0)
 			ret = face_start(face_of(shards.sh[i]->st));
 	}
-	for (i = 0; ret >= 0 && i < dp.n_svcs; i++)
-		ret = svc_start(dp.svcs[i]);
+	for (k = 0; ret >= 0 && k < shards.n; k++)
+		for (i = 0; ret >= 0 && i < dp.n_svcs; i++)
+			ret = dp.svcs[k].svc[i] ? svc_start(dp.svcs[k].svc[i]) : 0;
 	if (ret >= 0)
 		ret = control_start(&dp);
 	if (ret >= 0)
@@ -536,9 +619,7 @@ out:
 	}
 	if (dp.shards)
 		shards_stop(&shards);
-	for (i = 0; i < dp.n_svcs; i++)
-		svc_free(dp.svcs[i]);
-	svc_udp_table_free(dp.udp);
+	dp_svcs_free(&dp);
 	control_close(&dp);
 	stack_fini(&dp.st);
 	if (dp.shards)

@@ -282,6 +282,21 @@ int shards_grow(struct shards *s, unsigned int n, char *err, size_t err_len)
 	return 0;
 }
 
+/**
+ * shards_steer() - the steering program's secret: each stack then picks
+ * only ports whose flows the kernel steers to it (stack_steer_set())
+ * @s:		the shards, grown
+ * @seed:	the secret netsetup loaded the program with
+ */
+void shards_steer(struct shards *s, uint32_t seed)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->n; i++)
+		stack_steer_set(s->sh[i]->st, seed, s->n, i);
+	s->steered = true;
+}
+
 static void *shard_main(void *arg)
 {
 	struct shard *sh = arg;

@@ -63,10 +63,12 @@ struct shards {
 	unsigned int at_gate;
 	bool hold;
 	unsigned int parked;
+	bool steered;		/* netsetup sent the steering secret (shards_steer()) */
 };
 
 int shards_init(struct shards *s, struct loop *loop, struct stack *st);
 int shards_grow(struct shards *s, unsigned int n, char *err, size_t err_len);
+void shards_steer(struct shards *s, uint32_t seed);
 int shards_spawn(struct shards *s, char *err, size_t err_len);
 void shards_go(struct shards *s);
 void shards_stop(struct shards *s);

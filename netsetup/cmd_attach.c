@@ -79,6 +79,7 @@ struct attach {
 	struct ns_face *faces;		/* per link of net; n_fds 0 when none */
 	unsigned int shards;		/* served: 1, or o->shards when steering loaded */
 	unsigned int channels;		/* per link: o->channels, or one per shard */
+	uint32_t steer_seed;		/* the steering program's secret, with shards > 1 */
 	struct ns_state st;
 	char state_path[PATH_MAX];
 	bool state_written;
@@ -331,6 +332,7 @@ static void attach_steering(struct attach *a, int *steer_fd)
 		ns_err_set(&why, "steering secret: getrandom: %s", strerror(errno));
 	} else {
 		*steer_fd = ns_steer_load(seed, a->shards, &why);
+		a->steer_seed = seed;
 		if (*steer_fd >= 0)
 			return;
 	}
@@ -493,7 +495,8 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 	}
 	if (err)
 		return err;
-	err = ns_handoff_links(a->sock, &a->net, (int *const *)a->fds, a->channels, a->faces, a->status_fd, e);
+	err = ns_handoff_links(a->sock, &a->net, (int *const *)a->fds, a->channels, a->faces, a->status_fd,
+			       a->shards > 1 ? &a->steer_seed : NULL, e);
 	if (a->status_fd >= 0)
 		close(a->status_fd);
 	a->status_fd = -1;

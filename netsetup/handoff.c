@@ -187,12 +187,15 @@ too_many:
  * @faces:	per link of @net, its container face (fd -1: none), or NULL
  * @status_fd:	the status file for the datapath's supervisor, sent with DONE;
  *		-1: none (a datapath below PROTO_MINOR_STATUS)
+ * @steer_seed:	the steering program's secret when the channels are steered,
+ *		for the ports the datapath picks itself; NULL: not steered
  * @e:		error message
  *
  * Return: 0 once the datapath acknowledged DONE, or -errno.
  */
 int ns_handoff_links(int sock, const struct ns_net *net, int *const *fds,
-		     unsigned int n_channels, const struct ns_face *faces, int status_fd, struct ns_err *e)
+		     unsigned int n_channels, const struct ns_face *faces, int status_fd, const uint32_t *steer_seed,
+		     struct ns_err *e)
 {
 	struct proto_why why = { 0 };
 	struct proto_link *pl;
@@ -216,6 +219,8 @@ int ns_handoff_links(int sock, const struct ns_net *net, int *const *fds,
 			goto out;
 		pl->n_channels = n_channels;
 		memcpy(pl->channel_fds, fds[i], n_channels * sizeof(int));
+		pl->has_steer_seed = steer_seed != NULL;
+		pl->steer_seed = steer_seed ? *steer_seed : 0;
 		if (faces && faces[i].n_fds) {
 			pl->has_face = true;
 			pl->face.ifindex = (uint32_t)faces[i].ifindex;

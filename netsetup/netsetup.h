@@ -387,7 +387,8 @@ int ns_steer_fanout(int sock_fd, int prog_fd, struct ns_err *e);
 int ns_handoff_connect(const char *path, int *sockp, struct ns_err *e);
 int ns_handoff_hello(int sock, bool face, uint8_t *minorp, struct ns_err *e);
 int ns_handoff_links(int sock, const struct ns_net *net, int *const *fds,
-		     unsigned int n_channels, const struct ns_face *faces, int status_fd, struct ns_err *e);
+		     unsigned int n_channels, const struct ns_face *faces, int status_fd, const uint32_t *steer_seed,
+		     struct ns_err *e);
 int ns_link_to_proto(const struct ns_net *net, const struct ns_link *link,
 		     struct proto_link *pl, struct ns_err *e);
 

@@ -145,6 +145,7 @@ static const struct nla_policy link_policy[PROTO_LINK_ATTR_MAX + 1] = {
 	[PROTO_LINK_ROUTES] = POLICY_NESTED,
 	[PROTO_LINK_NEIGHS] = POLICY_NESTED,
 	[PROTO_LINK_FACE] = POLICY_NESTED,
+	[PROTO_LINK_STEER_SEED] = POLICY_U32,
 };
 static const char *const link_names[PROTO_LINK_ATTR_MAX + 1] = {
 	[PROTO_LINK_IFINDEX] = "IFINDEX",
@@ -162,6 +163,7 @@ static const char *const link_names[PROTO_LINK_ATTR_MAX + 1] = {
 	[PROTO_LINK_ROUTES] = "ROUTES",
 	[PROTO_LINK_NEIGHS] = "NEIGHS",
 	[PROTO_LINK_FACE] = "FACE",
+	[PROTO_LINK_STEER_SEED] = "STEER_SEED",
 };
 
 static const struct nla_policy face_policy[PROTO_FACE_ATTR_MAX + 1] = {
@@ -667,6 +669,8 @@ static int link_decode(struct nlattr *head, int len, const int *fds, unsigned in
 	l->gso_max_segs = tb[PROTO_LINK_GSO_MAX_SEGS] ? nla_get_u32(tb[PROTO_LINK_GSO_MAX_SEGS]) : 0;
 	l->gso_ipv4_max_size = tb[PROTO_LINK_GSO_IPV4_MAX_SIZE] ?
 		nla_get_u32(tb[PROTO_LINK_GSO_IPV4_MAX_SIZE]) : 0;
+	l->has_steer_seed = tb[PROTO_LINK_STEER_SEED] != NULL;
+	l->steer_seed = l->has_steer_seed ? nla_get_u32(tb[PROTO_LINK_STEER_SEED]) : 0;
 
 	channels = nla_get_u32(tb[PROTO_LINK_CHANNELS]);
 	if (channels < 1 || channels > PROTO_MAX_CHANNELS)
@@ -1048,7 +1052,8 @@ static int link_encode(struct nl_msg *nl, const struct proto_link *l)
 	    nla_put_u32(nl, PROTO_LINK_GSO_MAX_SIZE, l->gso_max_size) ||
 	    nla_put_u32(nl, PROTO_LINK_GSO_MAX_SEGS, l->gso_max_segs) ||
 	    nla_put_u32(nl, PROTO_LINK_GSO_IPV4_MAX_SIZE, l->gso_ipv4_max_size) ||
-	    nla_put_u32(nl, PROTO_LINK_CHANNELS, l->n_channels))
+	    nla_put_u32(nl, PROTO_LINK_CHANNELS, l->n_channels) ||
+	    (l->has_steer_seed && nla_put_u32(nl, PROTO_LINK_STEER_SEED, l->steer_seed)))
 		return -E2BIG;
 
 	if (!(list = nla_nest_start(nl, PROTO_LINK_ADDRS)))

@@ -110,6 +110,7 @@ enum {
 	PROTO_LINK_ROUTES,		/* nested: PROTO_LINK_ROUTE entries */
 	PROTO_LINK_NEIGHS,		/* nested: PROTO_LINK_NEIGH entries */
 	PROTO_LINK_FACE,		/* nested PROTO_FACE_*: the container face; one more fd (minor 2) */
+	PROTO_LINK_STEER_SEED,		/* u32: the steering program's secret, with steered channels (minor 4) */
 	__PROTO_LINK_MAX
 };
 #define PROTO_LINK_ATTR_MAX (__PROTO_LINK_MAX - 1)
@@ -278,6 +279,8 @@ struct proto_link {
 	struct proto_neigh neighs[PROTO_MAX_NEIGHS];
 	bool has_face;
 	struct proto_face face;
+	bool has_steer_seed;
+	uint32_t steer_seed;
 };
 
 struct proto_hello {

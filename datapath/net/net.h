@@ -198,6 +198,10 @@ struct stack {
 	 * (shards: an answer reaches one of them); stack_on_neigh_learned() */
 	stack_neigh_fn neigh_learned;
 	void *neigh_learned_ctx;
+	/* One of @steer_n stacks the kernel steers packets among by flowhash
+	 * (shards); n 0 or 1: every flow is ours. stack_steer_set() */
+	uint32_t steer_seed;
+	unsigned int steer_n, steer_index;
 };
 
 static inline void stack_count(struct stack *st, enum dp_ctr c)
@@ -227,6 +231,10 @@ void stack_off_turn_end(struct stack *st, stack_turn_fn fn, void *ctx);
 int stack_set_upper(struct stack *st, const struct stack_upper_ops *ops, void *ctx);
 int stack_set_secret(struct stack *st, const uint8_t secret[32]);
 void stack_on_neigh_learned(struct stack *st, stack_neigh_fn fn, void *ctx);
+void stack_steer_set(struct stack *st, uint32_t seed, unsigned int n, unsigned int index);
+bool stack_owns_flow(const struct stack *st, int protocol, const struct net_addr *a, uint16_t a_port,
+		     const struct net_addr *b, uint16_t b_port);
+int stack_owner_of_remote(const struct stack *st, const struct net_addr *remote);
 int stack_key_engine(const struct stack *st, struct tcp_stack *engine, const char *label);
 unsigned int stack_links_flush(struct stack *st);
 struct link *stack_link_by_ifindex(struct stack *st, uint32_t ifindex);

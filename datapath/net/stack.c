@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sodium.h>
 
+#include "common/flowhash.h"
 #include "datapath/net/net.h"
 #include "datapath/net/tcp_glue.h"
 #include "datapath/tcp/tcp.h"
@@ -433,15 +434,6 @@ int stack_key_engine(const struct stack *st, struct tcp_stack *engine, const cha
 }
 
 /**
- * stack_set_secret() - the secret the supervisor keeps across restarts
- * (datapath/ledger.c): ISNs and timestamps of every engine of this stack
- * continue those of the datapath before
- * @st:		the stack, before its first connection
- * @secret:	32 bytes
- *
- * Return: 0 or -EBUSY.
- */
-/**
  * stack_on_neigh_learned() - hear of every neighbour this stack learns
  * @st:		the stack
  * @fn:		called after neigh_update() took a MAC, or NULL
@@ -453,6 +445,77 @@ void stack_on_neigh_learned(struct stack *st, stack_neigh_fn fn, void *ctx)
 	st->neigh_learned_ctx = ctx;
 }
 
+/**
+ * stack_steer_set() - this stack is one of @n the kernel steers packets among
+ * @st:		the stack
+ * @seed:	the steering program's secret (netsetup's, in the LINK)
+ * @n:		how many stacks (shards)
+ * @index:	which one this is
+ *
+ * The ports the stack picks itself must land here (stack_owns_flow()): a
+ * connection whose answers the program sent to another stack would never
+ * see them.
+ */
+void stack_steer_set(struct stack *st, uint32_t seed, unsigned int n, unsigned int index)
+{
+	st->steer_seed = seed;
+	st->steer_n = n;
+	st->steer_index = index;
+}
+
+/**
+ * stack_owns_flow() - whether the kernel steers a flow's packets to @st
+ * @st:		the stack
+ * @protocol:	IPPROTO_TCP (its ports count), or another (they do not)
+ * @a, @a_port:	one end
+ * @b, @b_port:	the other (the hash is symmetric)
+ *
+ * Return: true, also for a stack that is not steered.
+ */
+bool stack_owns_flow(const struct stack *st, int protocol, const struct net_addr *a, uint16_t a_port,
+		     const struct net_addr *b, uint16_t b_port)
+{
+	if (st->steer_n < 2)
+		return true;
+	if (a->family != b->family)
+		return false;
+	return flowhash_flow(a->family, protocol, &a->a, &b->a, a_port, b_port, st->steer_seed, st->steer_n) ==
+	       st->steer_index;
+}
+
+/**
+ * stack_owner_of_remote() - which stack the answers from @remote reach, for
+ * a flow that goes by its address pair (anything but TCP) from the source
+ * address a stack would pick for it
+ * @st:		any of the stacks (they share addresses and routes)
+ * @remote:	where the flow goes
+ *
+ * Return: the index of the stack (0 when not steered), or -ENETUNREACH.
+ */
+int stack_owner_of_remote(const struct stack *st, const struct net_addr *remote)
+{
+	struct net_addr src = { .family = remote->family };
+	int ret;
+
+	if (st->steer_n < 2)
+		return 0;
+	ret = remote->family == AF_INET ? ipv4_pick_src(st, remote->a.v4, &src.a.v4) :
+	      remote->family == AF_INET6 ? ipv6_pick_src(st, NULL, &remote->a.v6, &src.a.v6) : -EAFNOSUPPORT;
+	if (ret < 0)
+		return -ENETUNREACH;
+	return (int)flowhash_flow(remote->family, IPPROTO_UDP, &src.a, &remote->a, 0, 0, st->steer_seed,
+				  st->steer_n);
+}
+
+/**
+ * stack_set_secret() - the secret the supervisor keeps across restarts
+ * (datapath/ledger.c): ISNs and timestamps of every engine of this stack
+ * continue those of the datapath before
+ * @st:		the stack, before its first connection
+ * @secret:	32 bytes
+ *
+ * Return: 0 or -EBUSY.
+ */
 int stack_set_secret(struct stack *st, const uint8_t secret[32])
 {
 	memcpy(st->secret, secret, sizeof(st->secret));

@@ -192,6 +192,14 @@ void tcp_glue_turn_end(struct tcp_glue *g, bool quiet)
 	loop_timer_arm(st->loop, &g->timer, next > now ? (next - now + 999) / 1000 : 0);
 }
 
+/* The ports the engine picks: only those whose flow the kernel steers here. */
+static bool tcp_glue_port_ok(void *ctx, const struct tcp_endpoint *local, const struct tcp_endpoint *remote)
+{
+	const struct tcp_glue *g = ctx;
+
+	return stack_owns_flow(g->st, IPPROTO_TCP, &local->addr, local->port, &remote->addr, remote->port);
+}
+
 /**
  * tcp_glue_new() - an engine joined to an IP layer
  * @st:		the stack (loop, drop counters)
@@ -219,6 +227,7 @@ struct tcp_glue *tcp_glue_new(struct stack *st, const struct tcp_glue_ops *ops, 
 		free(g);
 		return NULL;
 	}
+	tcp_stack_set_port_filter(g->tcp, tcp_glue_port_ok, g);
 	loop_timer_init(&g->timer, tcp_glue_timer, g);
 	return g;
 }

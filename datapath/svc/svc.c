@@ -80,13 +80,29 @@ void svc_free(struct svc *s)
 
 /**
  * svc_stats() - the service's row of "services" in `datapath stats`
- * @s:	the service
+ * @v:	its instances, one per shard (NULL: a shard that does not run it),
+ *	whose counters the row sums
+ * @n:	how many, at most SVC_MAX_INSTANCES
  * @o:	the printer
  */
-void svc_stats(const struct svc *s, struct out *o)
+void svc_stats(struct svc *const *v, unsigned int n, struct out *o)
 {
-	if (s->proto == IPPROTO_TCP)
-		svc_tcp_stats(s->tcp, o);
-	else
-		svc_udp_stats(s->udp, o);
+	const struct svc_tcp *tcp[SVC_MAX_INSTANCES] = { NULL };
+	const struct svc_udp *udp[SVC_MAX_INSTANCES] = { NULL };
+	unsigned int i;
+	int proto = 0;
+
+	for (i = 0; i < n && i < SVC_MAX_INSTANCES; i++) {
+		if (!v[i])
+			continue;
+		proto = v[i]->proto;
+		if (proto == IPPROTO_TCP)
+			tcp[i] = v[i]->tcp;
+		else
+			udp[i] = v[i]->udp;
+	}
+	if (proto == IPPROTO_TCP)
+		svc_tcp_stats(tcp, i, o);
+	else if (proto == IPPROTO_UDP)
+		svc_udp_stats(udp, i, o);
 }

@@ -86,6 +86,9 @@ struct svc_udp_table;
 struct svc_tcp;
 struct out;
 
+/* Instances of one service: one per shard (datapath/shard.h SHARD_MAX) */
+#define SVC_MAX_INSTANCES	64
+
 /**
  * struct svc - one service of either protocol, as the process keeps it
  * @proto:	IPPROTO_UDP or IPPROTO_TCP: which of @udp and @tcp it is
@@ -105,7 +108,7 @@ struct svc *svc_new(struct stack *st, struct svc_udp_table *udp, const struct sv
 		    char *err, size_t err_len);
 int svc_start(struct svc *s);
 void svc_free(struct svc *s);
-void svc_stats(const struct svc *s, struct out *o);
+void svc_stats(struct svc *const *v, unsigned int n, struct out *o);
 
 int svc_spec_parse(const char *text, enum svc_kind kind, struct svc_spec *spec, char *err,
 		   size_t err_len);
@@ -119,7 +122,7 @@ struct svc_udp *svc_udp_new(struct svc_udp_table *tbl, const struct svc_spec *sp
 			    size_t err_len);
 int svc_udp_start(struct svc_udp *s);
 void svc_udp_free(struct svc_udp *s);
-void svc_udp_stats(const struct svc_udp *s, struct out *o);
+void svc_udp_stats(const struct svc_udp *const *v, unsigned int n, struct out *o);
 void svc_udp_flush(struct svc_udp_table *t);
 void svc_udp_usage(const struct svc_udp_table *t, struct svc *const *svcs, unsigned int n,
 		   struct svc_udp_usage *u);

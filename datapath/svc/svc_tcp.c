@@ -631,20 +631,42 @@ void svc_tcp_free(struct svc_tcp *s)
 
 /**
  * svc_tcp_stats() - one row of the services table
+ * @v:	the instances of one service, one per shard that runs it (NULL:
+ *	a shard that does not), summed; at least one is not NULL
+ * @n:	how many
+ * @o:	the printer
  */
-void svc_tcp_stats(const struct svc_tcp *s, struct out *o)
+void svc_tcp_stats(const struct svc_tcp *const *v, unsigned int n, struct out *o)
 {
+	enum { CONNS, ACCEPTED, CLOSED, FAILED, RST_IN, RST_OUT, TO, FROM, ERRORS, MAX };
+	static const char *const names[MAX] = { "conns", "accepted", "closed", "connect_failed", "resets_in",
+						"resets_out", "to_target", "from_target", "errors" };
+	const struct svc_tcp *first = NULL;
+	uint64_t sum[MAX] = { 0 };
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		const struct svc_tcp *s = v[i];
+
+		if (!s)
+			continue;
+		first = first ? first : s;
+		sum[CONNS] += s->n_pairs;
+		sum[ACCEPTED] += s->accepted;
+		sum[CLOSED] += s->closed;
+		sum[FAILED] += s->connect_failed;
+		sum[RST_IN] += s->resets_in;
+		sum[RST_OUT] += s->resets_out;
+		sum[TO] += s->to_target;
+		sum[FROM] += s->from_target;
+		sum[ERRORS] += s->errors;
+	}
+	if (!first)
+		return;
 	out_obj_begin(o, NULL);
-	out_str(o, "kind", s->spec.kind == SVC_PUBLISH ? "publish" : "forward");
-	out_str(o, "spec", s->spec.text);
-	out_u64(o, "conns", s->n_pairs);
-	out_u64(o, "accepted", s->accepted);
-	out_u64(o, "closed", s->closed);
-	out_u64(o, "connect_failed", s->connect_failed);
-	out_u64(o, "resets_in", s->resets_in);
-	out_u64(o, "resets_out", s->resets_out);
-	out_u64(o, "to_target", s->to_target);
-	out_u64(o, "from_target", s->from_target);
-	out_u64(o, "errors", s->errors);
+	out_str(o, "kind", first->spec.kind == SVC_PUBLISH ? "publish" : "forward");
+	out_str(o, "spec", first->spec.text);
+	for (i = 0; i < MAX; i++)
+		out_u64(o, names[i], sum[i]);
 	out_obj_end(o);
 }

@@ -15,6 +15,6 @@ struct svc_tcp *svc_tcp_new(struct stack *st, const struct svc_spec *spec, int l
 			    size_t err_len);
 int svc_tcp_start(struct svc_tcp *s);
 void svc_tcp_free(struct svc_tcp *s);
-void svc_tcp_stats(const struct svc_tcp *s, struct out *o);
+void svc_tcp_stats(const struct svc_tcp *const *v, unsigned int n, struct out *o);
 
 #endif /* SANDNET_DATAPATH_SVC_TCP_H */

@@ -888,25 +888,51 @@ void svc_udp_free(struct svc_udp *s)
 
 /**
  * svc_udp_stats() - one row of the services table
+ * @v:	the instances of one service, one per shard that runs it (NULL:
+ *	a shard that does not), summed; at least one is not NULL
+ * @n:	how many
+ * @o:	the printer
  */
-void svc_udp_stats(const struct svc_udp *s, struct out *o)
+void svc_udp_stats(const struct svc_udp *const *v, unsigned int n, struct out *o)
 {
+	enum { FLOWS, CREATED, TO, FROM, ERRORS, SYS_IN, SYS_OUT, GSO, GSO_DGRAMS, HOST_GSO, HOST_GSO_DGRAMS,
+	       SOURCE_CAP, EVICTED, MAX };
+	static const char *const names[MAX] = {
+		"flows", "flows_created", "to_target", "from_target", "errors", "host_syscalls_in",
+		"host_syscalls_out", "gso_sends", "gso_datagrams", "host_gso_sends", "host_gso_datagrams",
+		"source_cap_hits", "flows_evicted",
+	};
+	const struct svc_udp *first = NULL;
+	uint64_t sum[MAX] = { 0 };
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		const struct svc_udp *s = v[i];
+
+		if (!s)
+			continue;
+		first = first ? first : s;
+		sum[FLOWS] += s->n_flows;
+		sum[CREATED] += s->flows_created;
+		sum[TO] += s->to_target;
+		sum[FROM] += s->from_target;
+		sum[ERRORS] += s->errors;
+		sum[SYS_IN] += s->host_syscalls_in;
+		sum[SYS_OUT] += s->host_syscalls_out;
+		sum[GSO] += s->gso_sends;
+		sum[GSO_DGRAMS] += s->gso_datagrams;
+		sum[HOST_GSO] += s->host_gso_sends;
+		sum[HOST_GSO_DGRAMS] += s->host_gso_datagrams;
+		sum[SOURCE_CAP] += s->source_cap_hits;
+		sum[EVICTED] += s->flows_evicted;
+	}
+	if (!first)
+		return;
 	out_obj_begin(o, NULL);
-	out_str(o, "kind", s->spec.kind == SVC_PUBLISH ? "publish" : "forward");
-	out_str(o, "spec", s->spec.text);
-	out_u64(o, "flows", s->n_flows);
-	out_u64(o, "flows_created", s->flows_created);
-	out_u64(o, "to_target", s->to_target);
-	out_u64(o, "from_target", s->from_target);
-	out_u64(o, "errors", s->errors);
-	out_u64(o, "host_syscalls_in", s->host_syscalls_in);
-	out_u64(o, "host_syscalls_out", s->host_syscalls_out);
-	out_u64(o, "gso_sends", s->gso_sends);
-	out_u64(o, "gso_datagrams", s->gso_datagrams);
-	out_u64(o, "host_gso_sends", s->host_gso_sends);
-	out_u64(o, "host_gso_datagrams", s->host_gso_datagrams);
-	out_u64(o, "source_cap_hits", s->source_cap_hits);
-	out_u64(o, "flows_evicted", s->flows_evicted);
+	out_str(o, "kind", first->spec.kind == SVC_PUBLISH ? "publish" : "forward");
+	out_str(o, "spec", first->spec.text);
+	for (i = 0; i < MAX; i++)
+		out_u64(o, names[i], sum[i]);
 	out_obj_end(o);
 }
 
@@ -953,7 +979,7 @@ static void svc_addr_sort(struct net_addr *v, unsigned int n)
 /**
  * svc_udp_usage() - the UDP flow caps: in effect, in use, reached
  * @t:		the services' table (and its stack's limits)
- * @svcs:	every UDP service
+ * @svcs:	the services on @t's stack (NULL entries: another stack's)
  * @n:		how many
  * @u:		filled in; @u->per_source_max is 0 when there is no per-source cap
  *
@@ -973,7 +999,7 @@ void svc_udp_usage(const struct svc_udp_table *t, struct svc *const *svcs, unsig
 	u->flows_hits = t->cap_hits;
 	u->per_source_max = svc_max_per_source(t->st);
 	for (i = 0; i < n; i++) {
-		const struct svc_udp *s = svcs[i]->proto == IPPROTO_UDP ? svcs[i]->udp : NULL;
+		const struct svc_udp *s = svcs[i] && svcs[i]->proto == IPPROTO_UDP ? svcs[i]->udp : NULL;
 
 		if (!s)
 			continue;

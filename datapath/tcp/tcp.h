@@ -405,6 +405,9 @@ const char *tcp_cc_name(enum tcp_cc_algo cc);
 
 struct tcp_stack *tcp_stack_new(const struct tcp_stack_cfg *cfg);
 void tcp_stack_free(struct tcp_stack *s);
+/* May an active open use local port @local->port to @remote? (shards) */
+typedef bool (*tcp_port_ok_fn)(void *ctx, const struct tcp_endpoint *local, const struct tcp_endpoint *remote);
+void tcp_stack_set_port_filter(struct tcp_stack *s, tcp_port_ok_fn fn, void *ctx);
 int tcp_stack_set_secret(struct tcp_stack *s, const uint8_t key[16]);
 void tcp_reset_probe(struct tcp_stack *s, const struct tcp_endpoint *local, const struct tcp_endpoint *remote,
 		     uint64_t now_us);

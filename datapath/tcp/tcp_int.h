@@ -362,6 +362,8 @@ struct tcp_stack {
 	uint32_t heap_len, heap_cap;
 	unsigned int depth;		/* nesting of entry points */
 	uint16_t next_port;
+	tcp_port_ok_fn port_ok;		/* an ephemeral port must pass it (shards), or NULL */
+	void *port_ok_ctx;
 	uint64_t chack_second;
 	uint32_t chack_count;
 	/* send-buffer memory replaced while segments may point into it */

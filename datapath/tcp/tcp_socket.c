@@ -12,6 +12,21 @@
 
 #include "datapath/tcp/tcp_int.h"
 
+/**
+ * tcp_stack_set_port_filter() - a test every ephemeral port must pass
+ * @s:		the stack
+ * @fn:		true when a port may be used, or NULL for any free one
+ * @ctx:	its first argument
+ *
+ * A datapath in shards picks only ports whose flow the kernel steers back
+ * to the shard that picks them (stack_owns_flow()).
+ */
+void tcp_stack_set_port_filter(struct tcp_stack *s, tcp_port_ok_fn fn, void *ctx)
+{
+	s->port_ok = fn;
+	s->port_ok_ctx = ctx;
+}
+
 static int tcp_pick_port(struct tcp_stack *s, struct tcp_endpoint *l, const struct tcp_endpoint *r)
 {
 	unsigned int i;
@@ -20,6 +35,8 @@ static int tcp_pick_port(struct tcp_stack *s, struct tcp_endpoint *l, const stru
 		l->port = s->next_port++;
 		if (s->next_port > 60999)
 			s->next_port = 32768;
+		if (s->port_ok && !s->port_ok(s->port_ok_ctx, l, r))
+			continue;
 		if (!tcp_conn_lookup(s, l, r) && tcp_listener_lookup(s, l) == s->catch_all)
 			return 0;	/* the catch-all takes any port: it reserves none */
 	}

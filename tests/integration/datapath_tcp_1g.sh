@@ -10,6 +10,7 @@
 # veth as datapath_tcp_loss.sh does; `make check-long` runs this at 1 % and
 # 5 % too. SIZE_MB sets the size (below).
 . "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 command -v curl >/dev/null || sn_skip "curl not installed (scripts/install-deps.sh)"

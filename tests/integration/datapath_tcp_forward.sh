@@ -4,6 +4,7 @@
 # IPv4 and IPv6; sha256 compared. The peer's checksum offload is off so a
 # wrong checksum cannot hide, and its kernel must count no checksum error.
 . "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 command -v curl >/dev/null || sn_skip "curl not installed (scripts/install-deps.sh)"

@@ -11,6 +11,7 @@
 #  gets EOF (its socket is closed).
 # And a reset of an established connection propagates both ways (publish).
 . "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 command -v socat >/dev/null || sn_skip "socat not installed"

@@ -20,6 +20,7 @@
 # and its TCP saw no bad segment. Throughput is printed, never asserted
 # (bench/tcp.sh measures it).
 . "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 command -v iperf3 >/dev/null || sn_skip "no iperf3 (scripts/install-deps.sh)"

@@ -9,6 +9,7 @@
 # The peer's checksum offload is off: its kernel must count no checksum
 # error, and the stack must have recovered losses with SACK.
 . "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 command -v curl >/dev/null || sn_skip "curl not installed (scripts/install-deps.sh)"

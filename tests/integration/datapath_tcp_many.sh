@@ -5,6 +5,7 @@
 # datapath's netns, half-closes and reads it back; every byte compared, every
 # pair closed gracefully.
 . "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 

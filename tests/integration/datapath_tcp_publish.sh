@@ -6,6 +6,7 @@
 # live connection like `ss -ti` (text and JSON), and an ICMP fragmentation
 # needed quoting it lowers its MSS while the download goes on intact.
 . "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 command -v curl >/dev/null || sn_skip "curl not installed (scripts/install-deps.sh)"

@@ -668,13 +668,13 @@ START_TEST(test_limits_apply_and_stats)
 	memset(&dp, 0, sizeof(dp));
 	dp.st = st;
 	dp.loop = lp;
-	dp.udp = svc_udp_table_new(&st);
-	ck_assert_ptr_nonnull(dp.udp);
+	dp.svcs[0].udp = svc_udp_table_new(&st);
+	ck_assert_ptr_nonnull(dp.svcs[0].udp);
 	f = open_memstream(&text, &len);
 	ck_assert_ptr_nonnull(f);
 	control_print_stats(&dp, f, true);
 	fclose(f);
-	svc_udp_table_free(dp.udp);
+	svc_udp_table_free(dp.svcs[0].udp);
 	ck_assert_ptr_nonnull(strstr(text, "\"limits\":{"));
 	ck_assert_ptr_nonnull(strstr(text, "\"tcp_conns\":{\"max\":100,\"used\":0,\"hits\":0}"));
 	ck_assert_ptr_nonnull(strstr(text, "\"tcp_mem\":{\"max\":8388608,"));

@@ -136,7 +136,7 @@ static uint64_t row(struct svc_udp *s, const char *key)
 	ck_assert_ptr_nonnull(f);
 	out_init(&o, f, true);
 	out_arr_begin(&o, "services");
-	svc_udp_stats(s, &o);
+	svc_udp_stats((const struct svc_udp *const *)&s, 1, &o);
 	out_arr_end(&o);
 	out_finish(&o);
 	fclose(f);
@@ -340,8 +340,8 @@ START_TEST(test_stats_and_options)
 	dp.st = st;
 	dp.loop = lp;
 	dp.n_svcs = n_svcs;
-	dp.svcs[0] = svcs[0];
-	dp.udp = tbl;
+	dp.svcs[0].svc[0] = svcs[0];
+	dp.svcs[0].udp = tbl;
 	f = open_memstream(&text, &len);
 	ck_assert_ptr_nonnull(f);
 	control_print_stats(&dp, f, true);
