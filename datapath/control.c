@@ -424,6 +424,45 @@ static void control_summary_rows(struct out *o, struct dp *dp)
 	out_arr_end(o);
 }
 
+/*
+ * The summary's "shard_rows": what each shard carries, so that an operator
+ * (and `datapath metrics`, a series per shard) sees how evenly the steering
+ * spread the container's conversations and which shard is short of CPU.
+ */
+static void control_shard_rows(struct out *o, struct dp *dp)
+{
+	unsigned int i, k;
+
+	out_arr_begin(o, "shard_rows");
+	for (k = 0; k < control_n_shards(dp); k++) {
+		struct stack *st = control_shard_stack(dp, k);
+		uint64_t outer[5] = { 0 }, inner[5] = { 0 }, drops = 0;
+		struct face_totals ft;
+
+		control_link_sums(st->links, st->n_links, outer);
+		control_link_sums(st->inner, st->n_inner, inner);
+		face_totals(face_of(st), &ft);
+		for (i = 0; i < DROP_MAX; i++)
+			drops += st->drop[i];
+		out_obj_begin(o, NULL);
+		out_u64(o, "shard", k);
+		out_u64(o, "cpu_ns", shards_cpu_ns(dp->shards, k));
+		out_u64(o, "loop_turns", loop_turns(control_shard_loop(dp, k)));
+		out_u64(o, "network_rx_frames", outer[2]);
+		out_u64(o, "network_tx_frames", outer[3]);
+		out_u64(o, "network_rx_bytes", outer[0]);
+		out_u64(o, "network_tx_bytes", outer[1]);
+		out_u64(o, "container_tx_bytes", inner[0]);
+		out_u64(o, "container_rx_bytes", inner[1]);
+		out_u64(o, "tcp_connections", ft.tcp_outbound + ft.tcp_inbound);
+		out_u64(o, "tcp_open", ft.tcp_open);
+		out_u64(o, "udp_flows_open", ft.udp_flows_open);
+		out_u64(o, "drops", drops + ft.drops);
+		out_obj_end(o);
+	}
+	out_arr_end(o);
+}
+
 /* What both the full stats and the summary begin with. */
 static void control_head(struct out *o, struct dp *dp)
 {
@@ -479,6 +518,7 @@ void control_print_summary(struct dp *dp, FILE *f, bool json)
 	out_u64(&o, "faces", dp->st.n_inner);
 	control_totals(&o, dp);
 	control_summary_rows(&o, dp);
+	control_shard_rows(&o, dp);
 	control_policy(&o, dp);
 	out_finish(&o);
 	dp->shards = sh;
@@ -568,6 +608,7 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 		dp->shards = NULL;	/* a shard did not park: shard 0 alone */
 	out_init(&o, f, json);
 	control_head(&o, dp);
+	out_u64(&o, "cpu_ns", shards_cpu_ns(dp->shards, 0));
 	out_u64(&o, "loop_turns", loop_turns(dp->loop));
 	out_u64(&o, "packets_live", (uint64_t)pkt_live());
 	{
@@ -593,6 +634,7 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 	for (i = 1; i < control_n_shards(dp); i++) {
 		out_obj_begin(&o, NULL);
 		out_u64(&o, "shard", i);
+		out_u64(&o, "cpu_ns", shards_cpu_ns(dp->shards, i));
 		out_u64(&o, "loop_turns", loop_turns(control_shard_loop(dp, i)));
 		control_stack(&o, dp, i);
 		out_obj_end(&o);

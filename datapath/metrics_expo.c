@@ -23,7 +23,8 @@
  *     that datapath (nothing is made up: sandnet_datapath_restarts_total
  *     and _deaths_total come from the supervisor's "supervisor.restarts"
  *     and "supervisor.deaths", control_print_supervisor());
- *   - rows of the summary (link_totals[], dropped[], policy.*.rules[]) and
+ *   - rows of the summary (link_totals[], dropped[], shard_rows[] with a
+ *     shard="N" label, policy.*.rules[]) and
  *     the supervisor's status (a gauge per state, 1 for the current one):
  *     one function each below;
  *   - the process (CPU time, resident memory) from /proc (metrics_scrape.c);
@@ -224,6 +225,57 @@ static void expo_links(struct metrics_expo *x, const struct metrics_scrape *s, c
 				continue;
 			expo_json(x, s->targets[i].name, lrx, json_object_get(row, rx), 1);
 			expo_json(x, s->targets[i].name, ltx, json_object_get(row, tx), 1);
+		}
+	}
+}
+
+/*
+ * shard_rows[]: a series per shard of what each carries (control.c
+ * control_shard_rows()), labelled shard="N", the first sample of a row a
+ * family of its own; a datapath of one shard has one row.
+ */
+static const struct metrics_expo_scalar metrics_expo_shard_rows[] = {
+	{ "sandnet_shard_cpu_seconds_total", "counter", "CPU time of each shard's thread.", "cpu_ns", 1e-9, NULL,
+	  NULL },
+	{ "sandnet_shard_loop_turns_total", "counter", "Turns of each shard's event loop.", "loop_turns", 1, NULL,
+	  NULL },
+	{ "sandnet_shard_network_packets_total", "counter",
+	  "Frames each shard read from and wrote to the network side's links.", "network_rx_frames", 1,
+	  "direction", "rx" },
+	{ NULL, NULL, NULL, "network_tx_frames", 1, "direction", "tx" },
+	{ "sandnet_shard_tcp_connections_opened_total", "counter",
+	  "TCP connections through the container face that each shard carried.", "tcp_connections", 1, NULL, NULL },
+	{ "sandnet_shard_tcp_connections_open", "gauge", "TCP connections of the container open now, per shard.",
+	  "tcp_open", 1, NULL, NULL },
+	{ "sandnet_shard_udp_flows_open", "gauge", "UDP flows of the container open now, per shard.",
+	  "udp_flows_open", 1, NULL, NULL },
+	{ "sandnet_shard_drops_total", "counter", "Packets each shard dropped, for any reason.", "drops", 1, NULL,
+	  NULL },
+};
+
+static void expo_shards(struct metrics_expo *x, const struct metrics_scrape *s)
+{
+	const unsigned int n = sizeof(metrics_expo_shard_rows) / sizeof(metrics_expo_shard_rows[0]);
+	unsigned int r, i;
+	size_t k;
+	json_t *row;
+
+	for (r = 0; r < n; r++) {
+		const struct metrics_expo_scalar *m = &metrics_expo_shard_rows[r];
+
+		if (m->family)
+			expo_family(x, m->family, m->type, m->help);
+		for (i = 0; i < s->n; i++) {
+			json_array_foreach(json_object_get(s->targets[i].summary, "shard_rows"), k, row) {
+				json_t *id = json_object_get(row, "shard");
+				char shard[16];
+				const char *labels[5] = { "shard", shard, m->label, m->value, NULL };
+
+				if (!json_is_integer(id))
+					continue;
+				snprintf(shard, sizeof(shard), "%lld", (long long)json_integer_value(id));
+				expo_json(x, s->targets[i].name, labels, json_object_get(row, m->path), m->scale);
+			}
 		}
 	}
 }
@@ -430,6 +482,7 @@ void metrics_expo_write(FILE *f, const struct metrics_scrape *s, const struct me
 		   "Frames on each link of the datapath (sn-IF: the container face; rx on it is what the container sent).",
 		   "rx_frames", "tx_frames");
 	expo_drops(&x, s);
+	expo_shards(&x, s);
 	expo_policy(&x, s);
 	expo_status(&x, s);
 }

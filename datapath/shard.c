@@ -297,6 +297,26 @@ void shards_steer(struct shards *s, uint32_t seed)
 	s->steered = true;
 }
 
+/**
+ * shards_cpu_ns() - CPU time a shard's thread has used, in nanoseconds
+ * @s:	the shards, or NULL (one: the calling thread is shard 0)
+ * @i:	which; 0 is the main thread, the caller's own
+ *
+ * Return: the time, 0 when the clock cannot be read.
+ */
+uint64_t shards_cpu_ns(const struct shards *s, unsigned int i)
+{
+	clockid_t clk = CLOCK_THREAD_CPUTIME_ID;
+	struct timespec ts;
+
+	if (s && i > 0 && (i >= s->n || !s->sh[i]->thread_started ||
+			   pthread_getcpuclockid(s->sh[i]->thread, &clk) != 0))
+		return 0;
+	if (clock_gettime(clk, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void *shard_main(void *arg)
 {
 	struct shard *sh = arg;

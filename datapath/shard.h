@@ -74,6 +74,7 @@ void shards_go(struct shards *s);
 void shards_stop(struct shards *s);
 void shards_free(struct shards *s);
 bool shards_pause(struct shards *s);
+uint64_t shards_cpu_ns(const struct shards *s, unsigned int i);
 void shards_resume(struct shards *s);
 
 #endif /* SANDNET_DATAPATH_SHARD_H */

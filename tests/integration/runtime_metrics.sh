@@ -8,7 +8,8 @@
 #  - the exporter in the host namespace: its process has no capability left;
 #    GET /metrics passes `promtool check metrics`, carries each container's
 #    series (bytes and packets per link both ways, connections, the refusals
-#    per rule, drops, CPU and memory), the stuck socket costs only its own
+#    per rule, drops, CPU and memory, and a series per shard: container 2
+#    runs two, sandnet.shards), the stuck socket costs only its own
 #    sandnet_datapath_up 0 and counts in sandnet_scrape_errors_total, and the
 #    scrape takes the datapath timeout, not more;
 #  - bad requests: another path 404, another method 405, garbage 400, another
@@ -39,7 +40,7 @@ chmod 700 "$SANDNET_STATE_DIR"
 # oci:ID) with the policy annotation @2.
 CPIDS=()
 ct() {
-	local n=$1 policy=$2 ns ip gw
+	local n=$1 policy=$2 shards=$3 ns ip gw
 	sn_netns_add "ct$n"
 	ns=$(sn_ns "ct$n")
 	ip=$PFX.$((n * 4 + 2)); gw=$PFX.$((n * 4 + 1))
@@ -54,11 +55,11 @@ ct() {
 	sn_on_exit "echo '{\"id\": \"m$$-$n\", \"status\": \"stopped\"}' | '$NETSETUP' oci-hook poststop"
 	sn_wait_for 5 sh -c "[ \"\$(readlink /proc/${CPIDS[$n]}/ns/net)\" = \"\$(ip netns exec '$ns' readlink /proc/self/ns/net)\" ]" ||
 		sn_fail "the container process did not enter $ns"
-	ip netns exec "$HOSTNS" "$NETSETUP" oci-hook create <<<"{\"id\": \"m$$-$n\", \"status\": \"creating\", \"pid\": ${CPIDS[$n]}, \"annotations\": {\"sandnet.policy\": \"$policy\"}}" ||
+	ip netns exec "$HOSTNS" "$NETSETUP" oci-hook create <<<"{\"id\": \"m$$-$n\", \"status\": \"creating\", \"pid\": ${CPIDS[$n]}, \"annotations\": {\"sandnet.policy\": \"$policy\", \"sandnet.shards\": \"$shards\"}}" ||
 		sn_fail "hook create (container $n)"
 }
-ct 1 "egress-deny=tcp:$PFX.9:8000"
-ct 2 "ingress-deny=tcp:any:22"
+ct 1 "egress-deny=tcp:$PFX.9:8000" 1
+ct 2 "ingress-deny=tcp:any:22" 2
 C1=oci:m$$-1 C2=oci:m$$-2
 ls "$SANDNET_STATE_DIR"/*.ctl >/dev/null || sn_fail "no control sockets in $SANDNET_STATE_DIR"
 
@@ -138,6 +139,18 @@ for c in (c1, c2):
     assert v("sandnet_datapath_status", container=c, status="serving") == 1
     assert v("sandnet_datapath_status", container=c, status="dark") == 0
     assert v("sandnet_datapath_deaths_total", container=c) == 0 and v("sandnet_datapath_restarts_total", container=c) == 0
+# a series per shard: one for container 1, two for container 2 (sandnet.shards
+# 2); the shards' frames from the network add up to the link's
+for c, n in ((c1, 1), (c2, 2)):
+    assert not any('container="%s",shard="%d"' % (c, n) in k for k in s), (c, "more shards than", n)
+    rx = 0
+    for k in range(n):
+        assert v("sandnet_shard_cpu_seconds_total", container=c, shard=str(k)) >= 0
+        assert v("sandnet_shard_loop_turns_total", container=c, shard=str(k)) > 0
+        assert v("sandnet_shard_tcp_connections_open", container=c, shard=str(k)) >= 0
+        assert v("sandnet_shard_drops_total", container=c, shard=str(k)) >= 0
+        rx += v("sandnet_shard_network_packets_total", container=c, shard=str(k), direction="rx")
+    assert rx == v("sandnet_link_packets_total", container=c, link="eth0", direction="rx"), (c, rx)
 assert v("sandnet_link_bytes_total", container=c1, link="sn-eth0", direction="tx") > 0   # the page, to the container
 assert v("sandnet_tcp_connections_opened_total", container=c1, direction="outbound") >= 1
 assert v("sandnet_policy_rule_hits_total", container=c1, direction="egress", action="deny", rule="tcp:%s:8000" % denied) >= 1

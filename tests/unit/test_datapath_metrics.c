@@ -254,6 +254,11 @@ START_TEST(test_expo_summary)
 	ck_assert_ptr_nonnull(strstr(json, "\"dropped\":[{\"layer\":\"stack\",\"reason\":\"bad_checksum\",\"packets\":1},"
 					   "{\"layer\":\"stack\",\"reason\":\"not_for_us\",\"packets\":3}]"));
 	ck_assert_ptr_nonnull(strstr(json, "\"tcp_open\":0,\"udp_flows_open\":0"));
+	/* one shard: one row, with the process's own counters */
+	ck_assert_msg(strstr(json, "\"shard_rows\":[{\"shard\":0,\"cpu_ns\":"), "%s", json);
+	ck_assert_msg(strstr(json, "\"network_rx_frames\":12,\"network_tx_frames\":5,\"network_rx_bytes\":1234,"
+				   "\"network_tx_bytes\":567,"), "%s", json);
+	ck_assert_msg(strstr(json, "\"udp_flows_open\":0,\"drops\":4}]"), "%s", json);
 
 	target(&t[0], "a.state.ctl", json);
 	target(&t[1], "b.state.ctl", NULL);
@@ -289,6 +294,12 @@ START_TEST(test_expo_summary)
 	HAS("sandnet_tcp_connections_open{container=\"oci:web \\\"1\\\"\"} 0\n");
 	HAS("sandnet_udp_flows_opened_total{container=\"oci:web \\\"1\\\"\"} 0\n");
 	HAS("# TYPE sandnet_datapath_uptime_seconds gauge\n");
+	HAS("# TYPE sandnet_shard_cpu_seconds_total counter\n");
+	HAS("sandnet_shard_cpu_seconds_total{container=\"oci:web \\\"1\\\"\",shard=\"0\"} ");
+	HAS("sandnet_shard_network_packets_total{container=\"oci:web \\\"1\\\"\",shard=\"0\",direction=\"rx\"} 12\n");
+	HAS("sandnet_shard_network_packets_total{container=\"oci:web \\\"1\\\"\",shard=\"0\",direction=\"tx\"} 5\n");
+	HAS("sandnet_shard_drops_total{container=\"oci:web \\\"1\\\"\",shard=\"0\"} 4\n");
+	HAS("sandnet_shard_tcp_connections_open{container=\"oci:web \\\"1\\\"\",shard=\"0\"} 0\n");
 	/* the one that did not answer costs its own series, nothing else */
 	ck_assert_ptr_null(strstr(strchr(strstr(text, "sandnet_datapath_up{container=\"cni:gone:eth0\"}"), '\n'),
 				  "cni:gone"));
