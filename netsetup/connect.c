@@ -42,6 +42,7 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 		{ "gso", required_argument, NULL, 'g' },
 		{ "channels", required_argument, NULL, 'c' },
 		{ "face", required_argument, NULL, 'F' },
+		{ "shards", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct proto_attach req = { .netns_fd = -1 };
@@ -97,6 +98,11 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 			}
 			req.channels = v;
 			break;
+		case 'S':
+			err = ns_shards_parse("--shards", optarg, &req.shards, e);
+			if (err)
+				return err;
+			break;
 		case 'F':
 			if (ns_face_parse(optarg, &req.no_face) < 0) {
 				ns_err_set(e, "--face '%s': expected on or off", optarg);
@@ -112,6 +118,11 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 	if (!netns || optind >= argc) {
 		ns_err_set(e, "%s\n%s", !netns ? "which namespace? give --netns PATH or --pid PID"
 					       : "no datapath command after '--'", ns_serve_usage);
+		return -EINVAL;
+	}
+	if (req.shards > 1 && req.channels > 1 && req.channels != req.shards) {
+		ns_err_set(e, "--channels %u and --shards %u: each shard has one channel per link; leave --channels out",
+			   req.channels, req.shards);
 		return -EINVAL;
 	}
 	/* Found before serve attaches anything: a missing datapath changes nothing. */

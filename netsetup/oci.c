@@ -46,7 +46,7 @@
 
 static const char oci_usage[] =
 	"usage: netsetup oci-hook [create|poststop] [--datapath PATH] [--gso auto|hw|sw|off]\n"
-	"                         [--channels N] [--shards N] [--iface NAME]... [--user USER] [--face on|off]\n"
+	"                         [--channels N] [--shards N|auto] [--iface NAME]... [--user USER] [--face on|off]\n"
 	"                         [--none-ok]\n"
 	"                         [--publish SPEC]... [--forward SPEC]... [-- DATAPATH_ARGS...]\n"
 	"  reads the OCI state JSON on stdin\n";

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,10 +25,10 @@
 const char ns_usage[] =
 	"usage: netsetup gso show [--netns PATH | --pid PID] [--json] [IFACE]\n"
 	"       netsetup attach (--netns PATH | --pid PID) --datapath SOCKET [--gso auto|hw|sw|off]\n"
-	"                       [--gso-max-size N] [--channels N] [--shards N] [--iface NAME]...\n"
+	"                       [--gso-max-size N] [--channels N] [--shards N|auto] [--iface NAME]...\n"
 	"                       [--face on|off]\n"
 	"       netsetup run (--netns PATH | --pid PID) [--gso auto|hw|sw|off] [--gso-max-size N]\n"
-	"                    [--channels N] [--shards N] [--iface NAME]... [--face on|off] [--user USER]\n"
+	"                    [--channels N] [--shards N|auto] [--iface NAME]... [--face on|off] [--user USER]\n"
 	"                    -- DATAPATH [ARGS...]\n"
 	"       netsetup detach (--netns PATH | --pid PID)\n"
 	"       netsetup restart (--netns PATH | --pid PID)\n"
@@ -195,9 +196,11 @@ static int cmd_parse(int argc, char **argv, struct ns_opts *o, int *argi, struct
 }
 
 /**
- * ns_shards_parse() - a shard count: 1..NS_MAX_SHARDS
+ * ns_shards_parse() - a shard count: 1..NS_MAX_SHARDS, or "auto"
  * @what:	how the user gave it ("--shards", "\"shards\"", "sandnet.shards")
- * @arg:	the text
+ * @arg:	the text; "auto" is one shard per CPU this process may run on
+ *		(sched_getaffinity(), which the datapath it starts inherits), at
+ *		most NS_MAX_SHARDS
  * @out:	the count
  * @e:		what is wrong, naming @what
  *
@@ -206,7 +209,24 @@ static int cmd_parse(int argc, char **argv, struct ns_opts *o, int *argi, struct
 int ns_shards_parse(const char *what, const char *arg, unsigned int *out, struct ns_err *e)
 {
 	unsigned long v;
-	int err = number_opt(what, arg, 1, NS_MAX_SHARDS, &v, e);
+	int err;
+
+	if (!strcmp(arg, "auto")) {
+		cpu_set_t set;
+		int n;
+
+		if (sched_getaffinity(0, sizeof(set), &set) < 0) {
+			err = -errno;
+			ns_err_set(e, "%s auto: sched_getaffinity: %s", what, strerror(errno));
+			return err;
+		}
+		n = CPU_COUNT(&set);
+		*out = n < 1 ? 1 : n > NS_MAX_SHARDS ? NS_MAX_SHARDS : (unsigned int)n;
+		return 0;
+	}
+	err = number_opt(what, arg, 1, NS_MAX_SHARDS, &v, e);
+	if (err == -EINVAL)
+		ns_err_set(e, "%s '%s': not a number, nor auto", what, arg);
 
 	if (!err)
 		*out = (unsigned int)v;

@@ -71,7 +71,8 @@
 const char ns_serve_usage[] =
 	"usage: netsetup serve [--socket PATH] [--config FILE]\n"
 	"       netsetup connect [--socket PATH] (--netns PATH | --pid PID) [--iface NAME]\n"
-	"                        [--gso hw|sw|off] [--channels N] [--face on|off] -- DATAPATH [ARGS...]\n";
+	"                        [--gso hw|sw|off] [--channels N] [--shards N|auto] [--face on|off]\n"
+	"                        -- DATAPATH [ARGS...]\n";
 
 struct serve {
 	struct ns_serve_conf conf;
@@ -236,6 +237,7 @@ static int worker(struct serve *s, int conn)
 	o.netns_path = kept ? keep : fdpath;
 	o.gso = gso_request_of(&msg->attach);
 	o.channels = msg->attach.channels ? msg->attach.channels : 1;
+	o.shards = msg->attach.shards ? msg->attach.shards : 1;
 	o.no_face = msg->attach.no_face;
 	if (msg->attach.ifname[0]) {
 		o.ifaces[0] = msg->attach.ifname;
@@ -246,7 +248,9 @@ static int worker(struct serve *s, int conn)
 	o.datapath_pid = cred.pid;
 	snprintf(owner, sizeof(owner), "serve:%d", (int)cred.pid);
 	o.owner = owner;
-	err = ns_cmd_attach(&o, &e);
+	err = ns_shards_check(&o, "CHANNELS", "SHARDS", &e);
+	if (!err)
+		err = ns_cmd_attach(&o, &e);
 	proto_msg_free(msg);
 	if (err < 0) {
 		proto_send_error(conn, 0, -err, "netsetup serve: %s", e.text);

@@ -238,5 +238,11 @@ int ns_serve_authorize(const struct ns_serve_conf *c, const struct ucred *cred,
 			   c->max_channels);
 		return -EINVAL;
 	}
+	/* a shard reads one channel per link: shards cost channels too */
+	if (req->shards > c->max_channels) {
+		ns_err_set(e, "%u shards asked, each a channel per link, at most %u allowed (max_channels)",
+			   req->shards, c->max_channels);
+		return -EINVAL;
+	}
 	return 0;
 }

@@ -821,6 +821,7 @@ static const struct nla_policy attach_policy[PROTO_ATTACH_ATTR_MAX + 1] = {
 	[PROTO_ATTACH_GSO_MODE] = POLICY_U8,
 	[PROTO_ATTACH_CHANNELS] = POLICY_U32,
 	[PROTO_ATTACH_FACE] = POLICY_U8,
+	[PROTO_ATTACH_SHARDS] = POLICY_U32,
 };
 static const char *const attach_names[PROTO_ATTACH_ATTR_MAX + 1] = {
 	[PROTO_ATTACH_NETNS] = "NETNS",
@@ -828,6 +829,7 @@ static const char *const attach_names[PROTO_ATTACH_ATTR_MAX + 1] = {
 	[PROTO_ATTACH_GSO_MODE] = "GSO_MODE",
 	[PROTO_ATTACH_CHANNELS] = "CHANNELS",
 	[PROTO_ATTACH_FACE] = "FACE",
+	[PROTO_ATTACH_SHARDS] = "SHARDS",
 };
 
 static int attach_decode(struct nlattr *head, int len, const int *fds, unsigned int n_fds,
@@ -876,6 +878,12 @@ static int attach_decode(struct nlattr *head, int len, const int *fds, unsigned 
 			return proto_why_set(why, EINVAL, "ATTACH: attribute FACE: %u is not 0 (off) or 1 (on)", v);
 		a->no_face = !v;
 	}
+	if (tb[PROTO_ATTACH_SHARDS]) {
+		a->shards = nla_get_u32(tb[PROTO_ATTACH_SHARDS]);
+		if (a->shards < 1 || a->shards > PROTO_MAX_CHANNELS)
+			return proto_why_set(why, E2BIG, "ATTACH: attribute SHARDS: %u is out of range 1..%u",
+				       a->shards, PROTO_MAX_CHANNELS);
+	}
 	a->netns_fd = fds[0];
 	return 0;
 }
@@ -886,7 +894,8 @@ static int attach_encode(struct nl_msg *nl, const struct proto_attach *a)
 	    (a->ifname[0] && nla_put_string(nl, PROTO_ATTACH_IFNAME, a->ifname)) ||
 	    (a->has_gso_mode && nla_put_u8(nl, PROTO_ATTACH_GSO_MODE, a->gso_mode)) ||
 	    (a->channels && nla_put_u32(nl, PROTO_ATTACH_CHANNELS, a->channels)) ||
-	    (a->no_face && nla_put_u8(nl, PROTO_ATTACH_FACE, 0)))
+	    (a->no_face && nla_put_u8(nl, PROTO_ATTACH_FACE, 0)) ||
+	    (a->shards && nla_put_u32(nl, PROTO_ATTACH_SHARDS, a->shards)))
 		return -E2BIG;
 	return 0;
 }

@@ -197,6 +197,7 @@ enum {
 	PROTO_ATTACH_GSO_MODE,	/* u8 enum proto_gso_mode; absent: netsetup decides (auto) */
 	PROTO_ATTACH_CHANNELS,	/* u32, 1..PROTO_MAX_CHANNELS; absent: 1 */
 	PROTO_ATTACH_FACE,	/* u8 0 or 1: the container face (minor 2); absent: 1 */
+	PROTO_ATTACH_SHARDS,	/* u32, 1..PROTO_MAX_CHANNELS: shards, one channel each (minor 4); absent: 1 */
 	__PROTO_ATTACH_MAX
 };
 #define PROTO_ATTACH_ATTR_MAX (__PROTO_ATTACH_MAX - 1)
@@ -312,6 +313,7 @@ struct proto_done {
  * @has_gso_mode: @gso_mode was given
  * @channels:	0 when not given (1)
  * @no_face:	FACE 0 was given: no container face
+ * @shards:	0 when not given (1)
  */
 struct proto_attach {
 	int netns_fd;
@@ -320,6 +322,7 @@ struct proto_attach {
 	enum proto_gso_mode gso_mode;
 	unsigned int channels;
 	bool no_face;
+	unsigned int shards;
 };
 
 /**

@@ -5,9 +5,11 @@
 #  - a client that connects and sends nothing does not stall the others;
 #  - garbage is answered with a protocol ERROR;
 #  - uid 65534 (setpriv) is refused (allowed_uids), so are 3 channels
-#    (max_channels = 2) and an interface outside allowed_interfaces;
-#  - root's request attaches: the kernel loses the address, the peer pings
-#    the container through sandnet, the state names the datapath;
+#    (max_channels = 2; 3 shards too, each a channel) and an interface
+#    outside allowed_interfaces;
+#  - root's request attaches, with --shards 2: the kernel loses the address,
+#    the peer pings the container through sandnet, the state names the
+#    datapath, which serves in two shards;
 #  - the daemon restarted: it finds the state, the datapath keeps serving,
 #    nothing is taken or given twice (state file unchanged, no address back);
 #  - the datapath killed with SIGKILL: the recovered daemon gives everything
@@ -82,6 +84,10 @@ ns_expect_fail "uid 65534" "uid 65534 .* is not allowed" -- \
 	setpriv --reuid 65534 --regid 65534 --clear-groups "$NETSETUP" connect --socket "$SOCK" --netns "$NSP" -- "$DATAPATH"
 ns_expect_fail "3 channels" "at most 2 allowed \(max_channels\)" -- \
 	"$NETSETUP" connect --socket "$SOCK" --netns "$NSP" --iface eth0 --channels 3 -- "$DATAPATH"
+ns_expect_fail "3 shards" "3 shards asked, each a channel per link, at most 2 allowed \(max_channels\)" -- \
+	"$NETSETUP" connect --socket "$SOCK" --netns "$NSP" --iface eth0 --shards 3 -- "$DATAPATH"
+ns_expect_fail "--shards 0" "--shards 0: out of range 1..64" -- \
+	"$NETSETUP" connect --socket "$SOCK" --netns "$NSP" --iface eth0 --shards 0 -- "$DATAPATH"
 ns_expect_fail "interface not allowed" "interface lo is not allowed" -- \
 	"$NETSETUP" connect --socket "$SOCK" --netns "$NSP" --iface lo -- "$DATAPATH"
 ns_expect_fail "not a netns" "not a network namespace" -- \
@@ -89,8 +95,8 @@ ns_expect_fail "not a netns" "not a network namespace" -- \
 ns_snapshot "$CT" "$SN_TMP/after-refusals"
 ns_same "$SN_TMP/before" "$SN_TMP/after-refusals" "namespace after refused requests"
 
-sn_log "root attaches through the daemon"
-"$NETSETUP" connect --socket "$SOCK" --netns "$NSP" --iface eth0 -- "$DATAPATH" >"$SN_TMP/dp1.log" 2>&1 &
+sn_log "root attaches through the daemon, with two shards"
+"$NETSETUP" connect --socket "$SOCK" --netns "$NSP" --iface eth0 --shards 2 -- "$DATAPATH" >"$SN_TMP/dp1.log" 2>&1 &
 DP=$!
 sn_on_exit "kill -9 $DP"
 sn_wait_for 10 sh -c "ls '$SANDNET_STATE_DIR'/*.state" || { cat "$SN_TMP/serve.log" "$SN_TMP/dp1.log"; sn_fail "no state file"; }
@@ -98,6 +104,8 @@ STATE=$(ls "$SANDNET_STATE_DIR"/*.state)
 sn_wait_for 10 sh -c "! ip -n '$CT' -4 addr show dev eth0 | grep -q inet" || sn_fail "the kernel keeps the address"
 grep -q "^owner serve:$DP$" "$STATE" && grep -q "^datapath $DP " "$STATE" || sn_fail "state: $(cat "$STATE")"
 ip netns exec "$PEER" ping -c 3 -i 0.2 -W 2 10.78.0.2 || { cat "$SN_TMP/dp1.log"; sn_fail "ping through sandnet"; }
+grep -q "^datapath: serving 1 link(s), 0 service(s) as uid [0-9]* in 2 shards" "$SN_TMP/dp1.log" ||
+	{ cat "$SN_TMP/dp1.log"; sn_fail "the datapath does not serve in the two shards connect asked for"; }
 ns_expect_fail "same netns twice" "already attached" -- \
 	"$NETSETUP" connect --socket "$SOCK" --netns "$NSP" --iface eth0 -- "$DATAPATH"
 

@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 
 #include "netsetup/netsetup.h"
@@ -118,7 +119,7 @@ static const struct {
 	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--channels", "" }, "not a number" },
 	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--shards", "0" }, "--shards 0: out of range 1..64" },
 	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--shards", "65" }, "--shards 65: out of range 1..64" },
-	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--shards", "two" }, "--shards 'two': not a number" },
+	{ { "netsetup", "attach", "--netns", "n", "--datapath", "s", "--shards", "two" }, "--shards 'two': not a number, nor auto" },
 	{ { "netsetup", "run", "--netns", "n", "--shards", "2", "--channels", "3", "--", "dp" },
 	  "--channels 3 and --shards 2: each shard has one channel per link; leave --channels out" },
 	{ { "netsetup", "gso", "show", "--shards", "2" }, "--shards" },
@@ -148,6 +149,26 @@ static const struct {
 	{ { "netsetup", "launch" }, "unknown command 'launch'" },
 	{ { "netsetup", "gso", "list" }, "expected 'gso show'" },
 };
+
+/* --shards auto: one shard per CPU this process may run on, however many the host has */
+START_TEST(test_shards_auto)
+{
+	cpu_set_t set, one;
+	struct ns_opts o;
+	struct ns_err e;
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(set), &set), 0);
+	ck_assert_int_eq(parse(ARGV("run", "--netns", "n", "--shards", "auto", "--", "dp"), &o, &e), 0);
+	ck_assert_uint_eq(o.shards, (unsigned int)(CPU_COUNT(&set) > 64 ? 64 : CPU_COUNT(&set)));
+	/* pinned to one CPU: one shard */
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	ck_assert_int_eq(parse(ARGV("run", "--netns", "n", "--shards", "auto", "--", "dp"), &o, &e), 0);
+	ck_assert_uint_eq(o.shards, 1);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+}
+END_TEST
 
 START_TEST(test_bad)
 {
@@ -184,6 +205,7 @@ int main(void)
 	tcase_add_test(tc, test_gso_show);
 	tcase_add_test(tc, test_attach);
 	tcase_add_test(tc, test_run);
+	tcase_add_test(tc, test_shards_auto);
 	tcase_add_loop_test(tc, test_bad, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, test_help);
 	suite_add_tcase(s, tc);

@@ -171,6 +171,13 @@ START_TEST(authorize_rules)
 	ck_assert_str_eq(e.text, "3 channels asked, at most 2 allowed (max_channels)");
 	req.channels = 2;
 	ck_assert_int_eq(ns_serve_authorize(&c, &root, &req, &e), 0);
+	/* each shard reads a channel per link */
+	req.channels = 0;
+	req.shards = 3;
+	ck_assert_int_eq(ns_serve_authorize(&c, &root, &req, &e), -EINVAL);
+	ck_assert_str_eq(e.text, "3 shards asked, each a channel per link, at most 2 allowed (max_channels)");
+	req.shards = 2;
+	ck_assert_int_eq(ns_serve_authorize(&c, &root, &req, &e), 0);
 }
 END_TEST
 
@@ -186,6 +193,7 @@ START_TEST(attach_roundtrip)
 	m.attach.has_gso_mode = true;
 	m.attach.gso_mode = PROTO_GSO_SW;
 	m.attach.channels = 3;
+	m.attach.shards = 5;
 	len = proto_encode(&m, buf, sizeof(buf));
 	ck_assert_int_gt(len, 16);
 	fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
@@ -198,6 +206,7 @@ START_TEST(attach_roundtrip)
 	ck_assert(got->attach.has_gso_mode);
 	ck_assert_int_eq(got->attach.gso_mode, PROTO_GSO_SW);
 	ck_assert_uint_eq(got->attach.channels, 3);
+	ck_assert_uint_eq(got->attach.shards, 5);
 	proto_msg_free(got);	/* closes fd: the teardown checks */
 
 	/* Minimal: no optional attribute. */
@@ -205,7 +214,8 @@ START_TEST(attach_roundtrip)
 	len = proto_encode(&m, buf, sizeof(buf));
 	fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	ck_assert_int_eq(proto_decode(buf, len, &fd, 1, &got, &why), 0);
-	ck_assert(!got->attach.ifname[0] && !got->attach.has_gso_mode && !got->attach.channels);
+	ck_assert(!got->attach.ifname[0] && !got->attach.has_gso_mode && !got->attach.channels &&
+		  !got->attach.shards);
 	proto_msg_free(got);
 }
 END_TEST
@@ -235,6 +245,13 @@ START_TEST(attach_refused)
 	fds[0] = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	ck_assert_int_eq(proto_decode(buf, len, fds, 1, &got, &why), -E2BIG);
 	ck_assert_str_eq(why.text, "ATTACH: attribute CHANNELS: 65 is out of range 1..64");
+
+	m.attach.channels = 0;
+	m.attach.shards = PROTO_MAX_CHANNELS + 1;
+	len = proto_encode(&m, buf, sizeof(buf));
+	fds[0] = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_eq(proto_decode(buf, len, fds, 1, &got, &why), -E2BIG);
+	ck_assert_str_eq(why.text, "ATTACH: attribute SHARDS: 65 is out of range 1..64");
 }
 END_TEST
 
