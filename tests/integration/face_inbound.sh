@@ -11,6 +11,7 @@
 #    datapath's netns answers there, the container on every other port;
 #  - ping from the peer, both families (answered by the datapath).
 . "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
 . "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
 . "$SANDNET_TESTS/integration/face_env.inc"
