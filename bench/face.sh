@@ -7,8 +7,10 @@
 #
 # Environment: SECS (iperf3 -t, default 5), REPS (runs per figure, median,
 # default 3), ROWS (default "kernel hw sw pasta"), PERF (sandnet modes to
-# profile with perf record, e.g. "hw"; default none), SHARDS (netsetup --shards
-# for the sandnet rows; default none: one), OUT (results directory,
+# profile with perf record, e.g. "hw"; default none), SHARDS (the netsetup
+# --shards counts of the sandnet rows, e.g. "1 2 auto", each its own row
+# "hw-2sh"; default 1), STREAMS (iperf3 -P of each row, default "1 4"),
+# OUT (results directory,
 # default bench/results of this tree; the plot goes to docs/benchmarks-face.png
 # unless PLOT is set).
 #
@@ -21,7 +23,7 @@
 #         kernel, as a pasta container does
 #   cp    pasta's container
 #
-# Rows, each with 1 and 4 streams (iperf3 -P), from inside the container:
+# Rows, each with 1 and 4 streams (iperf3 -P; STREAMS), from inside the container:
 #   out  iperf3 -c in the container to the peer (the container sends)
 #   in   iperf3 -c -R (the peer sends, the container receives)
 #   kernel   the container's kernel alone on the veth: the bar
@@ -44,6 +46,11 @@ repo=$(cd "$here/.." && pwd)
 SECS=${SECS:-5}
 REPS=${REPS:-3}
 ROWS=${ROWS:-kernel hw sw pasta}
+STREAMS=${STREAMS:-1 4}
+# SHARDS: the shard counts of the sandnet rows, each a row of its own ("hw"
+# for one shard, "hw-2sh" for two: netsetup run --shards 2); "auto" is one
+# per CPU
+SHARDS=${SHARDS:-1}
 OUT=${OUT:-$repo/bench/results}
 PLOT=${PLOT:-$repo/docs/benchmarks-face.png}
 NETSETUP=$build/netsetup
@@ -176,7 +183,7 @@ wait_port "$PEER" 5201 && wait_port "$PEER" 5401 || { echo "bench/face.sh: the p
 
 rows_for() {	# rows_for NAME NS ADDR CPU_PID
 	local s
-	for s in 1 4; do
+	for s in $STREAMS; do
 		row "$1" out "$s" "$2" "$3" "$4"
 		row "$1" in "$s" "$2" "$3" "$4"
 	done
@@ -206,10 +213,14 @@ fi
 
 # ---- sandnet's container face ----
 dp_stats() { ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" "$@"; }
-for m in hw sw; do
+for ms in $(for m in hw sw; do for n in $SHARDS; do echo "$m:$n"; done; done); do
+	m=${ms%%:*} n=${ms#*:}
 	want "$m" || continue
+	[ "$n" = auto ] && n=$(nproc)
+	name=$m
+	[ "$n" = 1 ] || name=$m-${n}sh
 	rm -f "$CTL"
-	ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" --gso "$m" ${SHARDS:+--shards "$SHARDS"} -- \
+	ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" --gso "$m" --shards "$n" -- \
 		"$DATAPATH" --control "$CTL" >"$TMP/dp-$m.log" 2>&1 &
 	NS_PID=$!
 	for _ in $(seq 100); do dp_stats >/dev/null 2>&1 && break; sleep 0.1; done
@@ -217,7 +228,7 @@ for m in hw sw; do
 	if [ -z "$DP_PID" ] || ! ip netns exec "$CT" ping -c 1 -W 2 10.67.0.1 >/dev/null; then
 		echo "$m: n/a (the datapath did not come up: $(tail -n1 "$TMP/dp-$m.log"))"
 	else
-		rows_for "$m" "$CT" 10.67.0.1 "$DP_PID"
+		rows_for "$name" "$CT" 10.67.0.1 "$DP_PID"
 		if [[ " ${PERF:-} " == *" $m "* ]] && command -v perf >/dev/null; then
 			for d in out in; do
 				perf record -q -g -p "$DP_PID" -o "$TMP/perf.data" -- sleep "$SECS" >/dev/null 2>&1 &
@@ -225,11 +236,11 @@ for m in hw sw; do
 				iperf_once "$CT" 10.67.0.1 1 "$([ $d = in ] && echo -R)" "$DP_PID" >/dev/null
 				wait "$ppid"
 				perf report -i "$TMP/perf.data" --stdio --no-children --percent-limit 1 \
-					--sort dso,symbol -g none 2>/dev/null | grep -v '^$' | head -n 60 >"$OUT/perf-face-$m-$d.txt"
-				echo "(face $m $d: perf profile of the datapath in $OUT/perf-face-$m-$d.txt)"
+					--sort dso,symbol -g none 2>/dev/null | grep -v '^$' | head -n 60 >"$OUT/perf-face-$name-$d.txt"
+				echo "(face $name $d: perf profile of the datapath in $OUT/perf-face-$name-$d.txt)"
 			done
 		fi
-		dp_stats --json >"$OUT/datapath-stats-face-$m.json" 2>/dev/null
+		dp_stats --json >"$OUT/datapath-stats-face-$name.json" 2>/dev/null
 	fi
 	kill "$NS_PID" 2>/dev/null; wait "$NS_PID" 2>/dev/null
 	NS_PID='' DP_PID=''

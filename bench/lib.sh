@@ -51,25 +51,32 @@ bench_wait_port() {
 # bench_plot CSV PLOT TITLE TMPDIR: a PNG of Gbit/s per row of CSV (columns
 # row,direction,streams,gbit_per_s,...; rows named *-loss* and rows of
 # another kind are left out), one cluster per row, one bar per direction x
-# streams. Needs gnuplot (scripts/install-deps.sh); says so when it is missing.
+# streams (as many as the CSV has: out before in, fewer streams first).
+# Needs gnuplot (scripts/install-deps.sh); says so when it is missing.
 bench_plot() {
-	local csv=$1 plot=$2 title=$3 tmp=$4
+	local csv=$1 plot=$2 title=$3 tmp=$4 ncols using i
 	command -v gnuplot >/dev/null || { echo "(no plot: gnuplot not installed, scripts/install-deps.sh)"; return; }
-	python3 - "$csv" "$tmp/plot.dat" <<'PY'
+	ncols=$(python3 - "$csv" "$tmp/plot.dat" <<'PY'
 import sys
-rows, cols = [], ["out 1", "out 4", "in 1", "in 4"]
-names = {"out 1": "out, 1 stream", "out 4": "out, 4 streams", "in 1": "in, 1 stream", "in 4": "in, 4 streams"}
-val = {}
+rows, cols, val = [], set(), {}
 for line in list(open(sys.argv[1]))[1:]:
     f = line.split(",")
     if f[1] not in ("out", "in") or "-loss" in f[0]: continue
     if f[0] not in rows: rows.append(f[0])
-    val[(f[0], f"{f[1]} {f[2]}")] = f[3] or "0"
+    cols.add((f[1], int(f[2])))
+    val[(f[0], (f[1], int(f[2])))] = f[3] or "0"
+cols = sorted(cols, key=lambda c: (c[0] != "out", c[1]))
+name = lambda c: f'"{c[0]}, {c[1]} stream{"s" if c[1] > 1 else ""}"'
 with open(sys.argv[2], "w") as o:
-    o.write("row " + " ".join(f'"{names[c]}"' for c in cols) + "\n")
+    o.write("row " + " ".join(name(c) for c in cols) + "\n")
     for r in rows:
         o.write(r + " " + " ".join(val.get((r, c), "0") for c in cols) + "\n")
+print(len(cols))
 PY
+)
+	[ "${ncols:-0}" -gt 0 ] || { echo "(no plot: no rows in $csv)"; return; }
+	using="\"$tmp/plot.dat\" using 2:xtic(1) title columnheader(2)"
+	for i in $(seq 3 $((ncols + 1))); do using="$using, '' using $i title columnheader($i)"; done
 	mkdir -p "$(dirname "$plot")"
 	gnuplot <<GP 2>"$tmp/gnuplot.err" || { echo "bench: gnuplot failed: $(tail -n1 "$tmp/gnuplot.err")"; return; }
 set terminal png size 960,540
@@ -82,8 +89,7 @@ set style fill solid 0.8 border -1
 set key below horizontal
 set grid ytics
 set yrange [0:*]
-plot "$tmp/plot.dat" using 2:xtic(1) title columnheader(2), '' using 3 title columnheader(3), \
-	'' using 4 title columnheader(4), '' using 5 title columnheader(5)
+plot $using
 GP
 	echo "(plot: $plot)"
 }
