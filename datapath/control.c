@@ -247,6 +247,17 @@ static void control_link_sums(struct link *const *links, unsigned int n, uint64_
 	}
 }
 
+/* The bytes and frames of control_link_sums() of the outer links and the TUNs. */
+static void control_traffic(struct out *o, const uint64_t outer[5], const uint64_t inner[5])
+{
+	out_u64(o, "network_rx_bytes", outer[0]);
+	out_u64(o, "network_tx_bytes", outer[1]);
+	out_u64(o, "network_rx_frames", outer[2]);
+	out_u64(o, "network_tx_frames", outer[3]);
+	out_u64(o, "container_tx_bytes", inner[0]);
+	out_u64(o, "container_rx_bytes", inner[1]);
+}
+
 /*
  * "totals": one container at a glance. The inner links' receive side is what
  * the container sent; the outer links' is what the network sent. "syscalls"
@@ -278,12 +289,7 @@ static void control_totals(struct out *o, struct dp *dp)
 	}
 	syscalls += outer[4] + inner[4];
 	out_obj_begin(o, "totals");
-	out_u64(o, "network_rx_bytes", outer[0]);
-	out_u64(o, "network_tx_bytes", outer[1]);
-	out_u64(o, "network_rx_frames", outer[2]);
-	out_u64(o, "network_tx_frames", outer[3]);
-	out_u64(o, "container_tx_bytes", inner[0]);
-	out_u64(o, "container_rx_bytes", inner[1]);
+	control_traffic(o, outer, inner);
 	out_u64(o, "tcp_outbound", t.tcp_outbound);
 	out_u64(o, "tcp_inbound", t.tcp_inbound);
 	out_u64(o, "udp_flows", t.udp_flows);
@@ -448,12 +454,7 @@ static void control_shard_rows(struct out *o, struct dp *dp)
 		out_u64(o, "shard", k);
 		out_u64(o, "cpu_ns", shards_cpu_ns(dp->shards, k));
 		out_u64(o, "loop_turns", loop_turns(control_shard_loop(dp, k)));
-		out_u64(o, "network_rx_frames", outer[2]);
-		out_u64(o, "network_tx_frames", outer[3]);
-		out_u64(o, "network_rx_bytes", outer[0]);
-		out_u64(o, "network_tx_bytes", outer[1]);
-		out_u64(o, "container_tx_bytes", inner[0]);
-		out_u64(o, "container_rx_bytes", inner[1]);
+		control_traffic(o, outer, inner);
 		out_u64(o, "tcp_connections", ft.tcp_outbound + ft.tcp_inbound);
 		out_u64(o, "tcp_open", ft.tcp_open);
 		out_u64(o, "udp_flows_open", ft.udp_flows_open);

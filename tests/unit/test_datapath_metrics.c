@@ -256,8 +256,8 @@ START_TEST(test_expo_summary)
 	ck_assert_ptr_nonnull(strstr(json, "\"tcp_open\":0,\"udp_flows_open\":0"));
 	/* one shard: one row, with the process's own counters */
 	ck_assert_msg(strstr(json, "\"shard_rows\":[{\"shard\":0,\"cpu_ns\":"), "%s", json);
-	ck_assert_msg(strstr(json, "\"network_rx_frames\":12,\"network_tx_frames\":5,\"network_rx_bytes\":1234,"
-				   "\"network_tx_bytes\":567,"), "%s", json);
+	ck_assert_msg(strstr(json, "\"loop_turns\":0,\"network_rx_bytes\":1234,\"network_tx_bytes\":567,"
+				   "\"network_rx_frames\":12,\"network_tx_frames\":5,"), "%s", json);
 	ck_assert_msg(strstr(json, "\"udp_flows_open\":0,\"drops\":4}]"), "%s", json);
 
 	target(&t[0], "a.state.ctl", json);
