@@ -381,24 +381,23 @@ _Static_assert(SVC_MAX_INSTANCES >= SHARD_MAX, "a service instance per shard");
 static int dp_svc_place(struct dp *dp, unsigned int idx, const struct svc_spec *spec, int listen_fd, char *err,
 			size_t err_len)
 {
-	unsigned int n = dp->shards->n, k, only = n;
+	unsigned int first = 0, end = dp->shards->n, k;
 	int owner;
 
-	if (spec->kind == SVC_FORWARD && spec->proto == IPPROTO_UDP && n > 1) {
+	if (spec->kind == SVC_FORWARD && spec->proto == IPPROTO_UDP && end > 1) {
 		owner = stack_owner_of_remote(&dp->st, &spec->remote);
-		only = owner < 0 ? 0 : (unsigned int)owner;	/* no route: shard 0 counts the errors */
+		first = owner < 0 ? 0 : (unsigned int)owner;	/* no route: shard 0 counts the errors */
+		end = first + 1;
 	}
-	if (spec->kind == SVC_FORWARD && listen_fd < 0 && n > 1) {
+	if (spec->kind == SVC_FORWARD && listen_fd < 0 && end - first > 1) {
 		listen_fd = svc_listen_open(spec, err, err_len);
 		if (listen_fd < 0)
 			return listen_fd;
 	}
-	for (k = 0; k < n; k++) {
-		bool last = k == n - 1 || k == only;
+	for (k = first; k < end; k++) {
+		bool last = k + 1 == end;	/* the last one takes @listen_fd itself */
 		int fd = listen_fd;
 
-		if (only < n && k != only)
-			continue;
 		if (listen_fd >= 0 && !last) {
 			fd = fcntl(listen_fd, F_DUPFD_CLOEXEC, 3);
 			if (fd < 0) {
@@ -411,12 +410,10 @@ static int dp_svc_place(struct dp *dp, unsigned int idx, const struct svc_spec *
 		}
 		dp->svcs[k].svc[idx] = svc_new(dp->shards->sh[k]->st, dp->svcs[k].udp, spec, fd, err, err_len);
 		if (!dp->svcs[k].svc[idx]) {
-			if (!last)
+			if (!last && listen_fd >= 0)
 				close(listen_fd);
 			return -EINVAL;
 		}
-		if (last)
-			break;
 	}
 	return 0;
 }
