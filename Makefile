@@ -21,7 +21,7 @@ DESTDIR		?=
 ifeq ($(origin CC),default)
 CC		:= gcc
 endif
-PKGS		:= libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libcap-ng libsodium jansson libsystemd libseccomp libnftables
+PKGS		:= libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libcap-ng libsodium jansson libsystemd libseccomp libnftables liburing
 PKG_CFLAGS	:= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_LIBS	:= $(shell pkg-config --libs check 2>/dev/null)

@@ -121,15 +121,17 @@ GP
 }
 
 # bench_face_up MODE CT DPNS CTL LOG PEER_ADDR: netsetup run --gso MODE (and
-# --shards $SHARDS when set) on
+# --shards $SHARDS when set; MODE "hw-percall" is hw with the datapath's
+# --no-io-uring, the TUN read and written one packet per system call) on
 # CT with a datapath whose control socket is CTL; sets NS_PID (netsetup) and
 # DP_PID (the datapath that serves: the supervisor's child), empty when it
 # did not come up or CT cannot ping PEER_ADDR (then says why).
 bench_face_up() {
-	local m=$1 ct=$2 dpns=$3 ctl=$4 log=$5 peer=$6
+	local m=$1 ct=$2 dpns=$3 ctl=$4 log=$5 peer=$6 extra=''
 	rm -f "$ctl"
-	ip netns exec "$dpns" "$NETSETUP" run --netns "/run/netns/$ct" --gso "$m" ${SHARDS:+--shards "$SHARDS"} -- \
-		"$DATAPATH" --control "$ctl" >"$log" 2>&1 &
+	[ "${m#*-}" = percall ] && extra=--no-io-uring
+	ip netns exec "$dpns" "$NETSETUP" run --netns "/run/netns/$ct" --gso "${m%%-*}" ${SHARDS:+--shards "$SHARDS"} -- \
+		"$DATAPATH" --control "$ctl" $extra >"$log" 2>&1 &
 	NS_PID=$!
 	for _ in $(seq 100); do
 		ip netns exec "$dpns" "$DATAPATH" stats --control "$ctl" >/dev/null 2>&1 && break

@@ -148,6 +148,8 @@ static void control_link(struct out *o, struct link *l)
 	}
 	out_arr_end(o);
 	out_u64(o, "rx_bytes", s->rx_bytes);
+	if (l->kind == LINK_KIND_TUN)
+		out_str(o, "io", l->io_reason);
 	out_u64(o, "rx_syscalls", s->rx_syscalls);
 	out_double(o, "rx_frames_per_syscall", control_ratio(s->rx_frames, s->rx_syscalls));
 	out_u64(o, "rx_gso_frames", s->rx_gso_frames);

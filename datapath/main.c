@@ -47,6 +47,7 @@
 #include "datapath/datapath.h"
 #include "datapath/face/face.h"
 #include "datapath/ledger.h"
+#include "datapath/link/uring.h"
 #include "datapath/metrics.h"
 #include "datapath/policy.h"
 #include "datapath/seccomp.h"
@@ -66,6 +67,8 @@ static const char usage[] =
 	"  --max-deaths N    datapaths that may die within --death-window before the\n"
 	"                    container stays dark (1..1000, default 5)\n"
 	"  --death-window S  seconds (1..86400, default 60)\n"
+	"  --no-io-uring     read and write the container face's TUN one packet per\n"
+	"                    system call (default: in batches through an io_uring)\n"
 	"  --publish udp:[ADDR:]PORT=TARGET   datagrams to the container's PORT go to\n"
 	"                    TARGET (HOST:PORT or unix:/path); replies come back\n"
 	"  --forward udp:LISTEN=REMOTE        datagrams to LISTEN (HOST:PORT or\n"
@@ -212,6 +215,7 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "ingress-deny", required_argument, NULL, 'P' },
 		{ "max-deaths", required_argument, NULL, 'D' },
 		{ "death-window", required_argument, NULL, 'W' },
+		{ "no-io-uring", no_argument, NULL, 'U' },
 		/* internal: how a supervisor starts its datapaths (supervise.c) */
 		{ "worker", no_argument, NULL, 'w' },
 		{ "ledger-fd", required_argument, NULL, 'G' },
@@ -267,6 +271,9 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 			break;
 		case 'w':
 			o->worker = true;
+			break;
+		case 'U':
+			link_uring_refuse("--no-io-uring");
 			break;
 		case 'G':
 			if (dp_parse_fd("ledger-fd", optarg, &o->ledger_fd) < 0)
@@ -552,7 +559,9 @@ static int dp_worker(struct dp_opts *o)
 	ret = shards_spawn(&shards, err, sizeof(err));
 	if (ret < 0)
 		goto out;
-	/* the system call allow-list (seccomp.c), before the first packet */
+	/* the system call allow-list (seccomp.c), before the first packet; no
+	 * io_uring may be made after it (link/uring.c) */
+	link_uring_refuse("asked for after the system call filter");
 	ret = dp_seccomp_install(err, sizeof(err));
 	if (ret < 0)
 		goto out;

@@ -11,6 +11,10 @@
  *
  *   the loop         epoll_wait/epoll_pwait/epoll_ctl, read/write/readv/
  *                    writev, close, fcntl, clock_gettime & co, restart_syscall
+ *   TUN batches      io_uring_enter only: the rings (link/uring.c) exist
+ *                    before the filter and are restricted to readv/writev
+ *                    of the TUN's own fds; io_uring_setup and
+ *                    io_uring_register kill
  *   frames           recvmmsg/sendmmsg/recvmsg/sendmsg/recvfrom/sendto,
  *                    getsockopt/setsockopt (PACKET_STATISTICS, SO_ERROR, ...)
  *   services         socket() with domain AF_INET, AF_INET6 or AF_UNIX only
@@ -32,8 +36,8 @@
  *   open/openat      fail with EACCES instead of killing: nothing needs a
  *                    file after setup, and a library that tries gets an error
  * Everything else kills: execve/execveat, fork/clone/vfork, ptrace,
- * process_vm_*, kill of others, prctl, setuid & co, mount, bpf, io_uring,
- * keyctl, socket() of any other family, ioctl of anything else...
+ * process_vm_*, kill of others, prctl, setuid & co, mount, bpf, io_uring_setup
+ * and io_uring_register, keyctl, socket() of any other family, ioctl of anything else...
  *
  * Sanitizer builds (ASan/LSan/UBSan) need more at run time (LeakSanitizer
  * stops the world with clone + ptrace and reads /proc/self; reports open
@@ -82,6 +86,9 @@ static const char *const dp_seccomp_plain[] = {
 	"unlink", "unlinkat",
 	"exit", "exit_group",
 	"rseq",		/* glibc (un)registers a shard's thread with the kernel's restartable sequences */
+	/* a TUN's batches (link/uring.c): its rings were made and restricted to readv/writev
+	 * of the TUN before this filter; io_uring_setup and io_uring_register stay out */
+	"io_uring_enter",
 };
 
 #ifdef DP_SECCOMP_SANITIZER

@@ -7,7 +7,7 @@ packages="gcc make pkg-config clang libclang-rt-14-dev
 libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libcap-ng-dev libsodium-dev check
 iproute2 ethtool nftables socat iputils-ping arping python3 curl
 containernetworking-plugins procps valgrind
-libjansson-dev libsystemd-dev libseccomp-dev libnftables-dev crun busybox-static
+libjansson-dev libsystemd-dev libseccomp-dev libnftables-dev liburing-dev crun busybox-static
 iperf3 passt slirp4netns gnuplot-nox nginx apache2-utils hping3 dnsmasq-base podman
 prometheus docker.io containerd runc"
 

@@ -11,8 +11,9 @@
  * network is. A TUN link (tun.c) is the container face's TUN device: the
  * inner link, where the container's own kernel is. The stack and the
  * transports only ever call link_output(); what differs per kind is how a
- * batch reaches the kernel (sendmmsg() on a channel, one writev() per frame
- * on a TUN), how frames are read, and the L2 header (Ethernet, or none).
+ * batch reaches the kernel (sendmmsg() on a channel; on a TUN a batch of
+ * writev()s in one io_uring_enter(), uring.c, or one writev() per frame),
+ * how frames are read, and the L2 header (Ethernet, or none).
  *
  * Receive: the kind's reader fills buffers and hands each frame to
  * link_input(), which checks the virtio_net_hdr when there is one
@@ -32,7 +33,8 @@
  * array [vnet][linear][payload slice] (pkt.h), so headers built in headroom
  * and shared payloads go out without a copy. The kind's xmit function sends
  * a prefix of the batch: the sent frames leave the ring head and the rest
- * stay in order. EAGAIN stops the flush and asks epoll for EPOLLOUT on
+ * stay in order (a TUN's batch of writes goes on past a frame the device
+ * refused, and says which it refused). EAGAIN stops the flush and asks epoll for EPOLLOUT on
  * channel 0; nothing is dropped and nothing overtakes. A frame the kernel
  * refuses (EMSGSIZE, EINVAL, ENOBUFS, which means that frame was dropped:
  * docs/datapath.md) is counted in tx_errors and removed, then the flush
@@ -51,6 +53,7 @@
 #include <unistd.h>
 
 #include "datapath/link/link.h"
+#include "datapath/link/uring.h"
 #include "datapath/link/vnet.h"
 
 static const char *const link_kind_names[] = {
@@ -120,6 +123,23 @@ int link_channel_add(struct link *l, int fd, size_t rx_bytes, unsigned int n_buf
 }
 
 /**
+ * link_channel_more() - a batch filled every buffer: twice as many for the next
+ * @ch:	channel, between batches (out of memory: as many as it has)
+ */
+void link_channel_more(struct link_channel *ch)
+{
+	unsigned int want = ch->n_rx * 2 < LINK_RX_BATCH ? ch->n_rx * 2 : LINK_RX_BATCH;
+
+	while (ch->n_rx < want) {
+		struct pkt *p = pkt_alloc(ch->rx_bytes);
+
+		if (!p)
+			return;
+		ch->rx[ch->n_rx++] = p;
+	}
+}
+
+/**
  * link_free() - stop watching the channels, close them, free every buffer
  * @l:	link or NULL
  */
@@ -141,6 +161,7 @@ void link_free(struct link *l)
 	}
 	while (l->txq_len)
 		link_txq_pop(l, false);
+	link_uring_free(l->uring);
 	free(l);
 }
 
@@ -296,6 +317,7 @@ static void link_tx_send_queued(struct link *l)
 {
 	struct iovec iov[LINK_TX_BATCH][3];
 	unsigned int iovcnt[LINK_TX_BATCH];
+	bool refused[LINK_TX_BATCH];
 
 	while (l->txq_len && !l->tx_blocked) {
 		unsigned int n = l->txq_len < l->tx_batch ? l->txq_len : l->tx_batch;
@@ -317,12 +339,19 @@ static void link_tx_send_queued(struct link *l)
 				iov[i][k++].iov_len = p->tail_len;
 			}
 			iovcnt[i] = k;
+			refused[i] = false;
 		}
-		ret = l->kind == LINK_KIND_TUN ? link_tun_xmit(l, iov, iovcnt, n) :
+		ret = l->kind == LINK_KIND_TUN ? link_tun_xmit(l, iov, iovcnt, n, refused) :
 						 link_packet_xmit(l, iov, iovcnt, n);
 		if (ret > 0) {
-			for (i = 0; i < (unsigned int)ret; i++)
-				link_txq_pop(l, true);
+			/* a batched TUN write goes on past a frame the device refused */
+			for (i = 0; i < (unsigned int)ret; i++) {
+				if (refused[i]) {
+					l->stats.tx_errors++;
+					link_drop(l, DROP_TX_ERROR);
+				}
+				link_txq_pop(l, !refused[i]);
+			}
 			continue;
 		}
 		if (ret == -EINTR)

@@ -19,6 +19,7 @@
 
 #define LINK_RX_BATCH	64		/* frames per recvmmsg at most (and TUN reads per turn) */
 #define LINK_RX_BATCH_MIN 8		/* receive buffers a channel starts with */
+#define LINK_RX_ROUNDS	4		/* batches read per readable event at most */
 #define LINK_TX_BATCH	64		/* frames per sendmmsg */
 #define LINK_TXQ_MAX	1024		/* frames waiting to be sent */
 /* Largest frame a kernel peer hands us in one read: 64 KiB GSO plus the
@@ -31,6 +32,7 @@
 #define LINK_MAX_ADDR6	PROTO_MAX_ADDRS
 
 struct link;
+struct link_uring;
 
 /**
  * enum link_kind - how a link reaches its wire
@@ -119,6 +121,8 @@ typedef void (*link_drop_fn)(void *ctx, enum dp_drop why);
  * @txq:	ring of frames to send, @txq_head first, @txq_len of them
  * @tx_blocked:	EAGAIN seen; waiting for EPOLLOUT on channel 0
  * @outer:	a TUN: the packet link whose addresses it carries
+ * @uring:	a TUN: its reads and writes in batches (uring.c), or NULL: one
+ *		system call per packet, for the reason in @io_reason
  */
 struct link {
 	struct loop *loop;
@@ -149,6 +153,8 @@ struct link {
 	bool tx_blocked;
 	unsigned int tx_borrowed;
 	struct link *outer;
+	struct link_uring *uring;
+	char io_reason[PROTO_TEXT_MAX];
 	struct link_stats stats;
 };
 
@@ -162,6 +168,7 @@ void link_output(struct link *l, struct pkt *p);
 void link_tx_flush(struct link *l);
 void link_input(struct link *l, struct pkt *p);
 int link_channel_add(struct link *l, int fd, size_t rx_bytes, unsigned int n_bufs);
+void link_channel_more(struct link_channel *ch);
 
 /* packet.c: AF_PACKET channels on an Ethernet link */
 struct link *link_packet_new(struct loop *loop, struct proto_link *cfg, char *err, size_t err_len);
@@ -174,7 +181,8 @@ int link_packet_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int 
 struct link *link_tun_new(struct loop *loop, struct proto_face *cfg, struct link *outer, char *err,
 			  size_t err_len);
 void link_tun_rx(struct link_channel *ch);
-int link_tun_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt, unsigned int n);
+int link_tun_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt, unsigned int n,
+		  bool *refused);
 
 /* Count a drop where the layer above asked (nowhere before it did). */
 static inline void link_drop(struct link *l, enum dp_drop why)

@@ -47,7 +47,6 @@
 #include "datapath/link/link.h"
 #include "datapath/link/vnet.h"
 
-#define LINK_RX_ROUNDS	4
 
 /*
  * Do @cfg's channels start every frame with a virtio_net_hdr? The sockets
@@ -217,20 +216,6 @@ static void packet_rx_grow(struct link_channel *ch)
 	ch->link->stats.rx_buffers_grown++;
 }
 
-/* A batch filled every buffer: twice as many for the next (out of memory: as many). */
-static void packet_rx_more(struct link_channel *ch)
-{
-	unsigned int want = ch->n_rx * 2 < LINK_RX_BATCH ? ch->n_rx * 2 : LINK_RX_BATCH;
-
-	while (ch->n_rx < want) {
-		struct pkt *p = pkt_alloc(ch->rx_bytes);
-
-		if (!p)
-			return;
-		ch->rx[ch->n_rx++] = p;
-	}
-}
-
 /**
  * link_packet_rx() - read batches from one channel and feed the stack
  * @ch:	readable channel
@@ -302,7 +287,7 @@ void link_packet_rx(struct link_channel *ch)
 		if (n < (int)batch)
 			break;
 		if (batch < LINK_RX_BATCH)
-			packet_rx_more(ch);
+			link_channel_more(ch);
 	}
 	if (truncated && !ch->rx_big)
 		packet_rx_grow(ch);

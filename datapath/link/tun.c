@@ -12,18 +12,29 @@
  * 10-byte virtio_net_hdr; what we write into it goes up the container
  * kernel's stack as if it had arrived on that device.
  *
- * Receive: a TUN is a character device, read one packet per read(): on a
- * readable event up to LINK_RX_BATCH packets are read with readv()
- * ([vnet header][buffer]) into the channel's one buffer, and each goes up
- * through link_input() (which checks the vnet header) to the face before
- * the next is read. With the offloads on, the container's kernel hands up
+ * System calls: a TUN is a character device, one packet per read() or
+ * write(), and a system call costs more than the packet's own work here.
+ * So the link gets an io_uring (uring.c) restricted to reading and writing
+ * its queues, and reads and writes in batches, one io_uring_enter() each.
+ * Without one (`datapath --no-io-uring`, or a kernel that refuses: the
+ * reason is the link's "io" in `datapath stats`), one readv()/writev() per
+ * packet.
+ *
+ * Receive: on a readable event, batches of readv()s ([vnet header]
+ * [buffer]) into the channel's buffers, LINK_RX_BATCH_MIN at first and
+ * twice as many after a batch that filled them all, up to LINK_RX_BATCH;
+ * at most LINK_RX_ROUNDS batches an event. The packets of a batch then go
+ * up in order through link_input() (which checks the vnet header) to the
+ * face. Without the ring: up to LINK_RX_BATCH readv()s into one buffer,
+ * each packet up before the next is read. With the offloads on, the container's kernel hands up
  * TCP and UDP segments of up to 64 KiB (gso_type TCPV4/TCPV6/UDP_L4,
  * NEEDS_CSUM); they go up whole. A packet that fills the whole buffer may
  * have been cut: it is counted as rx_truncated and dropped (only a container
  * that raised its TUN's gso_max_size above 64 KiB sends one).
  *
- * Transmit: link.c's queue; link_tun_xmit() writes each frame with one
- * writev() ([vnet][headers][payload slice]). A TUN write does not block: the
+ * Transmit: link.c's queue; link_tun_xmit() writes a batch of frames
+ * ([vnet][headers][payload slice]) in one io_uring_enter(), or each with
+ * one writev(). A TUN write does not block: the
  * packet is queued for the container's stack at once. So a flush leaves
  * nothing borrowed behind, and GSO frames up to 64 KiB (vnet header TCPV4/6
  * or UDP_L4, NEEDS_CSUM) go up whole: the container's TCP and UDP take
@@ -38,6 +49,7 @@
 #include <unistd.h>
 
 #include "datapath/link/link.h"
+#include "datapath/link/uring.h"
 #include "datapath/link/vnet.h"
 
 /* The TUN's own default gso_max_size: frames up to 64 KiB. */
@@ -63,6 +75,8 @@ struct link *link_tun_new(struct loop *loop, struct proto_face *cfg, struct link
 			  size_t err_len)
 {
 	unsigned int i, n = cfg->n_fds;
+	int fds[PROTO_MAX_CHANNELS];
+	char why[PROTO_TEXT_MAX - 64];
 	struct link *l;
 
 	cfg->n_fds = 0;
@@ -86,19 +100,83 @@ struct link *link_tun_new(struct loop *loop, struct proto_face *cfg, struct link
 	l->outer = outer;
 	for (i = 0; i < n; i++) {
 		/* link_channel_add() closes the fd it cannot take */
-		if (link_channel_add(l, cfg->fds[i], LINK_RX_BYTES, 1) < 0) {
+		if (link_channel_add(l, cfg->fds[i], LINK_RX_BYTES, LINK_RX_BATCH_MIN) < 0) {
 			proto_fds_close(cfg->fds + i + 1, n - i - 1);
-			snprintf(err, err_len, "face %s: out of memory for the receive buffer", l->name);
+			snprintf(err, err_len, "face %s: out of memory for the receive buffers", l->name);
 			link_free(l);
 			return NULL;
 		}
+		fds[i] = l->ch[i].fd;
 	}
+	/* channel i is the ring's file i */
+	l->uring = link_uring_new(fds, l->n_channels, why, sizeof(why));
+	if (l->uring)
+		snprintf(l->io_reason, sizeof(l->io_reason), "io_uring: batches of readv/writev");
+	else
+		snprintf(l->io_reason, sizeof(l->io_reason), "one system call per packet: %s", why);
 	return l;
 }
 
+/* One readv() result into @p: 0 if it goes up, -1 if dropped or nothing was read. */
+static int tun_rx_result(struct link *l, struct pkt *p, ssize_t got, size_t room)
+{
+	if (got < 0)
+		return -1;
+	if ((size_t)got < sizeof(p->vnet)) {
+		link_drop(l, DROP_TRUNCATED);
+		return -1;
+	}
+	p->len = (uint32_t)(got - sizeof(p->vnet));
+	if (p->len == room) {
+		l->stats.rx_truncated++;
+		link_drop(l, DROP_RX_TRUNCATED);
+		return -1;
+	}
+	return 0;
+}
+
+static void tun_rx_iov(struct pkt *p, struct iovec *iov)
+{
+	pkt_reset(p);
+	iov[0].iov_base = &p->vnet;
+	iov[0].iov_len = sizeof(p->vnet);
+	iov[1].iov_base = pkt_data(p);
+	iov[1].iov_len = p->cap - p->off;
+}
+
+/* Batches of reads through the ring (see the top comment). */
+static void tun_rx_batched(struct link_channel *ch)
+{
+	struct link *l = ch->link;
+	unsigned int file = (unsigned int)(ch - l->ch), round, i;
+	struct iovec iov[LINK_RX_BATCH][2];
+	ssize_t res[LINK_RX_BATCH];
+
+	for (round = 0; round < LINK_RX_ROUNDS; round++) {
+		unsigned int batch = ch->n_rx, got = 0;
+
+		for (i = 0; i < batch; i++)
+			tun_rx_iov(ch->rx[i], iov[i]);
+		l->stats.rx_syscalls++;
+		if (link_uring_readv(l->uring, file, iov, batch, res) < 0)
+			return;	/* the next event retries */
+		for (i = 0; i < batch; i++) {
+			if (res[i] >= 0)
+				got++;
+			if (tun_rx_result(l, ch->rx[i], res[i], iov[i][1].iov_len) < 0)
+				continue;
+			ch->rx_frames++;
+			link_input(l, ch->rx[i]);
+		}
+		if (got < batch)
+			return;	/* drained */
+		link_channel_more(ch);
+	}
+}
+
 /**
- * link_tun_rx() - read what the container sent, one packet at a time
- * @ch:	the readable TUN
+ * link_tun_rx() - read what the container sent
+ * @ch:	the readable TUN queue
  */
 void link_tun_rx(struct link_channel *ch)
 {
@@ -106,52 +184,59 @@ void link_tun_rx(struct link_channel *ch)
 	struct pkt *p = ch->rx[0];
 	unsigned int i;
 
+	if (l->uring) {
+		tun_rx_batched(ch);
+		return;
+	}
 	for (i = 0; i < LINK_RX_BATCH; i++) {
 		struct iovec iov[2];
 		ssize_t got;
 
-		pkt_reset(p);
-		iov[0].iov_base = &p->vnet;
-		iov[0].iov_len = sizeof(p->vnet);
-		iov[1].iov_base = pkt_data(p);
-		iov[1].iov_len = p->cap - p->off;
+		tun_rx_iov(p, iov);
 		got = readv(ch->fd, iov, 2);
 		l->stats.rx_syscalls++;
 		if (got < 0)
 			break;	/* EAGAIN: drained; anything else: the next event retries */
-		if ((size_t)got < sizeof(p->vnet)) {
-			link_drop(l, DROP_TRUNCATED);
+		if (tun_rx_result(l, p, got, iov[1].iov_len) < 0)
 			continue;
-		}
-		p->len = (uint32_t)(got - sizeof(p->vnet));
-		if (p->len == iov[1].iov_len) {
-			l->stats.rx_truncated++;
-			link_drop(l, DROP_RX_TRUNCATED);
-			continue;
-		}
 		ch->rx_frames++;
 		link_input(l, p);
 	}
 }
 
 /**
- * link_tun_xmit() - write @n frames, one writev() each
+ * link_tun_xmit() - write @n frames to the first queue
  * @l:		the TUN link
  * @iov:	per frame, its iovecs
  * @iovcnt:	per frame, how many
  * @n:		frames
+ * @refused:	per frame, set when the device refused it (a batch through
+ *		the ring goes on past it); left alone otherwise
  *
- * Return: frames written (a prefix), or negative errno for the first one.
+ * Return: frames written or refused (a prefix of @n), or negative errno for
+ * the first one.
  */
-int link_tun_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt, unsigned int n)
+int link_tun_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt, unsigned int n,
+		  bool *refused)
 {
+	ssize_t res[LINK_TX_BATCH];
 	unsigned int i;
+	int ret;
 
+	if (l->uring && n <= LINK_TX_BATCH) {
+		l->stats.tx_syscalls++;
+		ret = link_uring_writev(l->uring, 0, iov, iovcnt, n, res);
+		if (ret < 0)
+			return ret;
+		for (i = 0; i < n; i++)
+			refused[i] = res[i] < 0;
+		return (int)n;
+	}
 	for (i = 0; i < n; i++) {
-		ssize_t ret = writev(l->ch[0].fd, iov[i], (int)iovcnt[i]);
+		ssize_t got = writev(l->ch[0].fd, iov[i], (int)iovcnt[i]);
 
 		l->stats.tx_syscalls++;
-		if (ret < 0)
+		if (got < 0)
 			return i ? (int)i : -errno;
 	}
 	return (int)n;

@@ -17,7 +17,10 @@
 #    counted as the sender's SndbufErrors): the container's TUN (tx_dropped
 #    out, rx_dropped in), the datapath's channel (rx_kernel_drops), face
 #    drops and transmit drops, the veths' drops, and the receiving
-#    socket's (RcvbufErrors, InErrors).
+#    socket's (RcvbufErrors, InErrors);
+#  - the TUN is read in batches through io_uring (more than one packet per
+#    system call in the flood); then again with `datapath --no-io-uring`:
+#    one packet per system call, 1400-byte datagrams each way, all arrive.
 . "$SANDNET_TESTS/lib/common.sh"
 DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
@@ -147,6 +150,37 @@ if sent != got + sum(lost.values()):
 PY
 		sn_fail "$dir: the losses do not add up"
 done
+
+# tun_io: "IO FRAMES_PER_SYSCALL" of the TUN, both ways and every shard
+tun_io() {
+	dp_stat "(d['inner_links']['sn-eth0']['io'], round((d['inner_links']['sn-eth0']['rx_frames'] + \
+d['inner_links']['sn-eth0']['tx_frames']) / max(1, d['inner_links']['sn-eth0']['rx_syscalls'] + \
+d['inner_links']['sn-eth0']['tx_syscalls']), 2))"
+}
+io=$(tun_io)
+echo "the TUN's io, packets per system call: $io"
+case "$io" in
+*"'io_uring: batches"*) ;;
+*) sn_fail "the TUN is not read through io_uring: $io" ;;
+esac
+python3 -c "import sys; sys.exit(0 if $io[1] > 1.0 else 1)" ||
+	sn_fail "the TUN took one system call or more per packet through io_uring: $io"
+face_check_clean
+dp_env_down
+
+sn_log "with --no-io-uring: one system call per packet, nothing lost"
+dp_start --no-io-uring
+face_check_fenced
+run_pair percall-out "$PEER" 10.77.0.1 "$CT" 1400 20000 200 || sn_fail "--no-io-uring outbound: datagrams lost"
+run_pair percall-in "$CT" 10.77.0.2 "$PEER" 1400 20000 200 || sn_fail "--no-io-uring inbound: datagrams lost"
+io=$(tun_io)
+echo "the TUN's io, packets per system call: $io"
+case "$io" in
+*"one system call per packet: io_uring: --no-io-uring"*) ;;
+*) sn_fail "--no-io-uring: the TUN's io says $io" ;;
+esac
+python3 -c "import sys; sys.exit(0 if $io[1] <= 1.0 else 1)" ||
+	sn_fail "--no-io-uring: more than one packet per system call: $io"
 face_check_clean
 dp_env_down
 echo ok
