@@ -29,6 +29,11 @@
 #define DP_MAX_SVCS	64
 #define DP_SOFTWARE	"sandnet-datapath 0.1"
 /* The crash-loop limit: that many deaths within that many seconds, and dark. */
+/* glibc's heap (main.c): free memory kept at a heap's top before it goes
+ * back, and the size from which an allocation gets its own mmap(). */
+#define DP_HEAP_KEEP		(4u << 20)
+#define DP_HEAP_MMAP_FROM	(1u << 20)
+
 #define DP_MAX_DEATHS_DEFAULT		5
 #define DP_DEATH_WINDOW_S_DEFAULT	60
 

@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -485,6 +486,17 @@ static int dp_worker(struct dp_opts *o)
 	unsigned int i, k, orphans;
 
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * Keep freed memory at the heap's top: with glibc's default (trim above
+	 * 128 KiB), a 64 KiB UDP train freed there went back to the kernel (brk,
+	 * and a TLB shootdown on every CPU) and the next one faulted its pages
+	 * in again: 40 % of the datapath's time on inbound UDP at full rate
+	 * (perf, docs/benchmarks.md). tcp_pool.c's slow pass still calls
+	 * malloc_trim(), which gives back what stayed free. Fixed thresholds
+	 * also keep glibc from moving the mmap() threshold by itself.
+	 */
+	mallopt(M_TRIM_THRESHOLD, DP_HEAP_KEEP);
+	mallopt(M_MMAP_THRESHOLD, DP_HEAP_MMAP_FROM);
 	dp.proto_fd = o->fd;
 	dp.control_fd = -1;
 	ret = ledger_map(o->ledger_fd, &lg, err, sizeof(err));
