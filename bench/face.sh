@@ -6,7 +6,8 @@
 #   bench/face.sh BUILD_DIR
 #
 # Environment: SECS (iperf3 -t, default 5), REPS (runs per figure, median,
-# default 3), ROWS (default "kernel hw sw pasta"), PERF (sandnet modes to
+# default 3), ROWS (default "kernel hw sw pasta"; also hw-percall: hw with
+# the TUN read and written one packet per system call), PERF (sandnet modes to
 # profile with perf record, e.g. "hw"; default none), SHARDS (the netsetup
 # --shards counts of the sandnet rows, e.g. "1 2 auto", each its own row
 # "hw-2sh"; default 1), STREAMS (iperf3 -P of each row, default "1 4"),
@@ -213,15 +214,16 @@ fi
 
 # ---- sandnet's container face ----
 dp_stats() { ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" "$@"; }
-for ms in $(for m in hw sw; do for n in $SHARDS; do echo "$m:$n"; done; done); do
-	m=${ms%%:*} n=${ms#*:}
+for ms in $(for m in hw hw-percall sw; do for n in $SHARDS; do echo "$m:$n"; done; done); do
+	m=${ms%%:*} n=${ms#*:} extra=''
 	want "$m" || continue
+	[ "${m#*-}" = percall ] && extra=--no-io-uring	# hw, the TUN one packet per system call
 	[ "$n" = auto ] && n=$(nproc)
 	name=$m
 	[ "$n" = 1 ] || name=$m-${n}sh
 	rm -f "$CTL"
-	ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" --gso "$m" --shards "$n" -- \
-		"$DATAPATH" --control "$CTL" >"$TMP/dp-$m.log" 2>&1 &
+	ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" --gso "${m%%-*}" --shards "$n" -- \
+		"$DATAPATH" --control "$CTL" $extra >"$TMP/dp-$m.log" 2>&1 &
 	NS_PID=$!
 	for _ in $(seq 100); do dp_stats >/dev/null 2>&1 && break; sleep 0.1; done
 	DP_PID=$(pgrep -P "$(pgrep -P "$NS_PID" | head -n1)" | head -n1)	# the supervisor's child: the datapath that serves

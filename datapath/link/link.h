@@ -91,6 +91,7 @@ struct link_channel {
 	int fd;
 	struct pkt *rx[LINK_RX_BATCH];
 	unsigned int n_rx;
+	unsigned int rx_want;	/* a TUN's next batch of reads (tun.c) */
 	size_t rx_bytes;
 	bool rx_big;
 	uint64_t rx_frames;	/* what this channel (fanout member, TUN queue) read */
