@@ -121,20 +121,24 @@ struct link *link_tun_new(struct loop *loop, struct proto_face *cfg, struct link
 	return l;
 }
 
-/* One readv() result into @p: 0 if it goes up, -1 if dropped or nothing was read. */
+/*
+ * One readv() result (@got: bytes, or negative errno from the ring) into @p.
+ * Return: 0 if it goes up; -EMSGSIZE for a frame cut short (counted as a
+ * drop), or @got itself when nothing was read.
+ */
 static int tun_rx_result(struct link *l, struct pkt *p, ssize_t got, size_t room)
 {
 	if (got < 0)
-		return -1;
+		return (int)got;
 	if ((size_t)got < sizeof(p->vnet)) {
 		link_drop(l, DROP_TRUNCATED);
-		return -1;
+		return -EMSGSIZE;
 	}
 	p->len = (uint32_t)(got - sizeof(p->vnet));
 	if (p->len == room) {
 		l->stats.rx_truncated++;
 		link_drop(l, DROP_RX_TRUNCATED);
-		return -1;
+		return -EMSGSIZE;
 	}
 	return 0;
 }
