@@ -120,16 +120,25 @@ plot $plots
 GP
 }
 
+# bench_mode_args MODE: the datapath's options for a row's MODE: "hw-percall"
+# is hw with --no-io-uring (the TUN read and written one packet per system
+# call), "hw-nopoll" hw with --busy-poll 0 (the loop sleeps at once)
+bench_mode_args() {
+	case "${1#*-}" in
+	percall) echo --no-io-uring ;;
+	nopoll) echo --busy-poll 0 ;;
+	esac
+}
+
 # bench_face_up MODE CT DPNS CTL LOG PEER_ADDR: netsetup run --gso MODE (and
-# --shards $SHARDS when set; MODE "hw-percall" is hw with the datapath's
-# --no-io-uring, the TUN read and written one packet per system call) on
+# --shards $SHARDS when set; MODE hw-percall and hw-nopoll: bench_mode_args) on
 # CT with a datapath whose control socket is CTL; sets NS_PID (netsetup) and
 # DP_PID (the datapath that serves: the supervisor's child), empty when it
 # did not come up or CT cannot ping PEER_ADDR (then says why).
 bench_face_up() {
 	local m=$1 ct=$2 dpns=$3 ctl=$4 log=$5 peer=$6 extra=''
 	rm -f "$ctl"
-	[ "${m#*-}" = percall ] && extra=--no-io-uring
+	extra=$(bench_mode_args "$m")
 	ip netns exec "$dpns" "$NETSETUP" run --netns "/run/netns/$ct" --gso "${m%%-*}" ${SHARDS:+--shards "$SHARDS"} -- \
 		"$DATAPATH" --control "$ctl" $extra >"$log" 2>&1 &
 	NS_PID=$!

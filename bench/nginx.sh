@@ -7,7 +7,8 @@
 #   bench/nginx.sh BUILD_DIR
 #
 # Environment: SECS (seconds per ab run, default 4), REPS (runs per figure,
-# median, default 3), ROWS (default "kernel hw sw pasta"), SHAPES (default
+# median, default 3), ROWS (default "kernel hw sw pasta"; also hw-nopoll: hw
+# with the datapath's --busy-poll 0), SHAPES (default
 # all, below), PERF (sandnet modes to profile with perf record during
 # "in PERF_SHAPE", default 1m-c5, e.g. PERF=hw), SHARDS (netsetup --shards for
 # the sandnet rows, default one), OUT (results, default bench/results), PLOT
@@ -203,8 +204,8 @@ rk = f"{med[0] / ref['kernel']:.2f}" if ref.get("kernel") else ""
 rp = f"{med[0] / ref['pasta']:.2f}" if ref.get("pasta") and name != "pasta" else ""
 cpu = f"{med[3]:.3f}" if pid else ""
 cpugb = f"{med[4]:.2f}" if pid else ""
-sc = f"{med[5]:.1f}" if name in ("hw", "sw") else ""
-tu = f"{med[8]:.1f}" if name in ("hw", "sw") else ""
+sc = f"{med[5]:.1f}" if name.split("-")[0] in ("hw", "sw") else ""
+tu = f"{med[8]:.1f}" if name.split("-")[0] in ("hw", "sw") else ""
 mf = f"{med[6]:.1f}" if pid else ""
 runs_s = " ".join(f"{r[0]:.0f}" for r in rows)
 print(f"{name:<6} {d:<3} {shape:<9} {med[0]:>9.1f} {rk or '-':>6} {rp or '-':>6} {med[1]:>6.0f} {med[2]:>6.0f}"
@@ -286,7 +287,7 @@ PY
 	rm -f "$TMP/idle.go" "$TMP/idle.ready"
 }
 : >"$OUT/nginx-idle.txt"
-for m in hw sw; do
+for m in hw hw-nopoll sw; do
 	want "$m" || continue
 	# the kernel leaves TIME-WAIT behind in the container and at the peer; sandnet starts over it
 	if [[ " $SHAPES " == *" 1m-c1 "* ]]; then

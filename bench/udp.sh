@@ -7,7 +7,8 @@
 #
 # Environment: SECS (seconds per run, default 3), REPS (runs per figure,
 # median, default 1), ROWS (default "kernel hw sw pasta"; also hw-percall:
-# hw with the TUN read and written one packet per system call), RATES (default
+# hw with the TUN read and written one packet per system call; hw-nopoll: hw
+# with --busy-poll 0), RATES (default
 # "500M 1G 2G 0": iperf3 -b; 0 is as fast as it can), SIZES (default
 # "1400 64"), OUT (default bench/results), PLOT (default
 # docs/benchmarks-udp.png).
@@ -178,7 +179,7 @@ if want pasta; then
 fi
 
 dp_stats() { ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" "$@"; }
-for m in hw hw-percall sw; do
+for m in hw hw-percall hw-nopoll sw; do
 	want "$m" || continue
 	bench_face_up "$m" "$CT" "$DPNS" "$CTL" "$TMP/dp-$m.log" 10.68.0.1
 	if [ -n "$DP_PID" ]; then

@@ -285,7 +285,7 @@ static void control_totals(struct out *o, struct dp *dp)
 		t.tcp_open += ft.tcp_open;
 		t.udp_flows_open += ft.udp_flows_open;
 		t.drops += ft.drops;
-		syscalls += loop_turns(control_shard_loop(dp, i));
+		syscalls += loop_turns(control_shard_loop(dp, i)) + loop_busy_stats(control_shard_loop(dp, i)).polls;
 		refused[POLICY_EGRESS] += policy_refusals(st->policy, POLICY_EGRESS);
 		refused[POLICY_INGRESS] += policy_refusals(st->policy, POLICY_INGRESS);
 	}
@@ -531,6 +531,20 @@ void control_print_summary(struct dp *dp, FILE *f, bool json)
 
 /* Everything one stack counts: the top level's for shard 0, a shards[]
  * entry's for the others. */
+
+/* busy_poll: the budget, and what the polls found (loop.c) */
+static void control_busy_poll(struct out *o, const struct loop *l)
+{
+	struct loop_busy_stats b = loop_busy_stats(l);
+
+	out_obj_begin(o, "busy_poll");
+	out_u64(o, "budget_us", loop_busy_poll_us(l));
+	out_u64(o, "polls", b.polls);
+	out_u64(o, "hits", b.hits);
+	out_u64(o, "misses", b.misses);
+	out_obj_end(o);
+}
+
 static void control_stack(struct out *o, struct dp *dp, unsigned int k)
 {
 	struct stack *st = control_shard_stack(dp, k);
@@ -613,6 +627,7 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 	control_head(&o, dp);
 	out_u64(&o, "cpu_ns", shards_cpu_ns(dp->shards, 0));
 	out_u64(&o, "loop_turns", loop_turns(dp->loop));
+	control_busy_poll(&o, dp->loop);
 	out_u64(&o, "packets_live", (uint64_t)pkt_live());
 	{
 		/* heap bytes in use vs. held: a leak grows the first, fragmentation the second */
@@ -639,6 +654,7 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 		out_u64(&o, "shard", i);
 		out_u64(&o, "cpu_ns", shards_cpu_ns(dp->shards, i));
 		out_u64(&o, "loop_turns", loop_turns(control_shard_loop(dp, i)));
+		control_busy_poll(&o, control_shard_loop(dp, i));
 		control_stack(&o, dp, i);
 		out_obj_end(&o);
 	}

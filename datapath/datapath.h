@@ -36,6 +36,8 @@
 
 #define DP_MAX_DEATHS_DEFAULT		5
 #define DP_DEATH_WINDOW_S_DEFAULT	60
+#define DP_BUSY_POLL_US_DEFAULT	50	/* --busy-poll: TCP_RR 1.5x on this guest (docs/benchmarks.md) */
+#define DP_BUSY_POLL_US_MAX	1000
 
 /**
  * struct dp_opts - the command line, for the supervisor and its datapaths
@@ -47,6 +49,7 @@
  * @limits:		the resource caps
  * @policy:		the container face's policy
  * @max_deaths, @death_window_s: the crash-loop limit (supervisor)
+ * @busy_poll_us:	--busy-poll (loop.c, loop_set_busy_poll())
  * @worker:		started by a supervisor (--worker: internal)
  * @ledger_fd, @control_fd: a worker's inherited ledger and control socket
  * @listen_fds, @n_listen_fds: a worker's inherited forward listeners, one per
@@ -66,6 +69,7 @@ struct dp_opts {
 	struct policy policy;
 	unsigned int max_deaths;
 	unsigned int death_window_s;
+	unsigned int busy_poll_us;
 	bool worker;
 	int ledger_fd;
 	int control_fd;

@@ -62,7 +62,20 @@ struct loop_defer {
 /* The object a struct loop_defer is embedded in, from a deferred free's @d. */
 #define loop_defer_owner(d, type, member) ((type *)((char *)(d) - offsetof(type, member)))
 
+/**
+ * struct loop_busy_stats - what busy polling found
+ * @polls:	epoll_wait() calls without sleeping
+ * @hits:	busy polls that found an event
+ * @misses:	busy polls that spent their budget and slept after all
+ */
+struct loop_busy_stats {
+	uint64_t polls, hits, misses;
+};
+
 struct loop *loop_new(bool fake_clock);
+void loop_set_busy_poll(struct loop *l, unsigned int usec);
+unsigned int loop_busy_poll_us(const struct loop *l);
+struct loop_busy_stats loop_busy_stats(const struct loop *l);
 void loop_free(struct loop *l);
 int loop_fd_add(struct loop *l, struct loop_fd *h, int fd, uint32_t events,
 		loop_fd_fn fn, void *ctx);

@@ -70,6 +70,8 @@ static const char usage[] =
 	"  --death-window S  seconds (1..86400, default 60)\n"
 	"  --no-io-uring     read and write the container face's TUN one packet per\n"
 	"                    system call (default: in batches through an io_uring)\n"
+	"  --busy-poll USEC  after a turn with work, poll up to USEC before sleeping\n"
+	"                    (0..1000, default 50; 0: never)\n"
 	"  --publish udp:[ADDR:]PORT=TARGET   datagrams to the container's PORT go to\n"
 	"                    TARGET (HOST:PORT or unix:/path); replies come back\n"
 	"  --forward udp:LISTEN=REMOTE        datagrams to LISTEN (HOST:PORT or\n"
@@ -217,6 +219,7 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "max-deaths", required_argument, NULL, 'D' },
 		{ "death-window", required_argument, NULL, 'W' },
 		{ "no-io-uring", no_argument, NULL, 'U' },
+		{ "busy-poll", required_argument, NULL, 'B' },
 		/* internal: how a supervisor starts its datapaths (supervise.c) */
 		{ "worker", no_argument, NULL, 'w' },
 		{ "ledger-fd", required_argument, NULL, 'G' },
@@ -233,6 +236,7 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 	o->control_fd = -1;
 	o->max_deaths = DP_MAX_DEATHS_DEFAULT;
 	o->death_window_s = DP_DEATH_WINDOW_S_DEFAULT;
+	o->busy_poll_us = DP_BUSY_POLL_US_DEFAULT;
 	o->strip = calloc((size_t)argc + 1, sizeof(*o->strip));
 	if (!o->strip) {
 		fprintf(stderr, "datapath: out of memory\n");
@@ -275,6 +279,10 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 			break;
 		case 'U':
 			link_uring_refuse("--no-io-uring");
+			break;
+		case 'B':
+			if (dp_parse_count("busy-poll", optarg, 0, DP_BUSY_POLL_US_MAX, &o->busy_poll_us) < 0)
+				return 2;
 			break;
 		case 'G':
 			if (dp_parse_fd("ledger-fd", optarg, &o->ledger_fd) < 0)
@@ -503,6 +511,8 @@ static int dp_worker(struct dp_opts *o)
 	if (ret < 0)
 		goto out_early;
 	dp.loop = loop_new(false);
+	if (dp.loop)
+		loop_set_busy_poll(dp.loop, o->busy_poll_us);
 	if (!dp.loop) {
 		snprintf(err, sizeof(err), "epoll: %s", strerror(errno));
 		goto out_early;

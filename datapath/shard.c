@@ -246,6 +246,9 @@ int shards_grow(struct shards *s, unsigned int n, char *err, size_t err_len)
 		struct stack *st = calloc(1, sizeof(*st));
 		struct shard *sh;
 
+		if (loop)	/* every shard polls as the main thread's loop does */
+			loop_set_busy_poll(loop, loop_busy_poll_us(s->sh[0]->loop));
+
 		if (!loop || !st || stack_init(st, loop) < 0) {
 			free(st);
 			loop_free(loop);

@@ -19,8 +19,9 @@
 #    drops and transmit drops, the veths' drops, and the receiving
 #    socket's (RcvbufErrors, InErrors);
 #  - the TUN is read in batches through io_uring (more than one packet per
-#    system call in the flood); then again with `datapath --no-io-uring`:
-#    one packet per system call, 1400-byte datagrams each way, all arrive.
+#    system call in the flood), and the loop busy-polls (budget 50 us, polls
+#    counted); then again with `datapath --no-io-uring --busy-poll 0`: one
+#    packet per system call, no polls, 1400-byte datagrams each way, all arrive.
 . "$SANDNET_TESTS/lib/common.sh"
 DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
@@ -165,11 +166,16 @@ case "$io" in
 esac
 python3 -c "import sys; sys.exit(0 if $io[1] > 1.0 else 1)" ||
 	sn_fail "the TUN took one system call or more per packet through io_uring: $io"
+# busy polling, on by default: the budget, and polls after the flood's turns
+busy=$(dp_stat "(d['busy_poll']['budget_us'], d['busy_poll']['polls'], d['busy_poll']['hits'] + d['busy_poll']['misses'])")
+echo "busy poll (budget us, polls, hits + misses): $busy"
+python3 -c "import sys; b = $busy; sys.exit(0 if b[0] == 50 and b[1] >= b[2] > 0 else 1)" ||
+	sn_fail "busy polling: $busy, expected a budget of 50 us and polls"
 face_check_clean
 dp_env_down
 
-sn_log "with --no-io-uring: one system call per packet, nothing lost"
-dp_start --no-io-uring
+sn_log "with --no-io-uring and --busy-poll 0: one system call per packet, no polls, nothing lost"
+dp_start --no-io-uring --busy-poll 0
 face_check_fenced
 run_pair percall-out "$PEER" 10.77.0.1 "$CT" 1400 20000 200 || sn_fail "--no-io-uring outbound: datagrams lost"
 run_pair percall-in "$CT" 10.77.0.2 "$PEER" 1400 20000 200 || sn_fail "--no-io-uring inbound: datagrams lost"
@@ -181,6 +187,8 @@ case "$io" in
 esac
 python3 -c "import sys; sys.exit(0 if $io[1] <= 1.0 else 1)" ||
 	sn_fail "--no-io-uring: more than one packet per system call: $io"
+busy=$(dp_stat "(d['busy_poll']['budget_us'], d['busy_poll']['polls'])")
+[ "$busy" = "(0, 0)" ] || sn_fail "--busy-poll 0: busy polling $busy"
 face_check_clean
 dp_env_down
 echo ok

@@ -19,7 +19,7 @@ import sys
 # numbers that describe, not count: the same on every shard
 KEEP = {"ifindex", "mtu", "gso_max_size", "gso_ipv4_max_size", "channels",
         "flows_max", "flows_per_source_max", "pid", "n_shards", "shard",
-        "age_ms", "uptime_ms", "uptime_s", "port", "remote_port"}
+        "age_ms", "uptime_ms", "uptime_s", "port", "remote_port", "budget_us"}
 # sections of the top level that are already totals, or the process's own
 SKIP = {"shards", "totals", "policy", "supervisor", "neighbours"}
 # lists of things each shard has its own of: every shard's, one after another

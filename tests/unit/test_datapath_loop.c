@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_datapath_loop.c - the timer wheel with a fake clock, epoll dispatch
- * and turn-end hooks.
+ * test_datapath_loop.c - the timer wheel with a fake clock, epoll dispatch,
+ * turn-end hooks and busy polling.
  */
 #include <check.h>
+#include <pthread.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "datapath/loop.h"
@@ -139,6 +141,137 @@ START_TEST(test_real_clock_timer_wait)
 }
 END_TEST
 
+/* A pipe with an fd handler on g_loop, and a turn that handled it. */
+static void busy_setup(struct loop_fd *h, int p[2], unsigned int usec)
+{
+	g_loop = loop_new(false);
+	ck_assert_int_eq(pipe(p), 0);
+	fd_events = 0;
+	ck_assert_int_eq(loop_fd_add(g_loop, h, p[0], EPOLLIN, on_fd, NULL), 0);
+	loop_set_busy_poll(g_loop, usec);
+	ck_assert_uint_eq(loop_busy_poll_us(g_loop), usec);
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert_int_eq(loop_run_once(g_loop, 1000), 1);	/* on_fd reads it */
+}
+
+static void busy_teardown(struct loop_fd *h, int p[2])
+{
+	loop_fd_del(g_loop, h);
+	close(p[0]);
+	close(p[1]);
+	loop_free(g_loop);
+}
+
+static void *write_later(void *arg)
+{
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+	if (write(*(int *)arg, "y", 1) != 1)
+		return arg;
+	return NULL;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* An fd that becomes ready within the budget is found by the poll. */
+START_TEST(test_busy_poll_finds_event)
+{
+	struct loop_busy_stats b;
+	struct loop_fd h;
+	pthread_t th;
+	void *ret;
+	int p[2];
+
+	busy_setup(&h, p, 1000 * 1000);	/* 1 s: the writer comes after 20 ms */
+	ck_assert_int_eq(pthread_create(&th, NULL, write_later, &p[1]), 0);
+	ck_assert_int_eq(loop_run_once(g_loop, -1), 1);
+	ck_assert_int_eq(pthread_join(th, &ret), 0);
+	ck_assert_ptr_null(ret);
+	ck_assert_int_eq(fd_events, 2);
+	b = loop_busy_stats(g_loop);
+	ck_assert_uint_eq(b.hits, 1);
+	ck_assert_uint_eq(b.misses, 0);
+	ck_assert_uint_ge(b.polls, 1);
+	busy_teardown(&h, p);
+}
+END_TEST
+
+/*
+ * A poll that finds nothing sleeps after all, ends at a due timer, and makes
+ * the next wakeups skip polling, one more each time; an idle loop never polls.
+ */
+START_TEST(test_busy_poll_miss_and_backoff)
+{
+	struct loop_busy_stats b;
+	struct loop_timer t;
+	struct loop_fd h;
+	uint64_t t0, polls;
+	int p[2];
+
+	busy_setup(&h, p, 1000 * 1000);
+	fired[6] = 0;
+	loop_timer_init(&t, on_timer, (void *)(intptr_t)6);
+	loop_timer_arm(g_loop, &t, 20);
+	t0 = mono_ms();
+	/* the poll stops where the timer is due, not at the 1 s budget */
+	while (!fired[6] && mono_ms() - t0 < 5000)
+		ck_assert_int_eq(loop_run_once(g_loop, -1), 0);
+	ck_assert_int_eq(fired[6], 1);
+	ck_assert_uint_lt(mono_ms() - t0, 900);
+	b = loop_busy_stats(g_loop);
+	ck_assert_uint_eq(b.hits, 0);
+	ck_assert_uint_eq(b.misses, 1);
+	/* the turn that missed handled nothing: the next wait does not poll */
+	polls = b.polls;
+	ck_assert_int_eq(loop_run_once(g_loop, 0), 0);
+	ck_assert_uint_eq(loop_busy_stats(g_loop).polls, polls);
+
+	loop_set_busy_poll(g_loop, 1000);
+	/* the first miss skips none; the second skips one wakeup */
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert_int_eq(loop_run_once(g_loop, 1000), 1);	/* on_fd reads it */
+	ck_assert_int_eq(loop_run_once(g_loop, 5), 0);
+	ck_assert_uint_eq(loop_busy_stats(g_loop).misses, 2);
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert_int_eq(loop_run_once(g_loop, 1000), 1);	/* on_fd reads it */
+	polls = loop_busy_stats(g_loop).polls;
+	ck_assert_int_eq(loop_run_once(g_loop, 5), 0);
+	ck_assert_uint_eq(loop_busy_stats(g_loop).polls, polls);
+	ck_assert_uint_eq(loop_busy_stats(g_loop).misses, 2);
+	busy_teardown(&h, p);
+}
+END_TEST
+
+/* No budget, a wait of 0 ms, or a fake clock: never a poll. */
+START_TEST(test_busy_poll_off)
+{
+	struct loop_fd h;
+	int p[2];
+
+	busy_setup(&h, p, 0);
+	ck_assert_int_eq(loop_run_once(g_loop, 5), 0);
+	ck_assert_uint_eq(loop_busy_stats(g_loop).polls, 0);
+	busy_teardown(&h, p);
+
+	busy_setup(&h, p, 1000);
+	ck_assert_int_eq(loop_run_once(g_loop, 0), 0);
+	ck_assert_uint_eq(loop_busy_stats(g_loop).polls, 0);
+	busy_teardown(&h, p);
+
+	g_loop = loop_new(true);
+	loop_set_busy_poll(g_loop, 1000);
+	ck_assert_uint_eq(loop_busy_poll_us(g_loop), 0);
+	loop_free(g_loop);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("datapath_loop");
@@ -150,6 +283,9 @@ int main(void)
 	tcase_add_test(tc, test_rearm_from_callback_terminates);
 	tcase_add_test(tc, test_fd_dispatch_and_hooks);
 	tcase_add_test(tc, test_real_clock_timer_wait);
+	tcase_add_test(tc, test_busy_poll_finds_event);
+	tcase_add_test(tc, test_busy_poll_miss_and_backoff);
+	tcase_add_test(tc, test_busy_poll_off);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
