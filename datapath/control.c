@@ -529,9 +529,6 @@ void control_print_summary(struct dp *dp, FILE *f, bool json)
 		shards_resume(sh);
 }
 
-/* Everything one stack counts: the top level's for shard 0, a shards[]
- * entry's for the others. */
-
 /* busy_poll: the budget, and what the polls found (loop.c) */
 static void control_busy_poll(struct out *o, const struct loop *l)
 {
@@ -545,6 +542,8 @@ static void control_busy_poll(struct out *o, const struct loop *l)
 	out_obj_end(o);
 }
 
+/* Everything one stack counts: the top level's for shard 0, a shards[]
+ * entry's for the others. */
 static void control_stack(struct out *o, struct dp *dp, unsigned int k)
 {
 	struct stack *st = control_shard_stack(dp, k);

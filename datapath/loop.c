@@ -28,10 +28,12 @@
  * next wait first polls epoll without sleeping for up to the budget. A
  * request/response turn through the container face is four wakeups of the
  * datapath in a row; on a guest each costs more than the whole poll, and an
- * answer that comes within the budget saves one (TCP_RR 1.5x here). A poll
- * that finds nothing makes the next LOOP_BUSY_BACKOFF_MAX wakeups at most,
- * doubling, skip it, so that traffic whose gaps are just above the budget
- * does not pay it at every packet; a poll that finds work ends the backoff.
+ * answer that comes within the budget saves one (TCP_RR 1.3-1.5x here). A
+ * poll that finds nothing makes the wakeups after it skip polling: none
+ * after the first miss in a row, then 1, 2, 4, ... up to
+ * LOOP_BUSY_BACKOFF_MAX, so that traffic whose gaps are just above the
+ * budget does not pay it at every packet; a poll that finds work ends the
+ * backoff.
  * A loop with a fake clock never polls.
  *
  * Time is CLOCK_MONOTONIC in milliseconds, read once per turn. A loop made
