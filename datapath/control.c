@@ -445,6 +445,7 @@ static void control_shard_rows(struct out *o, struct dp *dp)
 	for (k = 0; k < control_n_shards(dp); k++) {
 		struct stack *st = control_shard_stack(dp, k);
 		uint64_t outer[5] = { 0 }, inner[5] = { 0 }, drops = 0;
+		struct loop_busy_stats busy = loop_busy_stats(control_shard_loop(dp, k));
 		struct face_totals ft;
 
 		control_link_sums(st->links, st->n_links, outer);
@@ -461,6 +462,9 @@ static void control_shard_rows(struct out *o, struct dp *dp)
 		out_u64(o, "tcp_open", ft.tcp_open);
 		out_u64(o, "udp_flows_open", ft.udp_flows_open);
 		out_u64(o, "drops", drops + ft.drops);
+		out_u64(o, "busy_polls", busy.polls);
+		out_u64(o, "busy_poll_hits", busy.hits);
+		out_u64(o, "busy_poll_misses", busy.misses);
 		out_obj_end(o);
 	}
 	out_arr_end(o);
@@ -519,6 +523,7 @@ void control_print_summary(struct dp *dp, FILE *f, bool json)
 	control_head(&o, dp);
 	out_u64(&o, "links", dp->st.n_links);
 	out_u64(&o, "faces", dp->st.n_inner);
+	out_u64(&o, "busy_poll_us", loop_busy_poll_us(dp->loop));
 	control_totals(&o, dp);
 	control_summary_rows(&o, dp);
 	control_shard_rows(&o, dp);

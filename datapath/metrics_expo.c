@@ -76,6 +76,9 @@ static const struct metrics_expo_scalar metrics_expo_scalars[] = {
 	{ "sandnet_datapath_syscalls_total", "counter",
 	  "System calls of the datapath's loop: every link's reads and writes and its waits.",
 	  "totals.syscalls", 1, NULL, NULL },
+	{ "sandnet_datapath_busy_poll_budget_seconds", "gauge",
+	  "How long the datapath's loop polls for the next event before it sleeps (datapath --busy-poll; 0: never).",
+	  "busy_poll_us", 1e-6, NULL, NULL },
 	{ "sandnet_datapath_restarts_total", "counter",
 	  "Datapaths the supervisor started after the first (after a death, or an upgrade).",
 	  "supervisor.restarts", 1, NULL, NULL },
@@ -251,6 +254,13 @@ static const struct metrics_expo_scalar metrics_expo_shard_rows[] = {
 	  "udp_flows_open", 1, NULL, NULL },
 	{ "sandnet_shard_drops_total", "counter", "Packets each shard dropped, for any reason.", "drops", 1, NULL,
 	  NULL },
+	{ "sandnet_shard_busy_polls_total", "counter",
+	  "Waits that each shard's loop made without sleeping while it busy-polled (system calls).", "busy_polls", 1,
+	  NULL, NULL },
+	{ "sandnet_shard_busy_poll_results_total", "counter",
+	  "Busy polls of each shard that found an event (hit) or spent their budget and slept after all (miss).",
+	  "busy_poll_hits", 1, "result", "hit" },
+	{ NULL, NULL, NULL, "busy_poll_misses", 1, "result", "miss" },
 };
 
 static void expo_shards(struct metrics_expo *x, const struct metrics_scrape *s)

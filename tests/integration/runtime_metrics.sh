@@ -151,6 +151,13 @@ for c, n in ((c1, 1), (c2, 2)):
         assert v("sandnet_shard_drops_total", container=c, shard=str(k)) >= 0
         rx += v("sandnet_shard_network_packets_total", container=c, shard=str(k), direction="rx")
     assert rx == v("sandnet_link_packets_total", container=c, link="eth0", direction="rx"), (c, rx)
+    # busy polling, on by default (50 us): polls after the turns that had work,
+    # each ending in a hit or a miss
+    assert v("sandnet_datapath_busy_poll_budget_seconds", container=c) == 50e-6
+    polls = sum(v("sandnet_shard_busy_polls_total", container=c, shard=str(k)) for k in range(n))
+    ends = sum(v("sandnet_shard_busy_poll_results_total", container=c, shard=str(k), result=r)
+               for k in range(n) for r in ("hit", "miss"))
+    assert polls >= ends > 0, (c, polls, ends)
 assert v("sandnet_link_bytes_total", container=c1, link="sn-eth0", direction="tx") > 0   # the page, to the container
 assert v("sandnet_tcp_connections_opened_total", container=c1, direction="outbound") >= 1
 assert v("sandnet_policy_rule_hits_total", container=c1, direction="egress", action="deny", rule="tcp:%s:8000" % denied) >= 1

@@ -258,7 +258,9 @@ START_TEST(test_expo_summary)
 	ck_assert_msg(strstr(json, "\"shard_rows\":[{\"shard\":0,\"cpu_ns\":"), "%s", json);
 	ck_assert_msg(strstr(json, "\"loop_turns\":0,\"network_rx_bytes\":1234,\"network_tx_bytes\":567,"
 				   "\"network_rx_frames\":12,\"network_tx_frames\":5,"), "%s", json);
-	ck_assert_msg(strstr(json, "\"udp_flows_open\":0,\"drops\":4}]"), "%s", json);
+	ck_assert_msg(strstr(json, "\"udp_flows_open\":0,\"drops\":4,\"busy_polls\":0,\"busy_poll_hits\":0,"
+				   "\"busy_poll_misses\":0}]"), "%s", json);
+	ck_assert_msg(strstr(json, "\"busy_poll_us\":0,"), "%s", json);	/* a fake clock never polls */
 
 	target(&t[0], "a.state.ctl", json);
 	target(&t[1], "b.state.ctl", NULL);
@@ -299,6 +301,12 @@ START_TEST(test_expo_summary)
 	HAS("sandnet_shard_network_packets_total{container=\"oci:web \\\"1\\\"\",shard=\"0\",direction=\"rx\"} 12\n");
 	HAS("sandnet_shard_network_packets_total{container=\"oci:web \\\"1\\\"\",shard=\"0\",direction=\"tx\"} 5\n");
 	HAS("sandnet_shard_drops_total{container=\"oci:web \\\"1\\\"\",shard=\"0\"} 4\n");
+	HAS("# TYPE sandnet_shard_busy_polls_total counter\n");
+	HAS("sandnet_shard_busy_polls_total{container=\"oci:web \\\"1\\\"\",shard=\"0\"} 0\n");
+	HAS("sandnet_shard_busy_poll_results_total{container=\"oci:web \\\"1\\\"\",shard=\"0\",result=\"hit\"} 0\n");
+	HAS("sandnet_shard_busy_poll_results_total{container=\"oci:web \\\"1\\\"\",shard=\"0\",result=\"miss\"} 0\n");
+	HAS("# TYPE sandnet_datapath_busy_poll_budget_seconds gauge\n");
+	HAS("sandnet_datapath_busy_poll_budget_seconds{container=\"oci:web \\\"1\\\"\"} 0\n");
 	HAS("sandnet_shard_tcp_connections_open{container=\"oci:web \\\"1\\\"\",shard=\"0\"} 0\n");
 	/* the one that did not answer costs its own series, nothing else */
 	ck_assert_ptr_null(strstr(strchr(strstr(text, "sandnet_datapath_up{container=\"cni:gone:eth0\"}"), '\n'),
