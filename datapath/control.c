@@ -544,6 +544,7 @@ static void control_busy_poll(struct out *o, const struct loop *l)
 	out_u64(o, "polls", b.polls);
 	out_u64(o, "hits", b.hits);
 	out_u64(o, "misses", b.misses);
+	out_u64(o, "bulk_turns", b.bulk_turns);
 	out_obj_end(o);
 }
 

@@ -67,14 +67,16 @@ struct loop_defer {
  * @polls:	epoll_wait() calls without sleeping
  * @hits:	busy polls that found an event
  * @misses:	busy polls that spent their budget and slept after all
+ * @bulk_turns:	turns with events that received too much to poll after them
  */
 struct loop_busy_stats {
-	uint64_t polls, hits, misses;
+	uint64_t polls, hits, misses, bulk_turns;
 };
 
 struct loop *loop_new(bool fake_clock);
 void loop_set_busy_poll(struct loop *l, unsigned int usec);
 unsigned int loop_busy_poll_us(const struct loop *l);
+void loop_count_rx(struct loop *l, size_t bytes);
 struct loop_busy_stats loop_busy_stats(const struct loop *l);
 void loop_free(struct loop *l);
 int loop_fd_add(struct loop *l, struct loop_fd *h, int fd, uint32_t events,

@@ -86,12 +86,17 @@ END_TEST
 
 static int fd_events, hook_calls;
 
+static size_t rx_per_event;	/* what on_fd tells the loop it received */
+
 static void on_fd(struct loop_fd *h, uint32_t events)
 {
 	char c;
 
-	if (events & EPOLLIN && read(h->fd, &c, 1) == 1)
+	if (events & EPOLLIN && read(h->fd, &c, 1) == 1) {
 		fd_events++;
+		if (rx_per_event)
+			loop_count_rx(g_loop, rx_per_event);
+	}
 }
 
 static void on_turn(void *ctx)
@@ -249,6 +254,48 @@ START_TEST(test_busy_poll_miss_and_backoff)
 }
 END_TEST
 
+/*
+ * A turn that received a bulk transfer's worth (more than 16 KiB) is not
+ * followed by a poll, nor are the 4 wakeups after it; a small one is.
+ */
+START_TEST(test_busy_poll_not_after_bulk)
+{
+	struct loop_busy_stats b;
+	struct loop_fd h;
+	uint64_t polls;
+	int p[2], i;
+
+	busy_setup(&h, p, 1000);
+	ck_assert_uint_eq(loop_busy_stats(g_loop).bulk_turns, 0);
+	/* small: 16 KiB is still polled after */
+	rx_per_event = 16384;
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert_int_eq(loop_run_once(g_loop, 1000), 1);
+	polls = loop_busy_stats(g_loop).polls;
+	ck_assert_int_eq(loop_run_once(g_loop, 5), 0);
+	b = loop_busy_stats(g_loop);
+	ck_assert_uint_gt(b.polls, polls);
+	ck_assert_uint_eq(b.bulk_turns, 0);
+	/* bulk: one byte more; then five wakeups with work, the fifth polled */
+	rx_per_event = 16385;
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert_int_eq(loop_run_once(g_loop, 1000), 1);
+	ck_assert_uint_eq(loop_busy_stats(g_loop).bulk_turns, 1);
+	rx_per_event = 1;
+	polls = loop_busy_stats(g_loop).polls;
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(write(p[1], "x", 1), 1);
+		ck_assert_int_eq(loop_run_once(g_loop, 1000), 1);
+	}
+	ck_assert_uint_eq(loop_busy_stats(g_loop).polls, polls);
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert_int_eq(loop_run_once(g_loop, 1000), 1);
+	ck_assert_uint_gt(loop_busy_stats(g_loop).polls, polls);
+	rx_per_event = 0;
+	busy_teardown(&h, p);
+}
+END_TEST
+
 /* No budget, a wait of 0 ms, or a fake clock: never a poll. */
 START_TEST(test_busy_poll_off)
 {
@@ -285,6 +332,7 @@ int main(void)
 	tcase_add_test(tc, test_real_clock_timer_wait);
 	tcase_add_test(tc, test_busy_poll_finds_event);
 	tcase_add_test(tc, test_busy_poll_miss_and_backoff);
+	tcase_add_test(tc, test_busy_poll_not_after_bulk);
 	tcase_add_test(tc, test_busy_poll_off);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
