@@ -630,7 +630,7 @@ static struct face *face_new(struct stack *st)
 	if (tcp_stack_set_limits(tcp_glue_engine(f->tcp), lim->max_conns, lim->max_half_open,
 				 lim->max_timewait, lim->tcp_mem) < 0)
 		goto err;
-	if (face_udp_init(f) < 0 || face_icmp_init(f) < 0 || face_tcp_init(f) < 0)
+	if (face_udp_init(f) < 0 || face_tcp_init(f) < 0)
 		goto err;
 	return f;
 err:

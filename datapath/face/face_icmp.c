@@ -9,8 +9,9 @@
  * new request from the container's address to X with the same identifier,
  * sequence number and data; an echo flow (family, container, X, identifier)
  * remembers it, and X's reply comes back to the container as a reply the
- * face builds. Echo flows age out after FACE_ECHO_IDLE_MS and are at most
- * FACE_ECHO_MAX (the least recently used goes). An echo request from the
+ * face builds. Echo flows live in the stack's flow table (flow.c), age out
+ * after FACE_ECHO_IDLE_MS and are at most FACE_ECHO_MAX (the least recently
+ * used goes). An echo request from the
  * network to the container's address is answered by the outer stack itself,
  * as before: the sender sees the same answer a kernel gives, unless an
  * ingress rule refuses it (face_icmp_echo_refused()).
@@ -36,129 +37,87 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "datapath/face/face_int.h"
 #include "datapath/wire/proto_hdr.h"
 #include "common/out.h"
+#include "datapath/flow.h"
 #include "datapath/policy.h"
 
-#define FACE_ECHO_BUCKETS	1024
 #define FACE_ECHO_MAX		1024
 #define FACE_ECHO_IDLE_MS	30000
 
 /* One ping of the container: (family, container, remote, identifier). */
 struct face_echo {
-	struct face_echo *hnext, *older, *newer;
+	struct flow flow;	/* in the stack's flow table, FLOW_FACE_ECHO */
 	struct net_addr c, r;
 	uint16_t id;
-	uint64_t last_ms;
 };
 
-struct face_echoes {
-	unsigned char key[crypto_shorthash_KEYBYTES];
-	struct face_echo *hash[FACE_ECHO_BUCKETS];
-	struct face_echo *oldest, *newest;
-	unsigned int n;
-};
-
-static uint32_t face_echo_bucket(const struct face_echoes *e, const struct net_addr *c,
-				 const struct net_addr *r, uint16_t id)
+static uint64_t face_echo_hash(const struct face *f, const struct net_addr *c, const struct net_addr *r,
+			       uint16_t id)
 {
 	struct {
 		uint8_t family;
 		uint8_t c[16], r[16];
 		uint16_t id;
 	} k;
-	uint64_t h;
 
 	memset(&k, 0, sizeof(k));
 	k.family = c->family;
 	memcpy(k.c, &c->a, c->family == AF_INET ? 4 : 16);
 	memcpy(k.r, &r->a, r->family == AF_INET ? 4 : 16);
 	k.id = id;
-	crypto_shorthash((unsigned char *)&h, (const unsigned char *)&k, sizeof(k), e->key);
-	return (uint32_t)(h % FACE_ECHO_BUCKETS);
+	return flow_hash(f->st->flows, &k, sizeof(k));
 }
 
-static struct face_echo *face_echo_find(const struct face_echoes *e, const struct net_addr *c,
-					const struct net_addr *r, uint16_t id)
+static struct face_echo *face_echo_of(struct flow *fl)
 {
-	struct face_echo *x;
+	return fl ? flow_entry(fl, struct face_echo, flow) : NULL;
+}
 
-	for (x = e->hash[face_echo_bucket(e, c, r, id)]; x; x = x->hnext)
+static struct face_echo *face_echo_find(const struct face *f, const struct net_addr *c, const struct net_addr *r,
+					uint16_t id)
+{
+	struct flow *fl;
+
+	for (fl = flow_first(f->st->flows, FLOW_FACE_ECHO, face_echo_hash(f, c, r, id)); fl; fl = flow_next(fl)) {
+		struct face_echo *x = face_echo_of(fl);
+
 		if (x->id == id && net_addr_eq(&x->c, c) && net_addr_eq(&x->r, r))
 			return x;
+	}
 	return NULL;
 }
 
-static void face_echo_unlist(struct face_echoes *e, struct face_echo *x)
+static void face_echo_free(struct face *f, struct face_echo *x)
 {
-	if (x->older)
-		x->older->newer = x->newer;
-	else
-		e->oldest = x->newer;
-	if (x->newer)
-		x->newer->older = x->older;
-	else
-		e->newest = x->older;
-	x->older = x->newer = NULL;
-}
-
-static void face_echo_list(struct face_echoes *e, struct face_echo *x)
-{
-	x->older = e->newest;
-	if (e->newest)
-		e->newest->newer = x;
-	else
-		e->oldest = x;
-	e->newest = x;
-}
-
-static void face_echo_free(struct face_echoes *e, struct face_echo *x)
-{
-	struct face_echo **pp = &e->hash[face_echo_bucket(e, &x->c, &x->r, x->id)];
-
-	for (; *pp; pp = &(*pp)->hnext) {
-		if (*pp == x) {
-			*pp = x->hnext;
-			break;
-		}
-	}
-	face_echo_unlist(e, x);
-	e->n--;
+	flow_del(f->st->flows, &x->flow);
 	free(x);
 }
 
 static struct face_echo *face_echo_get(struct face *f, const struct net_addr *c, const struct net_addr *r,
 				       uint16_t id)
 {
-	struct face_echoes *e = f->echoes;
-	struct face_echo *x = face_echo_find(e, c, r, id);
-	uint32_t b;
+	struct face_echo *x = face_echo_find(f, c, r, id);
 
-	if (!x) {
-		if (e->n >= FACE_ECHO_MAX)
-			face_echo_free(e, e->oldest);
-		x = calloc(1, sizeof(*x));
-		if (!x) {
-			face_drop(f, FACE_DROP_NO_MEMORY);
-			return NULL;
-		}
-		x->c = *c;
-		x->r = *r;
-		x->id = id;
-		b = face_echo_bucket(e, c, r, id);
-		x->hnext = e->hash[b];
-		e->hash[b] = x;
-		e->n++;
-	} else {
-		face_echo_unlist(e, x);
+	if (x) {
+		flow_touch(f->st->flows, &x->flow, loop_now_ms(f->st->loop));
+		return x;
 	}
-	face_echo_list(e, x);
-	x->last_ms = loop_now_ms(f->st->loop);
+	if (flow_count(f->st->flows, FLOW_FACE_ECHO) >= FACE_ECHO_MAX)
+		face_echo_free(f, face_echo_of(flow_oldest(f->st->flows, FLOW_FACE_ECHO)));
+	x = calloc(1, sizeof(*x));
+	if (!x) {
+		face_drop(f, FACE_DROP_NO_MEMORY);
+		return NULL;
+	}
+	x->c = *c;
+	x->r = *r;
+	x->id = id;
+	flow_add(f->st->flows, &x->flow, FLOW_FACE_ECHO, face_echo_hash(f, c, r, id), loop_now_ms(f->st->loop));
 	return x;
 }
 
@@ -286,7 +245,7 @@ void face_icmp_from_inner(struct face *f, struct pkt *p, uint8_t family, const s
 		if (!id)
 			return;
 		/* a new echo flow is a new conversation: the policy decides */
-		if (!face_echo_find(f->echoes, src, dst, (uint16_t)(id[0] << 8 | id[1])) &&
+		if (!face_echo_find(f, src, dst, (uint16_t)(id[0] << 8 | id[1])) &&
 		    policy_refuses(f->st->policy, POLICY_EGRESS, dst, family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6,
 				   0)) {
 			face_drop(f, FACE_DROP_POLICY);
@@ -335,7 +294,7 @@ void face_icmp_from_outer(struct face *f, uint8_t family, const struct pkt *p, c
 	if (ic->type == (family == AF_INET ? ICMP_ECHOREPLY : ICMP6_ECHO_REPLY) && ic->code == 0) {
 		const uint8_t *id = pkt_peek(p, 4, 2);
 
-		x = id ? face_echo_find(f->echoes, dst, src, (uint16_t)(id[0] << 8 | id[1])) : NULL;
+		x = id ? face_echo_find(f, dst, src, (uint16_t)(id[0] << 8 | id[1])) : NULL;
 		if (!x) {
 			face_drop(f, FACE_DROP_NO_FLOW);
 			return;
@@ -356,7 +315,7 @@ void face_icmp_from_outer(struct face *f, uint8_t family, const struct pkt *p, c
 		break;
 	case IPPROTO_ICMP:
 	case IPPROTO_ICMPV6:
-		if (!face_is_echo_request(family, q.echo_type) || !face_echo_find(f->echoes, &q.src, &q.dst, q.sport)) {
+		if (!face_is_echo_request(family, q.echo_type) || !face_echo_find(f, &q.src, &q.dst, q.sport)) {
 			face_drop(f, FACE_DROP_NO_FLOW);
 			return;
 		}
@@ -525,23 +484,11 @@ void face_icmp_prohibit_udp(struct face *f, const struct net_addr *src, uint16_t
  */
 void face_icmp_sweep(struct face *f, uint64_t now_ms)
 {
-	struct face_echoes *e = f->echoes;
+	struct face_echo *x;
 
-	while (e->oldest && now_ms - e->oldest->last_ms >= FACE_ECHO_IDLE_MS)
-		face_echo_free(e, e->oldest);
-}
-
-/**
- * face_icmp_init() - the echo flow table
- * Return: 0 or -ENOMEM.
- */
-int face_icmp_init(struct face *f)
-{
-	f->echoes = calloc(1, sizeof(*f->echoes));
-	if (!f->echoes)
-		return -ENOMEM;
-	randombytes_buf(f->echoes->key, sizeof(f->echoes->key));
-	return 0;
+	while ((x = face_echo_of(flow_oldest(f->st->flows, FLOW_FACE_ECHO))) &&
+	       now_ms - x->flow.last_ms >= FACE_ECHO_IDLE_MS)
+		face_echo_free(f, x);
 }
 
 /**
@@ -549,12 +496,10 @@ int face_icmp_init(struct face *f)
  */
 void face_icmp_fini(struct face *f)
 {
-	if (!f->echoes)
-		return;
-	while (f->echoes->oldest)
-		face_echo_free(f->echoes, f->echoes->oldest);
-	free(f->echoes);
-	f->echoes = NULL;
+	struct face_echo *x;
+
+	while ((x = face_echo_of(flow_oldest(f->st->flows, FLOW_FACE_ECHO))))
+		face_echo_free(f, x);
 }
 
 /**
@@ -563,7 +508,7 @@ void face_icmp_fini(struct face *f)
 void face_icmp_print(struct face *f, struct out *o)
 {
 	out_obj_begin(o, "echo");
-	out_u64(o, "flows", f->echoes->n);
+	out_u64(o, "flows", flow_count(f->st->flows, FLOW_FACE_ECHO));
 	out_u64(o, "flows_max", FACE_ECHO_MAX);
 	out_obj_end(o);
 }

@@ -80,7 +80,6 @@ enum face_ctr { FACE_CTR_LIST(FACE_X_ENUM_CTR) FACE_CTR_MAX };
 
 struct face_pair;
 struct face_flow;
-struct face_echo;
 
 /**
  * struct face - the container face of one datapath
@@ -91,7 +90,8 @@ struct face_echo;
  *		--publish takes
  * @tuns:	the TUN links, one per outer link with a face (@tuns[i]->outer)
  * @pairs:	connection pairs; @pending: pairs with bytes or a FIN to move
- * @flows:	UDP flows (face_udp.c); @echoes: ICMP echo flows (face_icmp.c)
+ * @flows:	UDP flows (face_udp.c); ICMP echo flows are in the stack's flow
+ *		table (face_icmp.c)
  * @sweep:	ages flows out once a second
  * @ipv4_id:	IPv4 ids of what the face writes to the container
  */
@@ -104,7 +104,6 @@ struct face {
 	struct face_pair *pairs, *pending;
 	unsigned int n_pairs;
 	struct face_flows *flows;
-	struct face_echoes *echoes;
 	struct loop_timer sweep;
 	uint16_t ipv4_id;
 	bool started;
@@ -169,7 +168,6 @@ bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sp
 			 const struct net_addr *dst, uint16_t dport, const uint8_t *data, size_t len);
 
 /* face_icmp.c */
-int face_icmp_init(struct face *f);
 void face_icmp_fini(struct face *f);
 void face_icmp_from_inner(struct face *f, struct pkt *p, uint8_t family, const struct net_addr *src,
 			  const struct net_addr *dst);

@@ -22,6 +22,7 @@
 
 #include "datapath/addr.h"
 #include "datapath/counters.h"
+#include "datapath/flow.h"
 #include "datapath/link/link.h"
 #include "datapath/loop.h"
 #include "datapath/pkt.h"
@@ -176,6 +177,7 @@ struct stack {
 	struct neigh neigh[NEIGH_MAX];
 	unsigned int neigh_hi;		/* slots at and above it are free (neigh.c) */
 	size_t neigh_pending_bytes;
+	struct flow_table *flows;	/* the face's and the services' flows (flow.c) */
 	struct udp_sock **udp_hash;
 	unsigned int n_udp;
 	uint16_t udp_next_port;

@@ -42,6 +42,7 @@
 #include <sodium.h>
 
 #include "common/flowhash.h"
+#include "datapath/flow.h"
 #include "datapath/net/net.h"
 #include "datapath/net/tcp_glue.h"
 #include "datapath/tcp/tcp.h"
@@ -195,14 +196,15 @@ int stack_init(struct stack *st, struct loop *loop)
 	st->ipv4_id = (uint16_t)(loop_now_ms(loop) * 2654435761u);
 	st->ipv6_frag_id = (uint32_t)(loop_now_ms(loop) * 2246822519u);
 	loop_timer_init(&st->housekeeping, stack_housekeeping, st);
+	st->flows = flow_table_new();
+	if (!st->flows)
+		return -ENOMEM;
 	ret = udp_table_init(st);
 	if (ret < 0)
-		return ret;
+		goto err_flows;
 	ret = ip_reasm_init(st);
-	if (ret < 0) {
-		udp_table_fini(st);
-		return ret;
-	}
+	if (ret < 0)
+		goto err_udp;
 	ret = tcp_glue_init(st);
 	if (ret < 0)
 		goto err_reasm;
@@ -214,7 +216,11 @@ err_tcp:
 	tcp_glue_fini(st);
 err_reasm:
 	ip_reasm_fini(st);
+err_udp:
 	udp_table_fini(st);
+err_flows:
+	flow_table_free(st->flows);
+	st->flows = NULL;
 	return ret;
 }
 
@@ -235,6 +241,8 @@ void stack_fini(struct stack *st)
 	neigh_flush(st);
 	ip_reasm_fini(st);
 	udp_table_fini(st);
+	flow_table_free(st->flows);
+	st->flows = NULL;
 	for (i = 0; i < st->n_links; i++)
 		link_free(st->links[i]);
 	for (i = 0; i < st->n_inner; i++)

@@ -78,6 +78,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/udp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,7 @@
 #include <unistd.h>
 
 #include "common/out.h"
+#include "datapath/flow.h"
 #include "datapath/svc/svc.h"
 
 #define SVC_UDP_IDLE_MS		180000
@@ -101,9 +103,8 @@
 struct svc_flow {
 	struct svc_flow *next;
 	struct loop_defer defer;		/* freed at the end of the turn */
-	struct svc_flow *lru_prev, *lru_next;	/* svc_lru, most recent first */
+	struct flow flow;			/* in its stack's flow table, FLOW_SVC_UDP */
 	struct svc_udp *svc;
-	uint64_t last_ms;
 	/* publish */
 	int fd;
 	struct loop_fd lfd;
@@ -146,8 +147,6 @@ struct svc_txq_entry {
 /**
  * struct svc_udp_table - what the UDP services of one stack share
  * @st:		the stack
- * @lru_head, @lru_tail: every flow of every service, most recently used first
- * @flows_total: flows open, all services (the total cap counts these)
  * @cap_hits:	new flows that found the total cap reached
  * @rxbuf:	receive buffers for recvmmsg() (SVC_UDP_BATCH of SVC_UDP_BUF;
  *		only the pages datagrams touch are ever faulted in)
@@ -156,8 +155,6 @@ struct svc_txq_entry {
  */
 struct svc_udp_table {
 	struct stack *st;
-	struct svc_flow *lru_head, *lru_tail;
-	unsigned int flows_total;
 	uint64_t cap_hits;
 	uint8_t (*rxbuf)[SVC_UDP_BUF];
 	struct svc_txq_entry txq[SVC_UDP_BATCH];
@@ -474,52 +471,65 @@ static unsigned int svc_to_stack(struct svc_udp *s, struct udp_sock *us, const s
 	return (unsigned int)(end - i);
 }
 
-static void svc_lru_unlink(struct svc_udp_table *t, struct svc_flow *f)
+/*
+ * A flow's key in the stack's flow table: its service, and a publish
+ * flow's (peer, port, local address) or a forward flow's client address.
+ */
+struct svc_flow_key {
+	const struct svc_udp *svc;
+	union {
+		struct {
+			uint8_t family;
+			uint8_t peer[16], local[16];
+			uint16_t peer_port;
+		} pub;
+		uint8_t client[sizeof(struct sockaddr_storage)];
+	} u;
+};
+
+static uint64_t svc_pub_hash(const struct svc_udp *s, const struct net_addr *peer, uint16_t peer_port,
+			     const struct net_addr *local)
 {
-	if (f->lru_prev)
-		f->lru_prev->lru_next = f->lru_next;
-	else
-		t->lru_head = f->lru_next;
-	if (f->lru_next)
-		f->lru_next->lru_prev = f->lru_prev;
-	else
-		t->lru_tail = f->lru_prev;
-	f->lru_prev = f->lru_next = NULL;
+	struct svc_flow_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.svc = s;
+	k.u.pub.family = peer->family;
+	memcpy(k.u.pub.peer, &peer->a, peer->family == AF_INET ? 4 : 16);
+	memcpy(k.u.pub.local, &local->a, local->family == AF_INET ? 4 : 16);
+	k.u.pub.peer_port = peer_port;
+	return flow_hash(s->st->flows, &k, offsetof(struct svc_flow_key, u) + sizeof(k.u.pub));
 }
 
-static void svc_lru_push(struct svc_udp_table *t, struct svc_flow *f)
+static uint64_t svc_fwd_hash(const struct svc_udp *s, const struct sockaddr_storage *client, socklen_t len)
 {
-	f->lru_prev = NULL;
-	f->lru_next = t->lru_head;
-	if (t->lru_head)
-		t->lru_head->lru_prev = f;
-	else
-		t->lru_tail = f;
-	t->lru_head = f;
+	struct svc_flow_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.svc = s;
+	memcpy(k.u.client, client, len);
+	return flow_hash(s->st->flows, &k, offsetof(struct svc_flow_key, u) + len);
+}
+
+static struct svc_flow *svc_flow_of(struct flow *fl)
+{
+	return fl ? flow_entry(fl, struct svc_flow, flow) : NULL;
 }
 
 /* @f carried a datagram now: the most recently used flow */
 static void svc_flow_touch(struct svc_flow *f)
 {
-	struct svc_udp_table *t = f->svc->tbl;
-
-	f->last_ms = stack_now_ms(f->svc->st);
-	if (t->lru_head != f) {
-		svc_lru_unlink(t, f);
-		svc_lru_push(t, f);
-	}
+	flow_touch(f->svc->st->flows, &f->flow, stack_now_ms(f->svc->st));
 }
 
-/* A new flow of @s is on its lists and counted. */
-static void svc_flow_link(struct svc_udp *s, struct svc_flow *f)
+/* A new flow of @s, filed under @hash, is on its lists and counted. */
+static void svc_flow_link(struct svc_udp *s, struct svc_flow *f, uint64_t hash)
 {
-	f->last_ms = stack_now_ms(s->st);
 	f->next = s->flows;
 	s->flows = f;
 	s->n_flows++;
 	s->flows_created++;
-	svc_lru_push(s->tbl, f);
-	s->tbl->flows_total++;
+	flow_add(s->st->flows, &f->flow, FLOW_SVC_UDP, hash, stack_now_ms(s->st));
 }
 
 /* the end of the turn after a flow closed: nothing of the turn names it any more */
@@ -543,8 +553,7 @@ static void svc_flow_free(struct svc_flow *f)
 			break;
 		}
 	}
-	svc_lru_unlink(s->tbl, f);
-	s->tbl->flows_total--;
+	flow_del(s->st->flows, &f->flow);
 	if (f->fd >= 0) {
 		loop_fd_del(s->st->loop, &f->lfd);
 		close(f->fd);
@@ -577,10 +586,11 @@ static void svc_make_room(struct svc_udp *s)
 	struct svc_udp_table *t = s->tbl;
 	struct svc_flow *old;
 
-	if (t->flows_total < svc_max_flows(s->st))
+	if (flow_count(s->st->flows, FLOW_SVC_UDP) < svc_max_flows(s->st))
 		return;
 	t->cap_hits++;
-	while (t->flows_total >= svc_max_flows(s->st) && (old = t->lru_tail)) {
+	while (flow_count(s->st->flows, FLOW_SVC_UDP) >= svc_max_flows(s->st) &&
+	       (old = svc_flow_of(flow_oldest(s->st->flows, FLOW_SVC_UDP)))) {
 		old->svc->flows_evicted++;
 		svc_flow_free(old);
 	}
@@ -622,16 +632,24 @@ static struct svc_flow *svc_pub_flow(struct svc_udp *s, const struct net_addr *s
 {
 	const struct svc_endpoint *t = &s->spec.target;
 	unsigned int per_source = svc_max_per_source(s->st), same = 0;
+	uint64_t hash = svc_pub_hash(s, src, sport, dst);
 	struct svc_flow *f, *oldest = NULL;
+	struct flow *fl;
 	int ret;
 
-	for (f = s->flows; f; f = f->next) {
+	for (fl = flow_first(s->st->flows, FLOW_SVC_UDP, hash); fl; fl = flow_next(fl)) {
+		f = svc_flow_of(fl);
+		if (f->svc == s && f->peer_port == sport && net_addr_eq(&f->peer, src) &&
+		    net_addr_eq(&f->local, dst))
+			return f;
+	}
+	/* a new flow: the per-source cap counts this service's flows from @src
+	 * (a walk of its list, once per new flow, never per datagram) */
+	for (f = s->flows; per_source && f; f = f->next) {
 		if (!net_addr_eq(&f->peer, src))
 			continue;
-		if (f->peer_port == sport && net_addr_eq(&f->local, dst))
-			return f;
 		same++;
-		if (!oldest || f->last_ms < oldest->last_ms)
+		if (!oldest || f->flow.last_ms < oldest->flow.last_ms)
 			oldest = f;
 	}
 	if (per_source && same >= per_source && oldest) {
@@ -662,7 +680,7 @@ static struct svc_flow *svc_pub_flow(struct svc_udp *s, const struct net_addr *s
 	ret = loop_fd_add(s->st->loop, &f->lfd, f->fd, EPOLLIN, svc_pub_backend, f);
 	if (ret < 0)
 		goto err;
-	svc_flow_link(s, f);
+	svc_flow_link(s, f, hash);
 	return f;
 err:
 	if (f->fd >= 0)
@@ -740,16 +758,24 @@ static void svc_fwd_listen(struct loop_fd *h, uint32_t events)
 	}
 	for (i = 0; i < n; i = end) {
 		socklen_t flen = m[i].msg_hdr.msg_namelen;
-		struct svc_flow *f;
+		struct svc_flow *f = NULL;
+		struct flow *fl;
+		uint64_t hash;
 
 		end = i + 1;
 		if (m[i].msg_hdr.msg_flags & MSG_TRUNC) {
 			s->errors++;
 			continue;
 		}
-		for (f = s->flows; f; f = f->next)
-			if (f->client_len == flen && !memcmp(&f->client, &from[i], flen))
+		if (flen > sizeof(from[i]))
+			flen = sizeof(from[i]);
+		hash = svc_fwd_hash(s, &from[i], flen);
+		for (fl = flow_first(s->st->flows, FLOW_SVC_UDP, hash); fl; fl = flow_next(fl)) {
+			f = svc_flow_of(fl);
+			if (f->svc == s && f->client_len == flen && !memcmp(&f->client, &from[i], flen))
 				break;
+			f = NULL;
+		}
 		if (!f) {
 			svc_make_room(s);
 			f = calloc(1, sizeof(*f));
@@ -769,7 +795,7 @@ static void svc_fwd_listen(struct loop_fd *h, uint32_t events)
 			}
 			snprintf(f->us->owner, sizeof(f->us->owner), "forward udp:%s",
 				 s->spec.text + 4);
-			svc_flow_link(s, f);
+			svc_flow_link(s, f, hash);
 		}
 		svc_flow_touch(f);
 		end = svc_gso_run(m, i, n, from);
@@ -786,7 +812,7 @@ static void svc_sweep(struct loop_timer *t)
 
 	for (f = s->flows; f; f = next) {
 		next = f->next;
-		if (now - f->last_ms >= SVC_UDP_IDLE_MS)
+		if (now - f->flow.last_ms >= SVC_UDP_IDLE_MS)
 			svc_flow_free(f);
 	}
 	loop_timer_arm(s->st->loop, &s->sweep, SVC_UDP_SWEEP_MS);
@@ -995,7 +1021,7 @@ void svc_udp_usage(const struct svc_udp_table *t, struct svc *const *svcs, unsig
 
 	memset(u, 0, sizeof(*u));
 	u->flows_max = svc_max_flows(t->st);
-	u->flows_used = t->flows_total;
+	u->flows_used = flow_count(t->st->flows, FLOW_SVC_UDP);
 	u->flows_hits = t->cap_hits;
 	u->per_source_max = svc_max_per_source(t->st);
 	for (i = 0; i < n; i++) {
