@@ -18,6 +18,7 @@
 
 /* Who owns a flow: each kind has its own age list and count. */
 enum flow_kind {
+	FLOW_FACE_UDP,		/* a UDP flow of the container's (face_udp.c) */
 	FLOW_FACE_ECHO,		/* a ping of the container's (face_icmp.c) */
 	FLOW_SVC_UDP,		/* a UDP service's flow (svc_udp.c) */
 	FLOW_KINDS

@@ -21,9 +21,10 @@
  * conversation exists (an ICMP error is passed on only for one that does:
  * nobody can make the face send errors for datagrams it never carried),
  * who opened it (the container, or the network), when it was last used,
- * and what it carried. Flows live in a table hashed with a keyed SipHash
- * (libsodium's crypto_shorthash, as the TCP engine's: a peer cannot pick
- * colliding tuples) and on a list from least to most recently used. They
+ * and what it carried. Flows live in the stack's flow table (flow.c: a
+ * keyed SipHash, so a peer cannot pick colliding tuples, and a list from
+ * least to most recently used), the remote sources of inbound flows in an
+ * index of their own here, hashed with the same key. They
  * age out after FACE_UDP_IDLE_MS without a datagram, and they are bounded
  * by the datapath's UDP caps (docs/security.md): --max-udp-flows in all
  * (the least recently used flow goes) and, for flows the network opens,
@@ -59,7 +60,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -68,10 +68,10 @@
 #include "datapath/link/vnet.h"
 #include "datapath/wire/proto_hdr.h"
 #include "common/out.h"
+#include "datapath/flow.h"
 #include "datapath/policy.h"
 #include "datapath/svc/svc.h"
 
-#define FACE_UDP_BUCKETS	4096
 #define FACE_UDP_TRAIN_SEGS	64	/* datagrams in one train, at most */
 /* a train's UDP payload: what an IPv6 packet of 64 KiB carries */
 #define FACE_UDP_TRAIN_BYTES	(65535 - IPV6_HLEN - UDP_HLEN)
@@ -88,14 +88,12 @@ struct face_src;
  * @src:	inbound: its source's entry
  */
 struct face_flow {
-	struct face_flow *hnext;
-	struct face_flow *older, *newer;
+	struct flow flow;	/* in the stack's flow table, FLOW_FACE_UDP */
 	struct face_flow *s_older, *s_newer;
 	struct face_src *src;
 	struct net_addr c, r;
 	uint16_t cport, rport;
 	bool inbound;
-	uint64_t last_ms;
 	uint64_t to_outer, to_inner;
 };
 
@@ -124,12 +122,9 @@ struct face_udp_train {
 };
 
 struct face_flows {
-	unsigned char key[crypto_shorthash_KEYBYTES];
 	struct face_udp_train to_inner, to_outer;
-	struct face_flow *hash[FACE_UDP_BUCKETS];
 	struct face_src *src_hash[FACE_UDP_SRC_BUCKETS];
-	struct face_flow *oldest, *newest;
-	unsigned int n, max, per_source_max, n_inbound;
+	unsigned int max, per_source_max, n_inbound;
 	uint64_t cap_hits, per_source_hits;
 };
 
@@ -144,16 +139,8 @@ static size_t face_addr_len(const struct net_addr *a)
 	return a->family == AF_INET ? 4 : 16;
 }
 
-static uint64_t face_hash(const struct face_flows *fl, const void *in, size_t len)
-{
-	uint64_t h;
-
-	crypto_shorthash((unsigned char *)&h, in, len, fl->key);
-	return h;
-}
-
-static uint32_t face_flow_bucket(const struct face_flows *fl, const struct net_addr *c, uint16_t cport,
-				 const struct net_addr *r, uint16_t rport)
+static uint64_t face_flow_hash(const struct face *f, const struct net_addr *c, uint16_t cport,
+			       const struct net_addr *r, uint16_t rport)
 {
 	struct face_flow_key k;
 
@@ -163,51 +150,48 @@ static uint32_t face_flow_bucket(const struct face_flows *fl, const struct net_a
 	memcpy(k.r, &r->a, face_addr_len(r));
 	k.cport = cport;
 	k.rport = rport;
-	return (uint32_t)(face_hash(fl, &k, sizeof(k)) % FACE_UDP_BUCKETS);
+	return flow_hash(f->st->flows, &k, sizeof(k));
 }
 
-static struct face_flow *face_flow_find(const struct face_flows *fl, const struct net_addr *c, uint16_t cport,
+static struct face_flow *face_flow_of(struct flow *fl)
+{
+	return fl ? flow_entry(fl, struct face_flow, flow) : NULL;
+}
+
+static struct face_flow *face_flow_find(const struct face *f, const struct net_addr *c, uint16_t cport,
 					const struct net_addr *r, uint16_t rport)
 {
-	struct face_flow *fw;
+	uint64_t hash = face_flow_hash(f, c, cport, r, rport);
+	struct flow *fl;
 
-	for (fw = fl->hash[face_flow_bucket(fl, c, cport, r, rport)]; fw; fw = fw->hnext)
+	for (fl = flow_first(f->st->flows, FLOW_FACE_UDP, hash); fl; fl = flow_next(fl)) {
+		struct face_flow *fw = face_flow_of(fl);
+
 		if (fw->cport == cport && fw->rport == rport && net_addr_eq(&fw->c, c) && net_addr_eq(&fw->r, r))
 			return fw;
+	}
 	return NULL;
 }
 
-static struct face_src **face_src_slot(struct face_flows *fl, const struct net_addr *a)
+static struct face_src **face_src_slot(const struct face *f, const struct net_addr *a)
 {
 	struct face_src **pp;
 	uint8_t k[17] = { a->family };
 
 	memcpy(k + 1, &a->a, face_addr_len(a));
-	for (pp = &fl->src_hash[face_hash(fl, k, sizeof(k)) % FACE_UDP_SRC_BUCKETS]; *pp; pp = &(*pp)->next)
+	pp = &f->flows->src_hash[flow_hash(f->st->flows, k, sizeof(k)) % FACE_UDP_SRC_BUCKETS];
+	for (; *pp; pp = &(*pp)->next)
 		if (net_addr_eq(&(*pp)->addr, a))
 			break;
 	return pp;
 }
 
-/* Unlink from the table, both age lists and its source; free it. */
-static void face_flow_free(struct face_flows *fl, struct face_flow *fw)
+/* Out of the table and its source's list; free it. */
+static void face_flow_free(struct face *f, struct face_flow *fw)
 {
-	struct face_flow **pp = &fl->hash[face_flow_bucket(fl, &fw->c, fw->cport, &fw->r, fw->rport)];
+	struct face_flows *fl = f->flows;
 
-	for (; *pp; pp = &(*pp)->hnext) {
-		if (*pp == fw) {
-			*pp = fw->hnext;
-			break;
-		}
-	}
-	if (fw->older)
-		fw->older->newer = fw->newer;
-	else
-		fl->oldest = fw->newer;
-	if (fw->newer)
-		fw->newer->older = fw->older;
-	else
-		fl->newest = fw->older;
+	flow_del(f->st->flows, &fw->flow);
 	if (fw->src) {
 		struct face_src *s = fw->src;
 
@@ -221,35 +205,19 @@ static void face_flow_free(struct face_flows *fl, struct face_flow *fw)
 			s->newest = fw->s_older;
 		fl->n_inbound--;
 		if (--s->n == 0) {
-			struct face_src **sp = face_src_slot(fl, &s->addr);
+			struct face_src **sp = face_src_slot(f, &s->addr);
 
 			*sp = s->next;
 			free(s);
 		}
 	}
-	fl->n--;
 	free(fw);
 }
 
-/* Most recently used now. */
+/* Most recently used now, in the table and among its source's flows. */
 static void face_flow_touch(struct face *f, struct face_flow *fw)
 {
-	struct face_flows *fl = f->flows;
-
-	fw->last_ms = loop_now_ms(f->st->loop);
-	if (fl->newest == fw)
-		return;
-	/* off the list ... */
-	if (fw->older)
-		fw->older->newer = fw->newer;
-	else
-		fl->oldest = fw->newer;
-	fw->newer->older = fw->older;
-	/* ... and on at the new end */
-	fw->older = fl->newest;
-	fw->newer = NULL;
-	fl->newest->newer = fw;
-	fl->newest = fw;
+	flow_touch(f->st->flows, &fw->flow, loop_now_ms(f->st->loop));
 	if (fw->src && fw->src->newest != fw) {
 		struct face_src *s = fw->src;
 
@@ -275,9 +243,9 @@ static struct face_flow *face_flow_get(struct face *f, const struct net_addr *c,
 				       const struct net_addr *r, uint16_t rport, bool inbound, bool *refused)
 {
 	struct face_flows *fl = f->flows;
-	struct face_flow *fw = face_flow_find(fl, c, cport, r, rport);
+	struct face_flow *fw = face_flow_find(f, c, cport, r, rport);
 	struct face_src *s = NULL, **sp;
-	uint32_t b;
+	struct face_flow *oldest;
 
 	*refused = false;
 	if (fw) {
@@ -293,17 +261,18 @@ static struct face_flow *face_flow_get(struct face *f, const struct net_addr *c,
 	}
 	/* the caps first (either may free a source entry), then the source */
 	if (inbound && fl->per_source_max) {
-		s = *face_src_slot(fl, r);
+		s = *face_src_slot(f, r);
 		if (s && s->n >= fl->per_source_max) {
 			fl->per_source_hits++;
 			face_count(f, FACE_CTR_UDP_FLOWS_EVICTED);
-			face_flow_free(fl, s->oldest);	/* the source's own oldest goes */
+			face_flow_free(f, s->oldest);	/* the source's own oldest goes */
 		}
 	}
-	if (fl->n >= fl->max && fl->oldest) {
+	oldest = face_flow_of(flow_oldest(f->st->flows, FLOW_FACE_UDP));
+	if (flow_count(f->st->flows, FLOW_FACE_UDP) >= fl->max && oldest) {
 		fl->cap_hits++;
 		face_count(f, FACE_CTR_UDP_FLOWS_EVICTED);
-		face_flow_free(fl, fl->oldest);
+		face_flow_free(f, oldest);
 	}
 	fw = calloc(1, sizeof(*fw));
 	if (!fw) {
@@ -311,7 +280,7 @@ static struct face_flow *face_flow_get(struct face *f, const struct net_addr *c,
 		return NULL;
 	}
 	if (inbound) {
-		sp = face_src_slot(fl, r);
+		sp = face_src_slot(f, r);
 		s = *sp;
 		if (!s) {
 			s = calloc(1, sizeof(*s));
@@ -329,16 +298,8 @@ static struct face_flow *face_flow_get(struct face *f, const struct net_addr *c,
 	fw->cport = cport;
 	fw->rport = rport;
 	fw->inbound = inbound;
-	fw->last_ms = loop_now_ms(f->st->loop);
-	b = face_flow_bucket(fl, c, cport, r, rport);
-	fw->hnext = fl->hash[b];
-	fl->hash[b] = fw;
-	fw->older = fl->newest;
-	if (fl->newest)
-		fl->newest->newer = fw;
-	else
-		fl->oldest = fw;
-	fl->newest = fw;
+	flow_add(f->st->flows, &fw->flow, FLOW_FACE_UDP, face_flow_hash(f, c, cport, r, rport),
+		 loop_now_ms(f->st->loop));
 	if (s) {
 		fw->src = s;
 		fw->s_older = s->newest;
@@ -350,7 +311,6 @@ static struct face_flow *face_flow_get(struct face *f, const struct net_addr *c,
 		s->n++;
 		fl->n_inbound++;
 	}
-	fl->n++;
 	face_count(f, FACE_CTR_UDP_FLOWS_NEW);
 	return fw;
 }
@@ -369,7 +329,7 @@ static struct face_flow *face_flow_get(struct face *f, const struct net_addr *c,
 bool face_udp_flow_known(struct face *f, const struct net_addr *c, uint16_t cport, const struct net_addr *r,
 			 uint16_t rport, bool touch)
 {
-	struct face_flow *fw = face_flow_find(f->flows, c, cport, r, rport);
+	struct face_flow *fw = face_flow_find(f, c, cport, r, rport);
 
 	if (fw && touch)
 		face_flow_touch(f, fw);
@@ -638,11 +598,12 @@ bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sp
  */
 void face_udp_sweep(struct face *f, uint64_t now_ms)
 {
-	struct face_flows *fl = f->flows;
+	struct face_flow *fw;
 
-	while (fl->oldest && now_ms - fl->oldest->last_ms >= FACE_UDP_IDLE_MS) {
+	while ((fw = face_flow_of(flow_oldest(f->st->flows, FLOW_FACE_UDP))) &&
+	       now_ms - fw->flow.last_ms >= FACE_UDP_IDLE_MS) {
 		face_count(f, FACE_CTR_UDP_FLOWS_EXPIRED);
-		face_flow_free(fl, fl->oldest);
+		face_flow_free(f, fw);
 	}
 }
 
@@ -664,7 +625,6 @@ int face_udp_init(struct face *f)
 		free(fl);
 		return -ENOMEM;
 	}
-	randombytes_buf(fl->key, sizeof(fl->key));
 	fl->max = lim->udp_flows ? lim->udp_flows : SVC_UDP_MAX_FLOWS_DEFAULT;
 	fl->per_source_max = lim->udp_flows_per_source == SVC_UDP_NO_CAP ? 0 :
 			     lim->udp_flows_per_source ? lim->udp_flows_per_source :
@@ -679,10 +639,12 @@ int face_udp_init(struct face *f)
  */
 void face_udp_fini(struct face *f)
 {
+	struct face_flow *fw;
+
 	if (!f->flows)
 		return;
-	while (f->flows->oldest)
-		face_flow_free(f->flows, f->flows->oldest);
+	while ((fw = face_flow_of(flow_oldest(f->st->flows, FLOW_FACE_UDP))))
+		face_flow_free(f, fw);
 	pkt_free(f->flows->to_inner.p);
 	free(f->flows->to_outer.buf);
 	free(f->flows);
@@ -698,7 +660,7 @@ void face_udp_usage(const struct face *f, struct face_udp_usage *u)
 {
 	const struct face_flows *fl = f->flows;
 
-	u->flows = fl->n;
+	u->flows = flow_count(f->st->flows, FLOW_FACE_UDP);
 	u->inbound = fl->n_inbound;
 	u->max = fl->max;
 	u->per_source_max = fl->per_source_max;
