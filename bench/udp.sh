@@ -24,7 +24,11 @@
 # tests/tools/udp_seq with UDP_SEGMENT, 46 datagrams of 1400 bytes (64 400
 # bytes) a call, as fast as it can, out (the container's kernel builds UDP
 # GSO frames) and in (the peer's): goodput and loss likewise. The kernel's
-# own non-GSO figure is the "0" row of 1400 bytes.
+# own non-GSO figure is the "0" row of 1400 bytes. Each row also says where
+# its runs lost datagrams ("lost at", summed over the runs; issue 22): the
+# receiving socket (its namespace's UDP InErrors: a full receive buffer),
+# the TUN's queue (tx_dropped out, rx_dropped in) and the datapath's
+# channel (rx_kernel_drops).
 set -u
 build=${1:?usage: bench/udp.sh BUILD_DIR}
 build=$(cd "$build" && pwd)
@@ -56,16 +60,59 @@ for ns in $ALL_NS; do ip netns add "$ns" && ip -n "$ns" link set lo up || exit 1
 bench_face_net "$CT" "$PEER" "$PH" "$PP" 10.68.0 10.90.0 || { echo "bench/udp.sh: the namespaces do not pass"; exit 1; }
 
 cpu_ticks() { [ -n "$1" ] && awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+dp_stats() { ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" "$@"; }
+
+# Where datagrams are lost (issue 22): the counters a run moves.
+# udp_inerrors NS: the UDP InErrors of NS (a full receive buffer counts there)
+udp_inerrors() {
+	ip netns exec "$1" awk '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) k[i] = $i; h = 1 } else {
+		for (i = 1; i <= NF; i++) if (k[i] == "InErrors") print $i } }' /proc/net/snmp
+}
+# drops CLIENT_NS SERVER_NS: "client_in_errors server_in_errors tun_tx_dropped
+# tun_rx_dropped channel_drops" (the TUN's and the datapath's only with one)
+drops() {
+	local tun chan=0
+	tun=$(ip -n "$1" -j -s link show sn-eth0 2>/dev/null | python3 -c '
+import json, sys
+try:
+    s = json.load(sys.stdin)[0]["stats64"]; print(s["tx"]["dropped"], s["rx"]["dropped"])
+except Exception:
+    print(0, 0)')
+	if [ -n "${DP_PID:-}" ]; then
+		chan=$(dp_stats --json 2>/dev/null | python3 -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+except Exception:
+    print(0); sys.exit()
+print(sum(l.get("rx_kernel_drops", 0) for s in [d] + d.get("shards", []) for l in s.get("links", {}).values()))')
+	fi
+	echo "$(udp_inerrors "$1") $(udp_inerrors "$2") $tun $chan"
+}
+# lost_at OUT|IN BEFORE AFTER: "sock tun chan", the datagrams each place dropped
+lost_at() {
+	python3 - "$@" <<'PY'
+import sys
+d, a, b = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+x = [int(q) - int(p) for p, q in zip(a, b)]
+# out: the peer's socket receives, the TUN's transmit queue (the container's
+# side) drops; in: the container's socket, the TUN's receive side
+print(x[1] if d == "out" else x[0], x[2] if d == "out" else x[3], x[4])
+PY
+}
 echo "row,direction,size,offered,goodput_gbit_per_s,ratio_to_kernel,loss_percent,carrier_cpu_s_per_gb,runs_gbit_per_s,note" >"$csv"
 
-# udp_once NS ADDR SIZE RATE REV PID: "goodput_bps loss_pct bytes ticks" or "fail WHY"
+# udp_once NS SERVER_NS ADDR SIZE RATE REV PID: "goodput_bps loss_pct bytes
+# ticks lost_sock lost_tun lost_chan" or "fail WHY"
 udp_once() {
-	local ns=$1 addr=$2 size=$3 rate=$4 rev=$5 pid=$6 c0 c1 j=$TMP/iperf.json
+	local ns=$1 sns=$2 addr=$3 size=$4 rate=$5 rev=$6 pid=$7 c0 c1 d0 d1 j=$TMP/iperf.json
+	d0=$(drops "$ns" "$sns")
 	c0=$(cpu_ticks "$pid")
 	timeout $((SECS + 20)) ip netns exec "$ns" iperf3 -c "$addr" -p 5201 -u -b "$rate" -l "$size" \
 		-t "$SECS" $rev -J --connect-timeout 3000 >"$j" 2>&1
 	c1=$(cpu_ticks "$pid")
-	python3 - "$j" "$size" "$((c1 - c0))" <<'PY'
+	d1=$(drops "$ns" "$sns")
+	python3 - "$j" "$size" "$((c1 - c0))" $(lost_at "$([ -n "$rev" ] && echo in || echo out)" "$d0" "$d1") <<'PY'
 import json, sys
 try:
     d = json.load(open(sys.argv[1]))
@@ -76,21 +123,24 @@ if "error" in d:
 s = d["end"]["sum"]
 got = s["packets"] - s["lost_packets"]
 secs = s["seconds"] or 1
-print(got * int(sys.argv[2]) * 8 / secs, s["lost_percent"], got * int(sys.argv[2]), sys.argv[3])
+print(got * int(sys.argv[2]) * 8 / secs, s["lost_percent"], got * int(sys.argv[2]), *sys.argv[3:7])
 PY
 }
 
-# gso_once SEND_NS RECV_NS RECV_ADDR PID: udp_seq with UDP_SEGMENT, as fast as it can
+# gso_once SEND_NS RECV_NS RECV_ADDR PID DIR: udp_seq with UDP_SEGMENT, as fast as it can
 gso_once() {
-	local sns=$1 rns=$2 raddr=$3 pid=$4 c0 c1 n=400000 rp
+	local sns=$1 rns=$2 raddr=$3 pid=$4 dir=$5 c0 c1 d0 d1 n=400000 rp cns=$1 pns=$2
 	ip netns exec "$rns" "$SEQ" recv "$raddr" 5301 1400 "$n" 2 >"$TMP/seq.recv" 2>&1 &
 	rp=$!
 	for _ in $(seq 50); do grep -q listening "$TMP/seq.recv" && break; sleep 0.1; done
+	[ "$dir" = in ] && { cns=$2; pns=$1; }
+	d0=$(drops "$cns" "$pns")
 	c0=$(cpu_ticks "$pid")
 	ip netns exec "$sns" timeout 60 "$SEQ" send "$raddr" 5301 1400 "$n" 0 46 >"$TMP/seq.send" 2>&1
 	wait "$rp"
 	c1=$(cpu_ticks "$pid")
-	python3 - "$TMP/seq.send" "$TMP/seq.recv" "$((c1 - c0))" <<'PY'
+	d1=$(drops "$cns" "$pns")
+	python3 - "$TMP/seq.send" "$TMP/seq.recv" "$((c1 - c0))" $(lost_at "$dir" "$d0" "$d1") <<'PY'
 import sys
 try:
     sent = int(open(sys.argv[1]).read().split()[1])
@@ -98,7 +148,7 @@ try:
     got, secs = int(r[0]), float(r[r.index("secs") + 1])
 except Exception:
     print("fail udp_seq printed nothing"); sys.exit()
-print(got * 1400 * 8 / max(secs, 0.01), 100 * (sent - got) / sent, got * 1400, sys.argv[3])
+print(got * 1400 * 8 / max(secs, 0.01), 100 * (sent - got) / sent, got * 1400, *sys.argv[3:7])
 PY
 }
 
@@ -114,7 +164,7 @@ row() {
 	python3 - "$name" "$dir" "$size" "$rate" "$csv" "$TMP/runs" "$HZ" "$pid" <<'PY'
 import sys, statistics
 name, d, size, rate, csv, runs, hz, pid = sys.argv[1:]
-rows, fail = [], None
+rows, fail, at = [], None, [0, 0, 0]
 for line in open(runs):
     f = line.split()
     if not f: continue
@@ -122,6 +172,7 @@ for line in open(runs):
         fail = " ".join(f[1:]); break
     bps, loss, nbytes, ticks = float(f[0]), float(f[1]), int(f[2]), int(f[3])
     rows.append((bps / 1e9, loss, ticks / int(hz) / (nbytes / 1e9) if nbytes else 0))
+    at = [a + int(v) for a, v in zip(at, f[4:7])] if len(f) >= 7 else at
 offered = "max" if rate == "0" else rate
 if fail or not rows:
     note = f"n/a ({fail})"
@@ -136,8 +187,12 @@ for line in list(open(csv))[1:]:
 rk = f"{g / ref:.2f}" if ref and name != "kernel" else ""
 cs = f"{cpu:.2f}" if pid else ""
 runs_s = " ".join(f"{r[0]:.3f}" for r in rows)
-print(f"{name:<6} {d:<3} {size:>5} {offered:>5} {g:>8.3f} {rk or '-':>7} {loss:>7.2f} {cs or '-':>9}   (runs: {runs_s})")
-open(csv, "a").write(f"{name},{d},{size},{offered},{g:.4f},{rk},{loss:.3f},{cs},{runs_s},\n")
+# where the runs lost datagrams, all runs together: the receiving socket
+# (InErrors), the TUN's queue, the datapath's channel (rx_kernel_drops)
+at_s = f"sock {at[0]} tun {at[1]} chan {at[2]}"
+print(f"{name:<6} {d:<3} {size:>5} {offered:>5} {g:>8.3f} {rk or '-':>7} {loss:>7.2f} {cs or '-':>9}   "
+      f"(runs: {runs_s}; lost at: {at_s})")
+open(csv, "a").write(f"{name},{d},{size},{offered},{g:.4f},{rk},{loss:.3f},{cs},{runs_s},{at_s}\n")
 PY
 }
 
@@ -145,13 +200,13 @@ rows_for() {	# rows_for NAME CLIENT_NS SERVER_NS SERVER_ADDR PID
 	local name=$1 cns=$2 sns=$3 addr=$4 pid=$5 size rate
 	for size in $SIZES; do
 		for rate in $RATES; do
-			row "$name" out "$size" "$rate" "$pid" udp_once "$cns" "$addr" "$size" "$rate" "" "$pid"
-			row "$name" in "$size" "$rate" "$pid" udp_once "$cns" "$addr" "$size" "$rate" -R "$pid"
+			row "$name" out "$size" "$rate" "$pid" udp_once "$cns" "$sns" "$addr" "$size" "$rate" "" "$pid"
+			row "$name" in "$size" "$rate" "$pid" udp_once "$cns" "$sns" "$addr" "$size" "$rate" -R "$pid"
 		done
 	done
-	row "$name" out 1400 gso "$pid" gso_once "$cns" "$sns" "$addr" "$pid"
+	row "$name" out 1400 gso "$pid" gso_once "$cns" "$sns" "$addr" "$pid" out
 	row "$name" in 1400 gso "$pid" gso_once "$sns" "$cns" "$(ip -n "$cns" -j -4 addr show scope global |
-		python3 -c 'import json,sys; print([a["local"] for i in json.load(sys.stdin) for a in i["addr_info"]][0])')" "$pid"
+		python3 -c 'import json,sys; print([a["local"] for i in json.load(sys.stdin) for a in i["addr_info"]][0])')" "$pid" in
 }
 
 echo "bench/udp.sh: iperf3 -u -t $SECS, median of $REPS runs; $(nproc) CPUs; kernel $(uname -r)"
@@ -178,7 +233,6 @@ if want pasta; then
 	fi
 fi
 
-dp_stats() { ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" "$@"; }
 for m in hw hw-percall hw-nopoll sw; do
 	want "$m" || continue
 	bench_face_up "$m" "$CT" "$DPNS" "$CTL" "$TMP/dp-$m.log" 10.68.0.1
