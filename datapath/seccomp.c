@@ -89,6 +89,7 @@ static const char *const dp_seccomp_plain[] = {
 	/* a TUN's batches (link/uring.c): its rings were made and restricted to readv/writev
 	 * of the TUN before this filter; io_uring_setup and io_uring_register stay out */
 	"io_uring_enter",
+	"sched_yield",	/* between busy polls (loop.c) */
 };
 
 #ifdef DP_SECCOMP_SANITIZER
