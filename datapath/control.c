@@ -85,6 +85,18 @@ static struct loop *control_shard_loop(struct dp *dp, unsigned int i)
 	return dp->shards ? dp->shards->sh[i]->loop : dp->loop;
 }
 
+/*
+ * The system calls of a loop itself: a wait a turn, its busy polls, and the
+ * sched_yield() after every poll that found nothing (all but the one that
+ * ended each hit: loop.c).
+ */
+static uint64_t control_loop_syscalls(const struct loop *l)
+{
+	struct loop_busy_stats b = loop_busy_stats(l);
+
+	return loop_turns(l) + b.polls + (b.polls - b.hits);
+}
+
 /* Receive buffers the link's channels hold now (they grow with the load, packet.c). */
 static unsigned int control_rx_buffers(const struct link *l)
 {
@@ -285,7 +297,7 @@ static void control_totals(struct out *o, struct dp *dp)
 		t.tcp_open += ft.tcp_open;
 		t.udp_flows_open += ft.udp_flows_open;
 		t.drops += ft.drops;
-		syscalls += loop_turns(control_shard_loop(dp, i)) + loop_busy_stats(control_shard_loop(dp, i)).polls;
+		syscalls += control_loop_syscalls(control_shard_loop(dp, i));
 		refused[POLICY_EGRESS] += policy_refusals(st->policy, POLICY_EGRESS);
 		refused[POLICY_INGRESS] += policy_refusals(st->policy, POLICY_INGRESS);
 	}

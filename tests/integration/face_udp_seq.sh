@@ -176,6 +176,12 @@ d['busy_poll']['bulk_turns'])")
 echo "busy poll (budget us, polls, hits + misses, bulk turns): $busy"
 python3 -c "import sys; b = $busy; sys.exit(0 if b[0] == 50 and b[1] >= b[2] > 0 and b[3] > 0 else 1)" ||
 	sn_fail "busy polling: $busy, expected a budget of 50 us, polls, and bulk turns"
+# totals.syscalls counts the loop's own: a wait a turn, every poll, and the
+# yield after each poll that found nothing (all but the hits' last), besides
+# the links' reads and writes
+sc=$(dp_stat "(raw['totals']['syscalls'], d['loop_turns'] + 2 * d['busy_poll']['polls'] - d['busy_poll']['hits'])")
+python3 -c "import sys; s = $sc; sys.exit(0 if s[0] > s[1] else 1)" ||
+	sn_fail "totals.syscalls misses the loop's waits, polls or yields: $sc"
 face_check_clean
 dp_env_down
 
