@@ -537,12 +537,14 @@ static bool tcp_in_text(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32
 	}
 	room = tcp_buf_rcv_space(c);
 	if (seq - c->rcv_nxt >= room) {
+		s->st.drop_rcv_full++;
 		*len_io = 0;
 		*fin_io = false;
 		c->ack_now = true;
 		return false;
 	}
 	if (len > room - (seq - c->rcv_nxt)) {
+		s->st.drop_rcv_full++;
 		len = room - (seq - c->rcv_nxt);
 		*fin_io = false;	/* RFC 9293: trimmed, the FIN is gone too */
 	}

@@ -146,9 +146,15 @@ static uint16_t tcp_out_wnd(struct tcp_conn *c, bool syn)
 	thresh = tcp_buf_rcv_space(c) + c->rcv.len;	/* the capacity */
 	thresh = thresh / 2 < c->snd_mss ? thresh / 2 : c->snd_mss;
 	if (seq_geq(c->rcv_adv, c->rcv_nxt) && (seq_lt(edge, c->rcv_adv) || edge - c->rcv_adv < thresh)) {
-		/* keep the old edge, rounded up so that it never moves left */
+		/*
+		 * Keep the old edge. With a scale it is rounded down: the edge
+		 * may seem to retract by less than one unit (RFC 7323 2.4),
+		 * and rcv_adv keeps the true one, which the ring always holds
+		 * and tcp_in_seq_ok() accepts. Rounded up, it crept one unit
+		 * further at each ACK, beyond the ring.
+		 */
 		wnd = c->rcv_adv - c->rcv_nxt;
-		scaled = (wnd + (1u << c->rcv_wscale) - 1) >> c->rcv_wscale;
+		scaled = wnd >> c->rcv_wscale;
 	} else {
 		scaled = wnd >> c->rcv_wscale;	/* never offer more than fits */
 	}

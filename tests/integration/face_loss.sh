@@ -3,7 +3,9 @@
 # The container face under loss (issue 9): with nftables dropping 1 % and
 # then 5 % of the frames each way on the peer's veth, 64 MiB go each way
 # between a program inside the container and the peer's kernel, intact
-# (sha256): the outer connection recovers, the inner one never sees a loss.
+# (sha256): the outer connection recovers, the inner one never sees a loss:
+# whatever either end of it retransmits (a tail loss probe, a timeout while
+# the datapath stalls) had arrived, and its receiver says so with a D-SACK.
 . "$SANDNET_TESTS/lib/common.sh"
 DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
@@ -12,6 +14,9 @@ DP_SHARDS_ANY=1
 
 dp_env_up
 face_check_fenced
+# one D-SACK for each duplicate the container's kernel receives, not one for
+# several in a compressed ACK
+ip netns exec "$CT" sysctl -qw net.ipv4.tcp_sack=1 net.ipv4.tcp_dsack=1 net.ipv4.tcp_comp_sack_nr=0
 tcp_peer_csum_off
 tcp_files "$SN_TMP"
 tcp_http "$PEER" 10.77.0.1 8000 "$SN_TMP"
@@ -54,7 +59,15 @@ done
 tcp_peer_loss 0
 dp_stats | grep -E "^  (retrans_segs|rtos|sack_recoveries):" | head -3
 [ "$(dp_stat "d['tcp']['retrans_segs']")" -gt 0 ] || sn_fail "no retransmission: was there any loss?"
-[ "$(dp_stat "d['face_tcp']['retrans_segs']")" -eq 0 ] || sn_fail "the inner connections retransmitted"
+# the datapath toward the container: each retransmission came back a duplicate
+read -r rx dsack full < <(dp_stat "' '.join(str(d['face_tcp'][k]) for k in ('retrans_segs', 'dsacks_rx', 'drop_rcv_full'))")
+echo "inner, datapath: retransmitted $rx, reported duplicate $dsack, found no room $full"
+[ "$rx" -le "$dsack" ] || sn_fail "the datapath retransmitted $rx segments to the container, only $dsack had arrived"
+[ "$full" -eq 0 ] || sn_fail "the datapath's inner receive rings dropped $full segments inside the window they offered"
+# the container toward the datapath: the same, from the container's kernel
+read -r rx dsack < <(ip netns exec "$CT" nstat -asz TcpRetransSegs TcpExtTCPDSACKRecvSegs | awk '$1 == "TcpRetransSegs" { r = $2 } $1 == "TcpExtTCPDSACKRecvSegs" { d = $2 } END { print r + 0, d + 0 }')
+echo "inner, container: retransmitted $rx, reported duplicate $dsack"
+[ "$rx" -le "$dsack" ] || sn_fail "the container retransmitted $rx segments to the datapath, only $dsack had arrived"
 face_check_clean
 dp_env_down
 echo ok

@@ -1269,6 +1269,61 @@ START_TEST(test_window_update_on_read)
 }
 END_TEST
 
+/*
+ * With a window scale, an edge kept in place (receiver SWS avoidance) is not
+ * always a whole number of scale units from rcv_nxt. Rounded up at each ACK,
+ * it crept beyond the receive ring, and a sender that filled the window lost
+ * its last bytes, trimmed on arrival: the container face's inner connections
+ * retransmitted under load. Whatever the sender does inside the windows
+ * offered, every byte of it is taken.
+ */
+START_TEST(test_scaled_window_fits_ring)
+{
+	static uint8_t d[1000];
+	uint32_t snd, edge, limit;
+	struct tcp_stack_stats st;
+	unsigned int ws, i;
+	struct cap *c;
+
+	H.lopts.rcvbuf_init = 1000000;
+	H.lopts.rcvbuf_max = 1000000;
+	h_listen();
+	in(TCP_SYN, PEER_ISS, 0, NULL, 0);
+	c = expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, P0, 0);
+	ws = c->h.opts.wscale;
+	ck_assert_uint_eq(ws, 4);
+	edge = P0 + c->h.wnd;
+	in(TCP_ACK, P0, O0, NULL, 0);
+	limit = P0 + 1000000;
+	snd = P0;
+	/* the application reads nothing: the window closes as the ring fills */
+	for (i = 0; i < 5000 && seq_lt(snd, edge); i++) {
+		uint32_t len = edge - snd < sizeof(d) ? edge - snd : sizeof(d);
+
+		H.nev = 0;	/* readable, each time */
+		in(TCP_ACK, snd, O0, d, len);
+		snd += len;
+		if (!H.ncap)
+			run_until(tcp_next_deadline(H.s));	/* the delayed ACK */
+		ck_assert_uint_gt(H.ncap, 0);
+		while (H.ncap) {
+			c = pop_seg();
+			ck_assert_msg(c->h.ack == snd, "sent up to %u inside the window, %u acknowledged",
+				      snd - P0, c->h.ack - P0);
+			edge = c->h.ack + ((uint32_t)c->h.wnd << ws);
+			ck_assert_msg(seq_leq(edge, limit), "edge offered %u bytes beyond the ring", edge - limit);
+		}
+	}
+	ck_assert_uint_eq(snd, edge);	/* the window closed */
+	ck_assert_uint_lt(limit - snd, 1u << ws);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.drop_rcv_full, 0);
+	ck_assert_uint_eq(st.drop_out_of_window, 0);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
 START_TEST(test_zero_window_persist)
 {
 	struct cap *c;
@@ -2953,6 +3008,7 @@ static Suite *tcp_suite(void)
 	ADD("ooo_bounded", test_ooo_bounded);
 	ADD("out_of_window_data", test_out_of_window_data);
 	ADD("window_update_on_read", test_window_update_on_read);
+	ADD("scaled_window_fits_ring", test_scaled_window_fits_ring);
 	ADD("zero_window_persist", test_zero_window_persist);
 	ADD("sws_persist_forces_small_segment", test_sws_persist_forces_small_segment);
 	ADD("passive_close", test_passive_close);
