@@ -1,6 +1,10 @@
 # bench/lib.sh - what bench/tcp.sh, face.sh, nginx.sh and udp.sh share;
 # sourced
 #
+# Debian's tools first (iperf3, nginx, pasta, python3 from apt-get), before
+# whatever a login shell put in front of them (tests/run-tests.sh does the same)
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+#
 # bench_face_net CT PEER PH PP NET PNET: the container face benchmarks'
 # namespaces (made already, lo up): a veth between CT (eth0 NET.2/24, default
 # route via NET.1) and PEER (veth0 NET.1/24); and for pasta a veth between
