@@ -38,7 +38,7 @@ trap 'exit 130' INT TERM
 
 sn_fail() { echo "FAIL: $*" >&2; exit 1; }
 sn_skip() { echo "skipped: $*"; exit 77; }
-sn_log() { echo "--- $*"; }
+sn_log() { echo "--- [${SECONDS} s] $*"; }	# the time since the scenario began
 
 # Every namespace sysctl the tests rely on, at the kernel's own defaults. A
 # new namespace inherits its IPv4 settings from the root one
