@@ -17,6 +17,7 @@ SANITIZE	?= 0
 FUZZ_SECONDS	?= 60
 PREFIX		?= /usr/local
 DESTDIR		?=
+JOBS		:= $(shell nproc 2>/dev/null || echo 1)
 
 ifeq ($(origin CC),default)
 CC		:= gcc
@@ -133,11 +134,13 @@ test: all unit-bins tools
 # The scenarios that run with any shard count (DP_SHARDS_ANY in
 # tests/integration/datapath_env.inc) run with one shard in the plain pass
 # and two in the ASan one: both counts, and no minute more (issue 20).
+# The builds use every CPU (-j: 21 s against 44 s for the plain one); the
+# tests then run as tests/run-tests.sh schedules them.
 check: deps
-	$(MAKE) O=build test
-	SANDNET_TEST_SHARDS=2 $(MAKE) O=build/asan SANITIZE=1 test
-	$(MAKE) tsan
-	$(MAKE) fuzz FUZZ_SECONDS=5
+	$(MAKE) -j$(JOBS) O=build test
+	SANDNET_TEST_SHARDS=2 $(MAKE) -j$(JOBS) O=build/asan SANITIZE=1 test
+	$(MAKE) -j$(JOBS) tsan
+	$(MAKE) -j$(JOBS) fuzz FUZZ_SECONDS=5
 
 # What runs stacks in threads at once (shards, issue 20), under ThreadSanitizer:
 # the unit test of two TCP simulations in two threads, and a container served
