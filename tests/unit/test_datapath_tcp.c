@@ -1234,16 +1234,22 @@ START_TEST(test_out_of_window_data)
 }
 END_TEST
 
+/* A SYN to a listener whose receive ring is @bytes and never grows; its SYN-ACK. */
+static struct cap *syn_to_fixed_ring(uint32_t bytes)
+{
+	H.lopts.rcvbuf_init = bytes;
+	H.lopts.rcvbuf_max = bytes;
+	h_listen();
+	in(TCP_SYN, PEER_ISS, 0, NULL, 0);
+	return expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, P0, 0);
+}
+
 START_TEST(test_window_update_on_read)
 {
 	static uint8_t d[4096], out[4096];
 	struct cap *c;
 
-	H.lopts.rcvbuf_init = 4096;
-	H.lopts.rcvbuf_max = 4096;
-	h_listen();
-	in(TCP_SYN, PEER_ISS, 0, NULL, 0);
-	c = expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, P0, 0);
+	c = syn_to_fixed_ring(4096);
 	ck_assert_uint_eq(c->h.wnd, 4096);
 	ck_assert_uint_eq(c->h.opts.wscale, 0);
 	in(TCP_ACK, P0, O0, NULL, 0);
@@ -1285,11 +1291,7 @@ START_TEST(test_scaled_window_fits_ring)
 	unsigned int ws, i;
 	struct cap *c;
 
-	H.lopts.rcvbuf_init = 1000000;
-	H.lopts.rcvbuf_max = 1000000;
-	h_listen();
-	in(TCP_SYN, PEER_ISS, 0, NULL, 0);
-	c = expect_seg(TCP_SYN | TCP_ACK, OUR_ISS, P0, 0);
+	c = syn_to_fixed_ring(1000000);
 	ws = c->h.opts.wscale;
 	ck_assert_uint_eq(ws, 4);
 	edge = P0 + c->h.wnd;
