@@ -360,7 +360,7 @@ struct tcp_stack_stats {
 	uint64_t drop_paws;
 	uint64_t drop_out_of_window;
 	uint64_t drop_ooo_full;
-	uint64_t drop_rcv_full;	/* in-window bytes the receive ring had no room for (never: the window is its room) */
+	uint64_t drop_rcv_full;	/* segments cut for want of room in the receive ring (never: the window is its room) */
 	uint64_t drop_bad_ack;
 	uint64_t challenge_acks;
 	uint64_t challenge_acks_limited;

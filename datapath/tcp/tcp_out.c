@@ -154,10 +154,8 @@ static uint16_t tcp_out_wnd(struct tcp_conn *c, bool syn)
 		 * further at each ACK, beyond the ring.
 		 */
 		wnd = c->rcv_adv - c->rcv_nxt;
-		scaled = wnd >> c->rcv_wscale;
-	} else {
-		scaled = wnd >> c->rcv_wscale;	/* never offer more than fits */
 	}
+	scaled = wnd >> c->rcv_wscale;	/* never offer more than fits */
 	if (scaled > 65535)
 		scaled = 65535;
 	return (uint16_t)scaled;

@@ -15,6 +15,7 @@ DP_SHARDS_ANY=1
 
 dp_env_up
 face_check_fenced
+# the container's kernel SACKs and D-SACKs: the checks below read both
 ip netns exec "$CT" sysctl -qw net.ipv4.tcp_sack=1 net.ipv4.tcp_dsack=1
 tcp_peer_csum_off
 tcp_files "$SN_TMP"
