@@ -36,16 +36,18 @@
  * other side may refuse), and its sender retries. A SYN flood from either
  * side is therefore bounded by the caps, not by memory.
  *
- * Moving bytes. Once both are connected, each engine event (readable,
- * writable, FIN) puts the pair on the pending list; at the end of the loop
- * turn (face_pump(), from stack_turn_end()) every pending pair copies what
- * one side received (tcp_peek()) into the other's send buffer, as much as
- * it accepts (tcp_send() takes what fits), and only that is consumed (tcp_consume()).
- * What the other side does not take stays in the receive ring, whose window
- * then closes: the outer window limits the inner and back, and nothing is
- * buffered beyond the two engines' own buffers. Pumping waits while a link
- * still holds a borrowed frame (tcp_glue.c: tcp_send() may overwrite bytes
- * a queued retransmission borrows); the pair stays pending.
+ * Moving bytes. Once both are connected, bytes that one side receives in
+ * order while nothing of it waits go straight into the other's send ring
+ * (face_pair_sink(): one copy, from the packet). Otherwise each engine
+ * event (readable, writable, FIN) puts the pair on the pending list; at the
+ * end of the loop turn (face_pump(), from stack_turn_end()) every pending
+ * pair copies what one side received (tcp_peek()) into the other's send
+ * buffer, as much as it accepts (tcp_send() takes what fits), and only that
+ * is consumed (tcp_consume()), then pushes what its sinks queued. What the
+ * other side does not take stays in the receive ring, whose window then
+ * closes: the outer window limits the inner and back, and nothing is
+ * buffered beyond the two engines' own buffers. tcp_send() never writes
+ * over bytes a queued segment still carries (the borrow rule, tcp_pool.c).
  *
  * Closing. A FIN on one side becomes tcp_shutdown_write() on the other once
  * everything before it was moved (half-close works both ways). When both
@@ -80,6 +82,7 @@
  * @dead:	finished; freed at the end of the turn
  * @ledger_slot: its slot in the supervisor's ledger while it is up, or -1
  * @to_outer, @to_inner: bytes moved
+ * @push_outer, @push_inner: that side's sink queued bytes this turn
  */
 struct face_pair {
 	struct face_pair *next, *prev, *pend_next;
@@ -92,11 +95,13 @@ struct face_pair {
 	bool dead;
 	int ledger_slot;
 	uint64_t to_outer, to_inner;
+	bool push_outer, push_inner;
 	struct loop_defer defer;
 };
 
 static void face_pair_inner_event(struct tcp_conn *c, void *user, enum tcp_event ev, int err);
 static void face_pair_outer_event(struct tcp_conn *c, void *user, enum tcp_event ev, int err);
+static size_t face_pair_sink(struct tcp_conn *c, void *user, const void *data, size_t len);
 
 /* A connection no pair owns any more: nothing to tell. */
 static void face_orphan_event(struct tcp_conn *c, void *user, enum tcp_event ev, int err)
@@ -267,6 +272,8 @@ static void face_pair_event(struct face_pair *pr, bool inner, struct tcp_conn *c
 			break;
 		}
 		pr->up = true;
+		tcp_conn_set_sink(pr->inner, face_pair_sink);
+		tcp_conn_set_sink(pr->outer, face_pair_sink);
 		face_count(pr->f, FACE_CTR_TCP_CONNECTED);
 		face_pair_note(pr);
 		face_pair_pend(pr);	/* the first side may have data waiting */
@@ -344,6 +351,36 @@ static bool face_move(struct face *f, struct tcp_conn *from, struct tcp_conn *to
 	}
 }
 
+/*
+ * Both halves' sink (tcp_conn_set_sink(), once the pair is up): what one
+ * side receives in order while none of it waits in its ring goes straight
+ * into the other's send ring, copied once instead of twice. It is pushed
+ * at the end of the turn (face_pair_pump()), with whatever else the turn
+ * brought, so that it leaves in segments as large as the pump's.
+ */
+static size_t face_pair_sink(struct tcp_conn *c, void *user, const void *data, size_t len)
+{
+	struct face_pair *pr = user;
+	bool inner = c == pr->inner;
+	struct tcp_conn *to = inner ? pr->outer : pr->inner;
+	ssize_t n;
+
+	if (pr->dead || !pr->up || (inner ? pr->out_shut : pr->in_shut))
+		return 0;
+	n = tcp_send_more(to, data, len, face_now_us(pr->f));
+	if (n <= 0)
+		return 0;	/* the receive ring keeps it; WRITABLE brings the pump */
+	if (inner) {
+		pr->to_outer += (uint64_t)n;
+		pr->push_outer = true;
+	} else {
+		pr->to_inner += (uint64_t)n;
+		pr->push_inner = true;
+	}
+	face_pair_pend(pr);
+	return (size_t)n;
+}
+
 /* Move both ways, pass FINs on, finish a pair whose both directions are shut. */
 static void face_pair_pump(struct face_pair *pr)
 {
@@ -354,6 +391,11 @@ static void face_pair_pump(struct face_pair *pr)
 		return;
 	in_drained = face_move(f, pr->inner, pr->outer, &pr->to_outer);
 	out_drained = face_move(f, pr->outer, pr->inner, &pr->to_inner);
+	if (pr->push_outer)
+		tcp_push(pr->outer, face_now_us(f));
+	if (pr->push_inner)
+		tcp_push(pr->inner, face_now_us(f));
+	pr->push_outer = pr->push_inner = false;
 	if (pr->in_eof && in_drained && !pr->out_shut) {
 		pr->out_shut = true;
 		tcp_shutdown_write(pr->outer, face_now_us(f));

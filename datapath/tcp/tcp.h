@@ -208,6 +208,15 @@ struct tcp_listener;
 /* Called for every event of a connection; @user is tcp_conn_set_user()'s. */
 typedef void (*tcp_event_fn)(struct tcp_conn *c, void *user, enum tcp_event ev, int err);
 /*
+ * Takes in-order bytes as they arrive (tcp_conn_set_sink()), so that they
+ * are copied once: called from inside tcp_input() with the bytes at rcv_nxt
+ * while nothing is unread, it returns how many it took (0 .. @len), and the
+ * engine stores the rest in the receive ring and raises TCP_EV_READABLE for
+ * it as usual. What it takes counts as read (tcp_consume()). It must not
+ * call into @c's own stack.
+ */
+typedef size_t (*tcp_sink_fn)(struct tcp_conn *c, void *user, const void *data, size_t len);
+/*
  * Called when a passive open completed; the new connection starts with the
  * listener's event function and user pointer, change them with
  * tcp_conn_set_user(). Return 0 to keep it, negative to refuse (RST).
@@ -398,6 +407,7 @@ struct tcp_stack_stats {
 	uint64_t pool_maps;		/* rings that needed a new mapping */
 	uint64_t pool_trimmed;		/* bytes given back after staying unused */
 	uint64_t snd_lent_limited;	/* tcp_send()s cut short by a loan (tcp_pool.c) */
+	uint64_t rcv_sunk_bytes;	/* received bytes a sink took, never stored (tcp_conn_set_sink()) */
 };
 
 const char *tcp_state_name(enum tcp_state s);
@@ -442,7 +452,10 @@ int tcp_connect(struct tcp_stack *s, const struct tcp_endpoint *local, const str
 		const struct tcp_conn_opts *opts, tcp_event_fn ev, void *user, uint64_t now_us,
 		struct tcp_conn **out);
 void tcp_conn_set_user(struct tcp_conn *c, tcp_event_fn ev, void *user);
+void tcp_conn_set_sink(struct tcp_conn *c, tcp_sink_fn sink);
 ssize_t tcp_send(struct tcp_conn *c, const void *buf, size_t len, uint64_t now_us);
+ssize_t tcp_send_more(struct tcp_conn *c, const void *buf, size_t len, uint64_t now_us);
+void tcp_push(struct tcp_conn *c, uint64_t now_us);
 ssize_t tcp_recv(struct tcp_conn *c, void *buf, size_t len, uint64_t now_us);
 int tcp_peek(struct tcp_conn *c, struct iovec iov[2]);
 int tcp_consume(struct tcp_conn *c, size_t len, uint64_t now_us);

@@ -351,6 +351,23 @@ uint32_t tcp_buf_rcv_wnd(const struct tcp_conn *c)
 }
 
 /**
+ * tcp_buf_rcv_sunk() - @len in-order bytes went to the sink, not the ring
+ * @c: the connection
+ * @len: bytes the sink took
+ * @now_us: the time
+ *
+ * The window offered is the ring's room whether the ring is used or not:
+ * a ring with no capacity yet gets its initial one, parked (no memory until
+ * a byte is stored), and auto-tuning counts the bytes as read from it.
+ */
+void tcp_buf_rcv_sunk(struct tcp_conn *c, uint32_t len, uint64_t now_us)
+{
+	if (!c->rcv.cap)
+		c->rcv.cap = tcp_pow2_ceil(c->opts.rcvbuf_init);
+	tcp_buf_rcv_autotune(c, len, now_us);
+}
+
+/**
  * tcp_buf_rcv_autotune() - grow the receive ring after a fast-reading RTT
  * @c: the connection
  * @delivered: bytes the service just consumed
@@ -439,20 +456,8 @@ size_t tcp_send_space(const struct tcp_conn *c)
 	return cap > c->snd.len ? cap - c->snd.len : 0;
 }
 
-/**
- * tcp_send() - queue bytes for sending; accepts what fits (backpressure)
- * @c: the connection
- * @buf: the bytes
- * @len: how many
- * @now_us: the time
- *
- * When less than @len was taken, TCP_EV_WRITABLE follows once space frees.
- * Data queued before the handshake completes goes out right after it.
- *
- * Return: bytes accepted (0 when full), -EPIPE after shutdown/close of the
- * sending side, -ENOTCONN when the connection is closed, -ENOMEM.
- */
-ssize_t tcp_send(struct tcp_conn *c, const void *buf, size_t len, uint64_t now_us)
+/* tcp_send() and tcp_send_more(): queue what fits; send it now when @push. */
+static ssize_t tcp_send_queue(struct tcp_conn *c, const void *buf, size_t len, uint64_t now_us, bool push)
 {
 	struct tcp_stack *s = c->stack;
 	int space;
@@ -490,10 +495,64 @@ ssize_t tcp_send(struct tcp_conn *c, const void *buf, size_t len, uint64_t now_u
 	tcp_conn_enter(s);
 	tcp_ring_write_at(&c->snd, c->snd.len, buf, n);
 	c->snd.len += n;
-	if (c->state == TCPS_ESTABLISHED || c->state == TCPS_CLOSE_WAIT)
+	if (push && (c->state == TCPS_ESTABLISHED || c->state == TCPS_CLOSE_WAIT))
 		tcp_out_push(c, now_us);
 	tcp_conn_leave(s);
 	return n;
+}
+
+/**
+ * tcp_send() - queue bytes for sending; accepts what fits (backpressure)
+ * @c: the connection
+ * @buf: the bytes
+ * @len: how many
+ * @now_us: the time
+ *
+ * When less than @len was taken, TCP_EV_WRITABLE follows once space frees.
+ * Data queued before the handshake completes goes out right after it.
+ *
+ * Return: bytes accepted (0 when full), -EPIPE after shutdown/close of the
+ * sending side, -ENOTCONN when the connection is closed, -ENOMEM.
+ */
+ssize_t tcp_send(struct tcp_conn *c, const void *buf, size_t len, uint64_t now_us)
+{
+	return tcp_send_queue(c, buf, len, now_us, true);
+}
+
+/**
+ * tcp_send_more() - tcp_send(), but more is coming: queue without sending
+ * @c: the connection
+ * @buf: the bytes
+ * @len: how many
+ * @now_us: the time
+ *
+ * Like MSG_MORE: the bytes wait in the send ring for tcp_push() (or for
+ * whatever sends on @c first: an ACK that opens the window, a timer), so
+ * that several calls leave as large segments. It sends nothing and raises
+ * no event, so another stack's sink may call it (tcp_sink_fn).
+ *
+ * Return: as tcp_send().
+ */
+ssize_t tcp_send_more(struct tcp_conn *c, const void *buf, size_t len, uint64_t now_us)
+{
+	return tcp_send_queue(c, buf, len, now_us, false);
+}
+
+/**
+ * tcp_push() - send what tcp_send_more() queued, as far as the windows allow
+ * @c: the connection
+ * @now_us: the time
+ */
+void tcp_push(struct tcp_conn *c, uint64_t now_us)
+{
+	struct tcp_stack *s = c->stack;
+
+	if (c->state != TCPS_ESTABLISHED && c->state != TCPS_CLOSE_WAIT)
+		return;
+	s->clock_us = now_us;
+	tcp_conn_enter(s);
+	tcp_out_push(c, now_us);
+	tcp_conn_leave(s);
 }
 
 /**

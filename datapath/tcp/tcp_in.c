@@ -501,13 +501,33 @@ static bool tcp_in_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_
 	return c->state != TCPS_CLOSED;
 }
 
-/* Step 7: the text. Returns true when new in-order bytes are readable. */
+/*
+ * In-order bytes while nothing is unread: the sink may take them, copied
+ * once (tcp_conn_set_sink()). What it takes counts as read.
+ */
+static uint32_t tcp_in_sink(struct tcp_conn *c, const uint8_t *data, uint32_t len, uint64_t now_us)
+{
+	size_t n = c->sink(c, c->user, data, len);
+
+	if (!n)
+		return 0;
+	if (n > len)
+		n = len;
+	c->stack->st.rcv_sunk_bytes += n;
+	tcp_buf_rcv_sunk(c, (uint32_t)n, now_us);
+	return (uint32_t)n;
+}
+
+/*
+ * Step 7: the text. Returns true when new in-order bytes are readable in
+ * the receive ring (not when the sink took them all).
+ */
 static bool tcp_in_text(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32_t *seq_io, uint32_t *len_io,
 			bool *fin_io, uint64_t now_us)
 {
 	struct tcp_stack *s = c->stack;
 	const uint8_t *data = seg->data;
-	uint32_t seq = *seq_io, len = *len_io, room, segs;
+	uint32_t seq = *seq_io, len = *len_io, room, segs, taken = 0, stored;
 	bool had_ooo = c->ooo.n > 0;
 
 	if (seq_lt(seq, c->rcv_nxt)) {
@@ -530,11 +550,8 @@ static bool tcp_in_text(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32
 		len -= skip;
 		seq = c->rcv_nxt;
 	}
-	if (tcp_buf_rcv_ready(c) < 0) {
-		*len_io = 0;
-		*fin_io = false;
-		return false;
-	}
+	/* the space a ring of its capacity has, whether it holds memory yet
+	 * or not (tcp_buf_rcv_ready() below gives it the same capacity) */
 	room = tcp_buf_rcv_space(c);
 	if (seq - c->rcv_nxt >= room) {
 		s->st.drop_rcv_full++;
@@ -547,6 +564,16 @@ static bool tcp_in_text(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32
 		s->st.drop_rcv_full++;
 		len = room - (seq - c->rcv_nxt);
 		*fin_io = false;	/* RFC 9293: trimmed, the FIN is gone too */
+	}
+	if (seq == c->rcv_nxt && !c->rcv.len && !had_ooo && c->sink)
+		taken = tcp_in_sink(c, data, len, now_us);
+	if (taken < len && tcp_buf_rcv_ready(c) < 0) {
+		*fin_io = false;
+		if (!taken) {
+			*len_io = 0;
+			return false;
+		}
+		len = taken;	/* the sink's part is had; the rest comes again */
 	}
 	*seq_io = seq;
 	*len_io = len;
@@ -569,8 +596,11 @@ static bool tcp_in_text(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32
 		c->ack_now = true;	/* RFC 5681 4.2: out of order, ACK now */
 		return false;
 	}
-	tcp_ring_write_at(&c->rcv, c->rcv.len, data, len);
-	c->rcv.len += len;
+	stored = len - taken;
+	if (stored) {	/* else the ring may hold no memory at all */
+		tcp_ring_write_at(&c->rcv, c->rcv.len, data + taken, stored);
+		c->rcv.len += stored;
+	}
 	c->rcv_nxt += len;
 	c->bytes_received += len;
 	if (had_ooo) {
@@ -592,7 +622,7 @@ static bool tcp_in_text(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32
 		c->ack_now = true;
 	if (!c->ack_now)
 		tcp_timer_delack(c, now_us);
-	return true;
+	return c->rcv.len > 0;
 }
 
 static void tcp_in_fin(struct tcp_conn *c, uint64_t now_us)

@@ -144,6 +144,7 @@ struct tcp_conn {
 	struct tcp_conn_opts opts;
 	tcp_event_fn ev;
 	void *user;
+	tcp_sink_fn sink;	/* takes in-order bytes as they arrive, or NULL */
 	bool user_holds;	/* the service has not closed it yet */
 	bool passive;
 	bool deferred;		/* a catch-all's SYN-RECEIVED: SYN-ACK not sent yet */
@@ -423,6 +424,7 @@ void tcp_ring_drop(struct tcp_ring *r, uint32_t len);
 uint32_t tcp_buf_rcv_space(const struct tcp_conn *c);
 uint32_t tcp_buf_rcv_wnd(const struct tcp_conn *c);
 void tcp_buf_rcv_autotune(struct tcp_conn *c, uint32_t delivered, uint64_t now_us);
+void tcp_buf_rcv_sunk(struct tcp_conn *c, uint32_t len, uint64_t now_us);
 int tcp_buf_snd_grow(struct tcp_conn *c, uint32_t want);
 uint8_t tcp_buf_wscale_for(uint32_t max_bytes);
 bool tcp_buf_pressure(const struct tcp_stack *s);

@@ -101,12 +101,27 @@ int tcp_connect(struct tcp_stack *s, const struct tcp_endpoint *local, const str
  * tcp_conn_set_user() - set the event function and user pointer
  * @c: the connection
  * @ev: event function
- * @user: passed to @ev
+ * @user: passed to @ev (and to the sink)
+ *
+ * A sink belongs to the user it was set for: a new user has none until
+ * tcp_conn_set_sink().
  */
 void tcp_conn_set_user(struct tcp_conn *c, tcp_event_fn ev, void *user)
 {
 	c->ev = ev;
 	c->user = user;
+	c->sink = NULL;
+}
+
+/**
+ * tcp_conn_set_sink() - take in-order bytes as they arrive (tcp_sink_fn)
+ * @c: the connection
+ * @sink: called with the user pointer of tcp_conn_set_user(); NULL: none,
+ *	every byte waits in the receive ring for tcp_peek()/tcp_recv()
+ */
+void tcp_conn_set_sink(struct tcp_conn *c, tcp_sink_fn sink)
+{
+	c->sink = sink;
 }
 
 /**

@@ -139,6 +139,10 @@ dp_stats | sed -n '/^face:/,/^  drops/p'
 [ "$(dp_stat "d['face']['counters']['tcp_outbound']")" -ge 10 ] || sn_fail "too few outbound pairs counted"
 [ "$(dp_stat "d['face']['counters']['tcp_refused']")" -ge 2 ] || sn_fail "refusals not counted"
 [ "$(dp_stat "d['face']['counters']['tcp_unreachable']")" -ge 3 ] || sn_fail "ICMP errors not counted"
+# bytes copied once (face_pair_sink()): the 64 MiB downloads and iperf3's
+# two directions took the direct way into the other engine's send ring
+[ "$(dp_stat "d['tcp']['rcv_sunk_bytes']")" -ge 67108864 ] || sn_fail "inbound bytes did not go straight to the inner send ring"
+[ "$(dp_stat "d['face_tcp']['rcv_sunk_bytes']")" -ge 1000000 ] || sn_fail "outbound bytes did not go straight to the outer send ring"
 # system calls per connection: every link's reads and writes and the loop's
 # waits, over the pairs (this run moves megabytes on few connections and
 # waits in between: thousands a connection; bench/nginx.sh has short flows)

@@ -942,6 +942,111 @@ START_TEST(test_peek_consume)
 }
 END_TEST
 
+/* A sink (tcp_conn_set_sink()) that takes up to S.room bytes. */
+static struct {
+	uint8_t buf[1024];
+	size_t len, room;
+	unsigned int calls;
+} S;
+
+static size_t h_sink(struct tcp_conn *c, void *user, const void *data, size_t len)
+{
+	ck_assert_ptr_eq(user, &H);
+	ck_assert_ptr_eq(c, H.conn);
+	S.calls++;
+	if (len > S.room)
+		len = S.room;
+	ck_assert_uint_le(S.len + len, sizeof(S.buf));
+	memcpy(S.buf + S.len, data, len);
+	S.len += len;
+	S.room -= len;
+	return len;
+}
+
+START_TEST(test_sink_takes_in_order)
+{
+	uint8_t d[800], out[800];
+	struct tcp_stack_stats st;
+	struct iovec iov[2];
+	unsigned int calls;
+	struct cap *c;
+
+	fill(d, sizeof(d), 3);
+	memset(&S, 0, sizeof(S));
+	establish_passive();
+	tcp_conn_set_sink(H.conn, h_sink);
+	S.room = 250;
+	/* all of it to the sink: ACKed, nothing stored, nothing to read */
+	in(TCP_ACK, P0, O0, d, 100);
+	c = expect_seg(TCP_ACK, O0, P0 + 100, 0);
+	ck_assert_uint_eq(c->h.wnd, 131072 >> 7);	/* the ring's whole room */
+	ck_assert_uint_eq(S.len, 100);
+	ck_assert(!saw_event(TCP_EV_READABLE, 0));
+	ck_assert_int_eq(tcp_peek(H.conn, iov), 0);
+	/* it takes part: the rest waits in the ring, readable */
+	in(TCP_ACK, P0 + 100, O0, d + 100, 200);
+	expect_seg(TCP_ACK, O0, P0 + 300, 0);
+	ck_assert_uint_eq(S.len, 250);
+	ck_assert(saw_event(TCP_EV_READABLE, 0));
+	/* while bytes wait in the ring the sink is not asked: the order holds */
+	S.room = sizeof(S.buf) - S.len;
+	calls = S.calls;
+	in(TCP_ACK, P0 + 300, O0, d + 300, 100);
+	h_drain();
+	ck_assert_uint_eq(S.calls, calls);
+	ck_assert_int_eq(tcp_recv(H.conn, out, sizeof(out), H.now), 150);
+	ck_assert(!memcmp(out, d + 250, 150));
+	/* out of order, then the hole: both go to the ring, where the rest waits */
+	in(TCP_ACK, P0 + 500, O0, d + 500, 100);
+	in(TCP_ACK, P0 + 400, O0, d + 400, 100);
+	h_drain();
+	ck_assert_uint_eq(S.calls, calls);
+	ck_assert_int_eq(tcp_recv(H.conn, out, sizeof(out), H.now), 200);
+	ck_assert(!memcmp(out, d + 400, 200));
+	/* read empty: the sink takes the next bytes again */
+	in(TCP_ACK, P0 + 600, O0, d + 600, 100);
+	h_drain();
+	ck_assert_uint_eq(S.calls, calls + 1);
+	ck_assert_uint_eq(S.len, 350);
+	ck_assert(!memcmp(S.buf, d, 250));
+	ck_assert(!memcmp(S.buf + 250, d + 600, 100));
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.rcv_sunk_bytes, 350);
+	/* a new user has no sink until it sets one */
+	tcp_conn_set_user(H.conn, h_event, &H);
+	in(TCP_ACK, P0 + 700, O0, d + 700, 100);
+	h_drain();
+	ck_assert_uint_eq(S.calls, calls + 1);
+	ck_assert_int_eq(tcp_recv(H.conn, out, sizeof(out), H.now), 100);
+	ck_assert(!memcmp(out, d + 700, 100));
+	tcp_close(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/* tcp_send_more() queues and sends nothing; tcp_push() sends it as one. */
+START_TEST(test_send_more_then_push)
+{
+	uint8_t d[1000];
+	struct cap *c;
+
+	fill(d, sizeof(d), 5);
+	establish_passive();
+	ck_assert_int_eq(tcp_send_more(H.conn, d, 400, H.now), 400);
+	ck_assert_int_eq(tcp_send_more(H.conn, d + 400, 600, H.now), 600);
+	expect_none();
+	tcp_push(H.conn, H.now);
+	c = expect_seg(TCP_ACK | TCP_PSH, O0, P0, 1000);
+	ck_assert(!memcmp(c->data, d, 1000));
+	expect_none();
+	tcp_shutdown_write(H.conn, H.now);
+	h_drain();
+	ck_assert_int_eq(tcp_send_more(H.conn, d, 10, H.now), -EPIPE);
+	tcp_close(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
 START_TEST(test_delayed_ack)
 {
 	uint8_t d[100] = { 0 };
@@ -3000,6 +3105,8 @@ static Suite *tcp_suite(void)
 	ADD("ipv6_open", test_ipv6_open);
 	ADD("data_in", test_data_in);
 	ADD("peek_consume", test_peek_consume);
+	ADD("sink_takes_in_order", test_sink_takes_in_order);
+	ADD("send_more_then_push", test_send_more_then_push);
 	ADD("delayed_ack", test_delayed_ack);
 	ADD("data_out", test_data_out);
 	ADD("gso_segments", test_gso_segments);
