@@ -126,16 +126,19 @@ GP
 
 # bench_mode_args MODE: the datapath's options for a row's MODE: "hw-percall"
 # is hw with --no-io-uring (the TUN read and written one packet per system
-# call), "hw-nopoll" hw with --busy-poll 0 (the loop sleeps at once)
+# call), "hw-nopoll" hw with --busy-poll 0 (the loop sleeps at once),
+# "hw-nice0" hw with --nice 0 (the datapath at the programs' own priority;
+# any hw-niceN maps to --nice N)
 bench_mode_args() {
 	case "${1#*-}" in
 	percall) echo --no-io-uring ;;
 	nopoll) echo --busy-poll 0 ;;
+	nice*) echo --nice "${1##*-nice}" ;;
 	esac
 }
 
 # bench_face_up MODE CT DPNS CTL LOG PEER_ADDR: netsetup run --gso MODE (and
-# --shards $SHARDS when set; MODE hw-percall and hw-nopoll: bench_mode_args) on
+# --shards $SHARDS when set; MODE hw-percall, hw-nopoll, hw-nice0: bench_mode_args) on
 # CT with a datapath whose control socket is CTL; sets NS_PID (netsetup) and
 # DP_PID (the datapath that serves: the supervisor's child), empty when it
 # did not come up or CT cannot ping PEER_ADDR (then says why).

@@ -38,6 +38,10 @@
 #define DP_DEATH_WINDOW_S_DEFAULT	60
 #define DP_BUSY_POLL_US_DEFAULT	50	/* --busy-poll: TCP_RR 1.5x on this guest (docs/benchmarks.md) */
 #define DP_BUSY_POLL_US_MAX	1000
+#define DP_NICE_DEFAULT		10	/* --nice: UDP loss at 1 Gbit/s 4-13x lower on this guest (docs/benchmarks.md) */
+#define DP_NICE_MAX		19
+#define DP_STR_(x)		#x
+#define DP_STR(x)		DP_STR_(x)
 
 /**
  * struct dp_opts - the command line, for the supervisor and its datapaths
@@ -50,6 +54,7 @@
  * @policy:		the container face's policy
  * @max_deaths, @death_window_s: the crash-loop limit (supervisor)
  * @busy_poll_us:	--busy-poll (loop.c, loop_set_busy_poll())
+ * @nice:		--nice: the datapath's nice value (0: left as started)
  * @worker:		started by a supervisor (--worker: internal)
  * @ledger_fd, @control_fd: a worker's inherited ledger and control socket
  * @listen_fds, @n_listen_fds: a worker's inherited forward listeners, one per
@@ -70,6 +75,7 @@ struct dp_opts {
 	unsigned int max_deaths;
 	unsigned int death_window_s;
 	unsigned int busy_poll_us;
+	unsigned int nice;
 	bool worker;
 	int ledger_fd;
 	int control_fd;

@@ -20,8 +20,10 @@
 #    socket's InErrors (which counts its RcvbufErrors too);
 #  - the TUN is read in batches through io_uring (more than one packet per
 #    system call in the flood), and the loop busy-polls (budget 50 us, polls
-#    counted, none after the flood's bulk turns); then again with `datapath --no-io-uring --busy-poll 0`: one
-#    packet per system call, no polls, 1400-byte datagrams each way, all arrive.
+#    counted, none after the flood's bulk turns), every thread of the
+#    datapath at nice 10 (--nice's default); then again with `datapath
+#    --no-io-uring --busy-poll 0 --nice 0`: one packet per system call, no
+#    polls, nice 0, 1400-byte datagrams each way, all arrive.
 . "$SANDNET_TESTS/lib/common.sh"
 DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
@@ -37,6 +39,10 @@ face_check_fenced
 # net.core.rmem_max says (the host's, not a namespace's sysctl).
 
 PORT=9700
+# dp_nice: the nice values of the serving datapath's threads, each once
+dp_nice() {
+	ps -L -o ni= -p "$(dp_stat "raw['pid']")" | tr -d ' ' | sort -u | tr '\n' ' '
+}
 # run_pair NAME RECV_NS RECV_ADDR SEND_NS SIZE COUNT MBIT [SEGS] [gro]: one
 # transfer; the receiver's and the sender's lines to $SN_TMP/NAME.{recv,send}.
 # Return: the receiver's status (0: everything arrived in order)
@@ -182,11 +188,16 @@ python3 -c "import sys; b = $busy; sys.exit(0 if b[0] == 50 and b[1] >= b[2] > 0
 sc=$(dp_stat "(raw['totals']['syscalls'], d['loop_turns'] + 2 * d['busy_poll']['polls'] - d['busy_poll']['hits'])")
 python3 -c "import sys; s = $sc; sys.exit(0 if s[0] > s[1] else 1)" ||
 	sn_fail "totals.syscalls misses the loop's waits, polls or yields: $sc"
+nice=$(dp_nice)
+echo "the datapath's threads run at nice: $nice"
+[ "$nice" = "10 " ] || sn_fail "the datapath's threads run at nice '$nice', not --nice's default 10"
 face_check_clean
 dp_env_down
 
-sn_log "with --no-io-uring and --busy-poll 0: one system call per packet, no polls, nothing lost"
-dp_start --no-io-uring --busy-poll 0
+sn_log "with --no-io-uring, --busy-poll 0 and --nice 0: one system call per packet, no polls, nothing lost"
+dp_start --no-io-uring --busy-poll 0 --nice 0
+nice=$(dp_nice)
+[ "$nice" = "0 " ] || sn_fail "--nice 0: the datapath's threads run at nice '$nice'"
 face_check_fenced
 run_pair percall-out "$PEER" 10.77.0.1 "$CT" 1400 20000 200 || sn_fail "--no-io-uring outbound: datagrams lost"
 run_pair percall-in "$CT" 10.77.0.2 "$PEER" 1400 20000 200 || sn_fail "--no-io-uring inbound: datagrams lost"
