@@ -38,10 +38,8 @@
 #define DP_DEATH_WINDOW_S_DEFAULT	60
 #define DP_BUSY_POLL_US_DEFAULT	50	/* --busy-poll: TCP_RR 1.5x on this guest (docs/benchmarks.md) */
 #define DP_BUSY_POLL_US_MAX	1000
-#define DP_NICE_DEFAULT		10	/* --nice: UDP loss at 1 Gbit/s 4-13x lower on this guest (docs/benchmarks.md) */
+#define DP_NICE_DEFAULT		10	/* --nice: UDP at 1 Gbit/s lost 2-4 % against 18-34 % (docs/benchmarks.md) */
 #define DP_NICE_MAX		19
-#define DP_STR_(x)		#x
-#define DP_STR(x)		DP_STR_(x)
 
 /**
  * struct dp_opts - the command line, for the supervisor and its datapaths

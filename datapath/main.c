@@ -74,7 +74,7 @@ static const char usage[] =
 	"  --busy-poll USEC  after a turn with work, poll up to USEC before sleeping\n"
 	"                    (0..1000, default 50; 0: never)\n"
 	"  --nice N          run at this nice value, below the container's programs\n"
-	"                    (0..19, default " DP_STR(DP_NICE_DEFAULT) "; 0: as started)\n"
+	"                    (0..19, default 10; 0: as started)\n"
 	"  --publish udp:[ADDR:]PORT=TARGET   datagrams to the container's PORT go to\n"
 	"                    TARGET (HOST:PORT or unix:/path); replies come back\n"
 	"  --forward udp:LISTEN=REMOTE        datagrams to LISTEN (HOST:PORT or\n"
@@ -517,9 +517,9 @@ static int dp_worker(struct dp_opts *o)
 	/*
 	 * Below the container's programs: the datapath works for them, and a
 	 * receiver that waits behind it for a CPU overflows its socket (UDP at
-	 * 1 Gbit/s lost 10-38 % at nice 0 and 1-5 % at 10 on 2 CPUs, where a
-	 * TCP stream lost 2-4 % of its rate: docs/benchmarks.md). Set before
-	 * the shards start, which inherit it.
+	 * 1 Gbit/s lost 18-34 % at nice 0 and 2-4 % at 10 on 2 CPUs, while TCP
+	 * moved by 0-5 %: docs/benchmarks.md). Set before the shards start,
+	 * which inherit it.
 	 */
 	if (o->nice && setpriority(PRIO_PROCESS, 0, (int)o->nice) < 0) {
 		snprintf(err, sizeof(err), "--nice %u: setpriority: %s", o->nice, strerror(errno));
