@@ -191,7 +191,8 @@ void ledger_unmap(struct ledger *lg)
  */
 int ledger_pair_add(struct ledger *lg, const struct ledger_pair *p)
 {
-	uint32_t first = lg->part ? lg->first : 0, n = lg->part ? lg->count : lg->head->n_pairs, slot;
+	uint32_t first = lg->part ? lg->first : 0, n = lg->part ? lg->count : lg->head->n_pairs;
+	uint32_t stride = lg->part ? lg->stride : 1, slot, hi;
 
 	if (lg->part && !lg->count) {
 		lg->full++;
@@ -203,7 +204,7 @@ int ledger_pair_add(struct ledger *lg, const struct ledger_pair *p)
 		if (!lg->free)
 			return -ENOMEM;
 		for (slot = 0; slot < n; slot++)
-			lg->free[slot] = first + n - 1 - slot;
+			lg->free[slot] = first + (n - 1 - slot) * stride;
 		lg->n_free = n;
 	}
 	if (!lg->n_free) {
@@ -213,9 +214,11 @@ int ledger_pair_add(struct ledger *lg, const struct ledger_pair *p)
 	slot = lg->free[--lg->n_free];
 	lg->book->pairs[slot] = *p;
 	lg->book->pairs[slot].used = 1;
-	/* shards never write @hi: ledger_share() set it to the end of the book */
-	if (!lg->part && slot >= lg->book->hi)
-		lg->book->hi = slot + 1;
+	/* shards raise @hi together: the highest wins */
+	hi = __atomic_load_n(&lg->book->hi, __ATOMIC_RELAXED);
+	while (slot >= hi && !__atomic_compare_exchange_n(&lg->book->hi, &hi, slot + 1, true, __ATOMIC_RELAXED,
+							  __ATOMIC_RELAXED))
+		;
 	return (int)slot;
 }
 
@@ -240,9 +243,13 @@ void ledger_pair_del(struct ledger *lg, int slot)
  * @part:	receives a ledger on the same mapping whose pairs go to slots
  *		no other shard writes; its ledger_unmap() keeps the mapping
  *
- * Every shard adds and deletes pairs without a lock: each owns a slice of
- * the book, and the book's high mark covers it all, so that a successor
- * reads every slice (ledger_pairs_take()).
+ * Every shard adds and deletes pairs without a lock: each owns every n-th
+ * slot from slot i, lowest first, so that n shards of few pairs each use the
+ * first pages of the book together, and the book's high mark, which all of
+ * them raise (an atomic maximum), stays low: a successor reads and clears
+ * only up to it (ledger_pairs_take()). With a slice each, the second shard's
+ * first pair would have lifted it past the first shard's whole slice, and
+ * every start faulted in that much of the memfd (2.5 MB).
  */
 void ledger_share(struct ledger *lg, unsigned int i, unsigned int n, struct ledger *part)
 {
@@ -254,9 +261,9 @@ void ledger_share(struct ledger *lg, unsigned int i, unsigned int n, struct ledg
 	part->size = lg->size;
 	part->fd = -1;
 	part->part = true;
-	part->first = i * per;
+	part->first = i;
+	part->stride = n;
 	part->count = per;	/* 0 with fewer slots than shards: no slot */
-	lg->book->hi = lg->head->n_pairs;
 }
 
 /**
@@ -286,7 +293,7 @@ unsigned int ledger_pairs_take(struct ledger *lg, void (*fn)(void *ctx, const st
 		n++;
 	}
 	memset(lg->book->pairs, 0, (size_t)hi * sizeof(struct ledger_pair));
-	lg->book->hi = lg->part ? lg->head->n_pairs : 0;	/* shards: the whole book, always */
+	lg->book->hi = 0;
 	return n;
 }
 

@@ -98,8 +98,9 @@ struct ledger_book {
  * @free:	the datapath's free slots, a stack (allocated with the first pair)
  * @n_free:	entries on it
  * @full:	pairs that found no slot (they are not reset after a death)
- * @first, @count: the slots a share may use (ledger_share()); unused
- *		without @part (all slots)
+ * @first, @count, @stride: the slots a share may use, @count of them
+ *		from @first every @stride (ledger_share()); unused without
+ *		@part (all slots)
  * @part:	a share of another's mapping: unmapping leaves the mapping
  */
 struct ledger {
@@ -110,7 +111,7 @@ struct ledger {
 	uint32_t *free;
 	uint32_t n_free;
 	uint64_t full;
-	uint32_t first, count;
+	uint32_t first, count, stride;
 	bool part;
 };
 
