@@ -11,7 +11,7 @@
 # with the datapath's --busy-poll 0; hw-nice0: hw with --nice 0), SHAPES (default
 # all, below), PERF (sandnet modes to profile with perf record during
 # "in PERF_SHAPE", default 1m-c5, e.g. PERF=hw), SHARDS (netsetup --shards for
-# the sandnet rows, default one), OUT (results, default bench/results), PLOT
+# the sandnet rows, default 1; auto: one per CPU, the datapath's default), OUT (results, default bench/results), PLOT
 # (default docs/benchmarks-nginx.png).
 #
 # Namespaces (names "bn<pid>-*", removed on exit):

@@ -204,7 +204,7 @@ int config_receive(struct shards *sh, int fd, uint32_t *done_seq, char *err, siz
 	uint8_t version;
 	int ret;
 
-	ret = proto_handshake(fd, false, DP_SOFTWARE, &version, NULL, &why);
+	ret = proto_handshake(fd, false, DP_SOFTWARE, 0, &version, NULL, &why);
 	if (ret < 0) {
 		snprintf(err, err_len, "handshake with netsetup: %s", why.text);
 		return ret;

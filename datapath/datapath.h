@@ -53,6 +53,8 @@
  * @max_deaths, @death_window_s: the crash-loop limit (supervisor)
  * @busy_poll_us:	--busy-poll (loop.c, loop_set_busy_poll())
  * @nice:		--nice: the datapath's nice value (0: left as started)
+ * @shards:		--shards: what the supervisor asks netsetup for in HELLO
+ *			(netsetup's own --shards wins); default one per CPU
  * @worker:		started by a supervisor (--worker: internal)
  * @ledger_fd, @control_fd: a worker's inherited ledger and control socket
  * @listen_fds, @n_listen_fds: a worker's inherited forward listeners, one per
@@ -74,6 +76,7 @@ struct dp_opts {
 	unsigned int death_window_s;
 	unsigned int busy_poll_us;
 	unsigned int nice;
+	unsigned int shards;
 	bool worker;
 	int ledger_fd;
 	int control_fd;

@@ -37,6 +37,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <malloc.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,9 @@ static const char usage[] =
 	"                    (0..1000, default 50; 0: never)\n"
 	"  --nice N          run at this nice value, below the container's programs\n"
 	"                    (0..19, default 10; 0: as started)\n"
+	"  --shards N|auto   run N stacks, each a thread with its share of the\n"
+	"                    conversations, when netsetup is not told otherwise\n"
+	"                    (1..64; default auto: one per CPU it may run on)\n"
 	"  --publish udp:[ADDR:]PORT=TARGET   datagrams to the container's PORT go to\n"
 	"                    TARGET (HOST:PORT or unix:/path); replies come back\n"
 	"  --forward udp:LISTEN=REMOTE        datagrams to LISTEN (HOST:PORT or\n"
@@ -181,6 +185,38 @@ static int dp_parse_count(const char *opt, const char *val, unsigned int min, un
 	return 0;
 }
 
+/*
+ * --shards: 1..SHARD_MAX, or auto, one per CPU this process may run on
+ * (sched_getaffinity(): a container's datapath pinned by its runtime asks for
+ * what it was given, not for the host's CPUs), at most SHARD_MAX.
+ */
+static int dp_parse_shards(const char *val, unsigned int *out)
+{
+	cpu_set_t set;
+	int n;
+
+	if (strcmp(val, "auto")) {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(val, &end, 10);
+		if (!*val || *end || errno || v < 1 || v > SHARD_MAX || val[0] == '-') {
+			fprintf(stderr, "datapath: --shards '%s': not a number in 1..%d, nor auto\n", val, SHARD_MAX);
+			return -EINVAL;
+		}
+		*out = (unsigned int)v;
+		return 0;
+	}
+	if (sched_getaffinity(0, sizeof(set), &set) < 0) {
+		fprintf(stderr, "datapath: --shards auto: sched_getaffinity: %s\n", strerror(errno));
+		return -errno;
+	}
+	n = CPU_COUNT(&set);
+	*out = n < 1 ? 1 : n > SHARD_MAX ? SHARD_MAX : (unsigned int)n;
+	return 0;
+}
+
 /* An inherited fd number (--fd, --ledger-fd, ...): one that is open. */
 static int dp_parse_fd(const char *opt, const char *val, int *out)
 {
@@ -224,6 +260,7 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "no-io-uring", no_argument, NULL, 'U' },
 		{ "busy-poll", required_argument, NULL, 'B' },
 		{ "nice", required_argument, NULL, 'N' },
+		{ "shards", required_argument, NULL, 'S' },
 		/* internal: how a supervisor starts its datapaths (supervise.c) */
 		{ "worker", no_argument, NULL, 'w' },
 		{ "ledger-fd", required_argument, NULL, 'G' },
@@ -242,6 +279,8 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 	o->death_window_s = DP_DEATH_WINDOW_S_DEFAULT;
 	o->busy_poll_us = DP_BUSY_POLL_US_DEFAULT;
 	o->nice = DP_NICE_DEFAULT;
+	if (dp_parse_shards("auto", &o->shards) < 0)
+		return 1;
 	o->strip = calloc((size_t)argc + 1, sizeof(*o->strip));
 	if (!o->strip) {
 		fprintf(stderr, "datapath: out of memory\n");
@@ -291,6 +330,10 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 			break;
 		case 'N':
 			if (dp_parse_count("nice", optarg, 0, DP_NICE_MAX, &o->nice) < 0)
+				return 2;
+			break;
+		case 'S':
+			if (dp_parse_shards(optarg, &o->shards) < 0)
 				return 2;
 			break;
 		case 'G':

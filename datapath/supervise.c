@@ -331,7 +331,7 @@ static int sup_spawn(struct sup *s, char *why, size_t why_len)
 	}
 	setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	ret = proto_handshake(sv[0], true, DP_SOFTWARE " (supervisor)", &version, NULL, &pw);
+	ret = proto_handshake(sv[0], true, DP_SOFTWARE " (supervisor)", 0, &version, NULL, &pw);
 	if (ret < 0) {
 		sup_why(why, why_len, "%s (pid %d) did not answer HELLO: %s", s->exe, (int)pid, pw.text);
 		return ret;
@@ -758,7 +758,7 @@ int supervise_main(const struct dp_opts *o, int argc, char **argv)
 	} else {
 		s.ns_fd = o->fd;
 	}
-	ret = proto_handshake(s.ns_fd, false, DP_SOFTWARE, &version, NULL, &pw);
+	ret = proto_handshake(s.ns_fd, false, DP_SOFTWARE, o->shards, &version, NULL, &pw);
 	if (ret < 0) {
 		snprintf(err, sizeof(err), "handshake with netsetup: %s", pw.text);
 		goto out;

@@ -13,10 +13,11 @@
  * namespace fails first:
  *   1. capabilities, open the namespace (host refused), not yet attached;
  *      run: start the datapath (in our own namespace);
- *   2. enter the namespace; probe, select links, decide GSO modes, check the
- *      protocol limits, open the channel sockets and make the container
- *      face's TUNs (face.c; down, no address: nothing changed yet);
- *   3. reach the datapath and agree on a version (HELLO);
+ *   2. enter the namespace; probe, select links, decide GSO modes;
+ *   3. reach the datapath and agree on a version (HELLO), which also says
+ *      how many shards it would run; check the protocol limits, open the
+ *      channel sockets and make the container face's TUNs (face.c; down, no
+ *      address: nothing changed yet);
  *   4. capture what will be taken and write the state file (this also
  *      claims the namespace: a concurrent attach fails here);
  *   5. take the addresses; with the face, keep the kernel off the link
@@ -77,7 +78,7 @@ struct attach {
 	struct ns_net net;
 	int **fds;			/* per link of net; NULL when not selected */
 	struct ns_face *faces;		/* per link of net; n_fds 0 when none */
-	unsigned int shards;		/* served: 1, or o->shards when steering loaded */
+	unsigned int shards;		/* asked (attach_shards()); 1 if steering did not load */
 	unsigned int channels;		/* per link: o->channels, or one per shard */
 	uint32_t steer_seed;		/* the steering program's secret, with shards > 1 */
 	struct ns_state st;
@@ -309,6 +310,24 @@ static const struct ns_face *attach_face_of(const struct attach *a, int ifindex)
 }
 
 /*
+ * How many shards: what the user told netsetup (--shards, CNI "shards", the
+ * annotation), else what the datapath said in HELLO (its --shards, by default
+ * one per CPU it may run on), else one. --channels N alone keeps one shard
+ * that reads N channels, as it always did. serve gives the datapath, which is
+ * not trusted, no more than its max_channels.
+ */
+static unsigned int attach_shards(const struct ns_opts *o, unsigned int dp_shards)
+{
+	unsigned int most = o->max_shards ? o->max_shards : NS_MAX_SHARDS;
+
+	if (o->shards)
+		return o->shards;
+	if (o->channels > 1 || !dp_shards)
+		return 1;
+	return dp_shards > most ? most : dp_shards;
+}
+
+/*
  * More than one shard: the steering program, or, where it cannot load (no
  * BPF, a locked-down kernel), one shard and a line that says why; the
  * container is served either way. SANDNET_NO_STEERING=1 takes the second
@@ -322,7 +341,6 @@ static void attach_steering(struct attach *a, int *steer_fd)
 	uint32_t seed = 0;
 
 	*steer_fd = -1;
-	a->shards = o->shards > 1 ? o->shards : 1;
 	a->channels = a->shards > 1 ? a->shards : o->channels;
 	if (a->shards == 1)
 		return;
@@ -348,7 +366,7 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 	const struct ns_opts *o = a->o;
 	struct proto_link *pl;
 	bool kept = false;
-	unsigned int i;
+	unsigned int i, dp_shards;
 	int err, steer_fd;
 
 	err = ns_nl_open(&a->sk, e);
@@ -361,6 +379,34 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 	if (err < 0)
 		return err;
 	err = 0;
+
+	/*
+	 * HELLO before the channels: the datapath says how many shards it
+	 * would run. A unix socket path resolves the same from inside the
+	 * namespace.
+	 */
+	if (o->cmd == NS_CMD_ATTACH && o->use_sock) {
+		/* serve: the datapath connected to us; the caller keeps its fd. */
+		a->sock = fcntl(o->sock, F_DUPFD_CLOEXEC, 3);
+		if (a->sock < 0) {
+			err = -errno;
+			ns_err_set(e, "attach: dup: %s", strerror(errno));
+			return err;
+		}
+	} else if (o->cmd == NS_CMD_ATTACH) {
+		err = ns_handoff_connect(o->datapath, &a->sock, e);
+		if (err)
+			return err;
+	}
+	err = ns_handoff_hello(a->sock, !o->no_face, &a->minor, &dp_shards, e);
+	if (err)
+		return err;
+	a->shards = attach_shards(o, dp_shards);
+	if (a->shards > 1 && !o->no_face && a->minor < PROTO_MINOR_QUEUES) {
+		ns_err_set(e, "HELLO: the datapath speaks protocol minor %u, %u shards need %u "
+			   "(a datapath of this release, or --shards 1)", a->minor, a->shards, PROTO_MINOR_QUEUES);
+		return -EPROTONOSUPPORT;
+	}
 
 	pl = malloc(sizeof(*pl));
 	a->fds = calloc(a->net.n_links, sizeof(*a->fds));
@@ -403,29 +449,6 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 		close(steer_fd);	/* the TUNs and the fanout groups hold the program */
 	if (err)
 		return err;
-
-	/* A unix socket path resolves the same from inside the namespace. */
-	if (o->cmd == NS_CMD_ATTACH && o->use_sock) {
-		/* serve: the datapath connected to us; the caller keeps its fd. */
-		a->sock = fcntl(o->sock, F_DUPFD_CLOEXEC, 3);
-		if (a->sock < 0) {
-			err = -errno;
-			ns_err_set(e, "attach: dup: %s", strerror(errno));
-			return err;
-		}
-	} else if (o->cmd == NS_CMD_ATTACH) {
-		err = ns_handoff_connect(o->datapath, &a->sock, e);
-		if (err)
-			return err;
-	}
-	err = ns_handoff_hello(a->sock, !o->no_face, &a->minor, e);
-	if (err)
-		return err;
-	if (a->shards > 1 && !o->no_face && a->minor < PROTO_MINOR_QUEUES) {
-		ns_err_set(e, "HELLO: the datapath speaks protocol minor %u, %u shards need %u "
-			   "(a datapath of this release, or --shards 1)", a->minor, a->shards, PROTO_MINOR_QUEUES);
-		return -EPROTONOSUPPORT;
-	}
 
 	err = ns_takeover_prepare(&a->net, &a->ns, &a->st, e);
 	if (err)

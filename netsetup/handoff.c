@@ -98,6 +98,8 @@ static int why_to_err(const struct proto_why *why, const char *step, struct ns_e
  * @face:	a container face will be sent: the datapath must know LINK FACE
  * @minorp:	receives the datapath's minor version (DONE's status file
  *		needs PROTO_MINOR_STATUS)
+ * @shardsp:	receives the shards the datapath would run (HELLO SHARDS,
+ *		minor 5), 0 when it did not say
  * @e:		error message
  *
  * A datapath of an older minor would skip the FACE attribute and then
@@ -107,14 +109,16 @@ static int why_to_err(const struct proto_why *why, const char *step, struct ns_e
  * Return: 0 or -errno (-EPROTONOSUPPORT for a version we do not speak, or
  * a datapath too old for the face).
  */
-int ns_handoff_hello(int sock, bool face, uint8_t *minorp, struct ns_err *e)
+int ns_handoff_hello(int sock, bool face, uint8_t *minorp, unsigned int *shardsp, struct ns_err *e)
 {
 	struct proto_why why = { 0 };
+	struct proto_hello peer = { 0 };
 	uint8_t version, minor;
 
 	timeouts_set(sock);
-	if (proto_handshake(sock, true, NS_SOFTWARE, &version, &minor, &why))
+	if (proto_handshake(sock, true, NS_SOFTWARE, 0, &version, &peer, &why))
 		return why_to_err(&why, "HELLO", e);
+	minor = peer.minor;
 	if (face && minor < PROTO_MINOR_FACE) {
 		ns_err_set(e, "HELLO: the datapath speaks protocol %u.%u, the container face needs %u.%u "
 			   "(a datapath of this release, or --face off)", version, minor, version,
@@ -122,6 +126,7 @@ int ns_handoff_hello(int sock, bool face, uint8_t *minorp, struct ns_err *e)
 		return -EPROTONOSUPPORT;
 	}
 	*minorp = minor;
+	*shardsp = peer.shards;
 	return 0;
 }
 

@@ -385,7 +385,7 @@ int ns_steer_fanout(int sock_fd, int prog_fd, struct ns_err *e);
 /* --- handoff.c -------------------------------------------------------- */
 
 int ns_handoff_connect(const char *path, int *sockp, struct ns_err *e);
-int ns_handoff_hello(int sock, bool face, uint8_t *minorp, struct ns_err *e);
+int ns_handoff_hello(int sock, bool face, uint8_t *minorp, unsigned int *shardsp, struct ns_err *e);
 int ns_handoff_links(int sock, const struct ns_net *net, int *const *fds,
 		     unsigned int n_channels, const struct ns_face *faces, int status_fd, const uint32_t *steer_seed,
 		     struct ns_err *e);
@@ -420,7 +420,7 @@ struct ns_opts {
 	enum ns_gso_request gso;
 	uint32_t gso_max_bytes;		/* 0: the link's own limit */
 	unsigned int channels;
-	unsigned int shards;		/* 0 or 1: one; more: steered (steer.c) */
+	unsigned int shards;		/* 0: the datapath's word (HELLO); 1: one; more: steered (steer.c) */
 	unsigned int n_ifaces;
 	const char *ifaces[NS_MAX_IFACES];
 	const char *user;
@@ -433,6 +433,7 @@ struct ns_opts {
 	bool use_sock;			/* attach: @sock is the datapath, already connected */
 	int sock;
 	pid_t datapath_pid;		/* attach: recorded in the state as the datapath */
+	unsigned int max_shards;	/* serve: the most the datapath's HELLO may get (0: 64) */
 };
 
 int ns_shards_parse(const char *what, const char *arg, unsigned int *out, struct ns_err *e);

@@ -237,7 +237,8 @@ static int worker(struct serve *s, int conn)
 	o.netns_path = kept ? keep : fdpath;
 	o.gso = gso_request_of(&msg->attach);
 	o.channels = msg->attach.channels ? msg->attach.channels : 1;
-	o.shards = msg->attach.shards ? msg->attach.shards : 1;
+	o.shards = msg->attach.shards;	/* 0: the datapath's word, within max_channels */
+	o.max_shards = s->conf.max_channels;
 	o.no_face = msg->attach.no_face;
 	if (msg->attach.ifname[0]) {
 		o.ifaces[0] = msg->attach.ifname;

@@ -115,11 +115,13 @@ static const struct nla_policy hello_policy[PROTO_HELLO_ATTR_MAX + 1] = {
 	[PROTO_HELLO_VERSIONS] = POLICY_NESTED,
 	[PROTO_HELLO_MINOR] = POLICY_U8,
 	[PROTO_HELLO_SOFTWARE] = POLICY_STRING(PROTO_TEXT_MAX),
+	[PROTO_HELLO_SHARDS] = POLICY_U32,
 };
 static const char *const hello_names[PROTO_HELLO_ATTR_MAX + 1] = {
 	[PROTO_HELLO_VERSIONS] = "VERSIONS",
 	[PROTO_HELLO_MINOR] = "MINOR",
 	[PROTO_HELLO_SOFTWARE] = "SOFTWARE",
+	[PROTO_HELLO_SHARDS] = "SHARDS",
 };
 
 static const struct nla_policy version_policy[PROTO_HELLO_VERSION + 1] = {
@@ -536,6 +538,12 @@ static int hello_decode(struct nlattr *head, int len, struct proto_hello *h,
 	h->minor = tb[PROTO_HELLO_MINOR] ? nla_get_u8(tb[PROTO_HELLO_MINOR]) : 0;
 	if (tb[PROTO_HELLO_SOFTWARE])
 		nla_strlcpy(h->software, tb[PROTO_HELLO_SOFTWARE], sizeof(h->software));
+	if (tb[PROTO_HELLO_SHARDS]) {
+		h->shards = nla_get_u32(tb[PROTO_HELLO_SHARDS]);
+		if (h->shards < 1 || h->shards > PROTO_MAX_CHANNELS)
+			return proto_why_set(why, E2BIG, "HELLO: attribute SHARDS: %u is out of range 1..%u",
+				       h->shards, PROTO_MAX_CHANNELS);
+	}
 	return 0;
 }
 
@@ -1139,6 +1147,8 @@ static int hello_encode(struct nl_msg *nl, const struct proto_hello *h)
 	if (nla_put_u8(nl, PROTO_HELLO_MINOR, h->minor))
 		return -E2BIG;
 	if (h->software[0] && nla_put_string(nl, PROTO_HELLO_SOFTWARE, h->software))
+		return -E2BIG;
+	if (h->shards && nla_put_u32(nl, PROTO_HELLO_SHARDS, h->shards))
 		return -E2BIG;
 	return 0;
 }

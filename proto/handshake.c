@@ -7,6 +7,8 @@
  * one (proto_version_choose()) and answers HELLO naming it, or ERROR. Both
  * learn the peer's minor version from its HELLO, so that a feature of a
  * later minor (the container face: minor 2) is only used when both speak it.
+ * The responder's answer also says how many shards it would run (minor 5),
+ * which the initiator follows unless its user said otherwise.
  * proto_expect_ack() waits for the ACK of one message and turns an ERROR
  * into the peer's words.
  */
@@ -83,14 +85,17 @@ static int recv_expect(int sock, enum proto_msg_type type, struct proto_msg **ms
  * @initiator:	true for netsetup: it sends HELLO first and takes the answer;
  *		false for the datapath: it answers with the version chosen
  * @software:	free text naming this side, or NULL
+ * @shards:	the responder's shard count for its answer (0: none said); the
+ *		initiator passes 0
  * @versionp:	the agreed major version
- * @minorp:	the peer's minor version (what it added: proto.h), or NULL
+ * @peerp:	a copy of the peer's HELLO (its minor: what it added, proto.h;
+ *		the responder's shards), or NULL
  * @why:	on failure, the reason in words (the peer has been told too)
  *
  * Return: 0 or a negative errno
  */
-int proto_handshake(int sock, bool initiator, const char *software, uint8_t *versionp,
-		    uint8_t *minorp, struct proto_why *why)
+int proto_handshake(int sock, bool initiator, const char *software, unsigned int shards,
+		    uint8_t *versionp, struct proto_hello *peerp, struct proto_why *why)
 {
 	struct proto_msg *msg = NULL;
 	uint8_t chosen;
@@ -124,15 +129,15 @@ int proto_handshake(int sock, bool initiator, const char *software, uint8_t *ver
 			goto out;
 		}
 		chosen = (uint8_t)ret;
-		ret = proto_send_hello_versions(sock, msg->seq, &chosen, 1, software);
+		ret = proto_send_hello_versions(sock, msg->seq, &chosen, 1, software, shards);
 		if (ret) {
 			proto_why_set(why, -ret, "send HELLO: %s", strerror(-ret));
 			goto out;
 		}
 	}
 	*versionp = chosen;
-	if (minorp)
-		*minorp = msg->hello.minor;
+	if (peerp)
+		*peerp = msg->hello;
 	ret = 0;
 out:
 	proto_msg_free(msg);

@@ -28,7 +28,7 @@
 /* Major versions this build speaks, lowest to highest, and its minor. */
 #define PROTO_VERSION_MIN	1
 #define PROTO_VERSION_MAX	1
-#define PROTO_VERSION_MINOR	4	/* 1: ATTACH; 2: FACE; 3: DONE STATUS; 4: FACE QUEUES */
+#define PROTO_VERSION_MINOR	5	/* 1: ATTACH; 2: FACE; 3: DONE STATUS; 4: FACE QUEUES; 5: HELLO SHARDS */
 #define PROTO_MINOR_FACE	2	/* a peer below it knows no LINK FACE */
 #define PROTO_MINOR_STATUS	3	/* a peer below it refuses DONE with an fd */
 #define PROTO_MINOR_QUEUES	4	/* a peer below it takes one face fd per link */
@@ -87,6 +87,7 @@ enum {
 	PROTO_HELLO_VERSIONS,	/* nested: one PROTO_HELLO_VERSION (u8) per major */
 	PROTO_HELLO_MINOR,	/* u8 */
 	PROTO_HELLO_SOFTWARE,	/* string: "sandnet-netsetup 0.1" */
+	PROTO_HELLO_SHARDS,	/* u32, 1..PROTO_MAX_CHANNELS: the shards the responder would run (minor 5) */
 	__PROTO_HELLO_MAX
 };
 #define PROTO_HELLO_ATTR_MAX (__PROTO_HELLO_MAX - 1)
@@ -289,6 +290,7 @@ struct proto_hello {
 	uint8_t versions[PROTO_MAX_VERSIONS];	/* majors, any order */
 	uint8_t minor;
 	char software[PROTO_TEXT_MAX];
+	unsigned int shards;			/* 0: not said */
 };
 
 struct proto_error {
@@ -381,8 +383,8 @@ void proto_msg_free(struct proto_msg *msg);
 void proto_fds_close(const int *fds, unsigned int n);
 
 int proto_version_choose(const struct proto_hello *peer, struct proto_why *why);
-int proto_handshake(int sock, bool initiator, const char *software, uint8_t *versionp,
-		    uint8_t *minorp, struct proto_why *why);
+int proto_handshake(int sock, bool initiator, const char *software, unsigned int shards,
+		    uint8_t *versionp, struct proto_hello *peerp, struct proto_why *why);
 int proto_expect_ack(int sock, uint32_t seq, struct proto_why *why);
 
 #endif /* SANDNET_PROTO_H */

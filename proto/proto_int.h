@@ -14,6 +14,6 @@
 
 int proto_why_set(struct proto_why *why, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int proto_send_hello_versions(int sock, uint32_t seq, const uint8_t *versions, unsigned int n,
-			      const char *software);
+			      const char *software, unsigned int shards);
 
 #endif /* SANDNET_PROTO_INT_H */

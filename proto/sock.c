@@ -114,7 +114,7 @@ out:
 
 /* HELLO with @n major @versions: all of ours, or the one the responder chose. */
 int proto_send_hello_versions(int sock, uint32_t seq, const uint8_t *versions, unsigned int n,
-			      const char *software)
+			      const char *software, unsigned int shards)
 {
 	struct proto_msg *msg;
 	int err;
@@ -128,6 +128,7 @@ int proto_send_hello_versions(int sock, uint32_t seq, const uint8_t *versions, u
 	memcpy(msg->hello.versions, versions, n);
 	msg->hello.minor = PROTO_VERSION_MINOR;
 	snprintf(msg->hello.software, sizeof(msg->hello.software), "%s", software ? software : "");
+	msg->hello.shards = shards;
 	err = proto_send(sock, msg);
 	free(msg);
 	return err;
@@ -147,7 +148,7 @@ int proto_send_hello(int sock, uint32_t seq, const char *software)
 
 	for (unsigned int v = PROTO_VERSION_MIN; v <= PROTO_VERSION_MAX; v++)
 		versions[v - PROTO_VERSION_MIN] = (uint8_t)v;
-	return proto_send_hello_versions(sock, seq, versions, sizeof(versions), software);
+	return proto_send_hello_versions(sock, seq, versions, sizeof(versions), software, 0);
 }
 
 /**

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A bad --publish/--forward SPEC (or --busy-poll, --nice) is refused at start, before any
+# A bad --publish/--forward SPEC (or --busy-poll, --nice, --shards) is refused at start, before any
 # configuration is read, with a message that names the SPEC and the reason.
 . "$SANDNET_TESTS/lib/common.sh"
 [ -x "$DATAPATH" ] || sn_skip "datapath not built"
@@ -26,6 +26,9 @@ expect_refused "busy-poll" --busy-poll -1
 expect_refused "--nice '20': not a number in 0..19" --nice 20
 expect_refused "--nice '-5'" --nice -5
 expect_refused "--nice 'low'" --nice low
+expect_refused "--shards '0': not a number in 1..64, nor auto" --shards 0
+expect_refused "--shards '65': not a number in 1..64, nor auto" --shards 65
+expect_refused "--shards 'all': not a number in 1..64, nor auto" --shards all
 expect_refused "exactly one of --fd N and --listen" --publish udp:53=127.0.0.1:53 --listen /tmp/x
 
 # a publish address that is not the container's is refused once the

@@ -10,12 +10,15 @@
 #  - TCP (IPv4, IPv6) and UDP from the container, ICMP echo both families,
 #    and a connection into the container all work;
 #  - both shards' channels and queues carried frames and connections; the
-#    totals are their sum; each shard knows the peer's addresses, whichever
-#    heard the answer;
+#    totals are their sum; each shard that asked for the peer's addresses
+#    has them, whichever heard the answer;
 #  - SANDNET_NO_STEERING=1 (what a kernel that refuses the program gets):
 #    one line says so, one channel and one queue, and the container is
 #    served all the same;
 #  - a datapath of two shards killed: the next one serves, with two shards;
+#  - without netsetup --shards, the datapath's --shards (HELLO) decides, and
+#    by default one shard per CPU it may run on (taskset -c 0: one);
+#    netsetup's own --shards wins;
 #  - the caps are shared out: both shards hold the defaults of one;
 #  - services on two shards: 16 fetches through a TCP forward (whose ports
 #    each shard picks so that the answers come back to it), 16 through a TCP
@@ -85,10 +88,15 @@ shards = [d] + d["shards"]
 assert len(shards) == 2, len(shards)
 rx = sum(s["links"]["eth0"]["rx_frames"] for s in shards)
 assert d["totals"]["network_rx_frames"] == rx, (d["totals"]["network_rx_frames"], rx)
+# a shard asks for the peer only when one of its conversations needs it (the
+# steering may give all IPv6 ones to one shard); whichever shard heard the
+# answer, every shard that asked has it
+known = set()
 for i, s in enumerate(shards):
-    known = {n["address"] for n in s["neighbours"] if n["mac"] != "-"}
-    assert {"10.77.0.1", "fd77::1"} <= known, f"shard {i} knows {known}"
-    assert s["counters"]["neigh_resolved"] >= 0
+    mine = {n["address"]: n["mac"] for n in s["neighbours"] if n["address"] in ("10.77.0.1", "fd77::1")}
+    assert all(mac != "-" for mac in mine.values()), f"shard {i} still waits for {mine}"
+    known |= set(mine)
+assert known == {"10.77.0.1", "fd77::1"}, f"the shards know {known}"
 opened = [s["face"]["counters"]["tcp_outbound"] + s["face"]["counters"]["tcp_inbound"] for s in shards]
 assert sum(opened) == d["totals"]["tcp_outbound"] + d["totals"]["tcp_inbound"], opened
 assert all(n > 0 for n in opened), f"connections per shard: {opened}"
@@ -111,6 +119,31 @@ sn_wait_for 10 sh -c "[ \"\$(ip netns exec '$DPNS' '$DATAPATH' stats --control '
 	sn_fail "no datapath of two shards after the first died"
 tcp_fetch "$CT" "http://10.77.0.1:8000/f1" "$SN_TMP/f1"
 tcp_fetch "$CT" "http://[fd77::1]:8000/f1" "$SN_TMP/f1"
+dp_env_down
+face_check_gone "$CT"
+
+sn_log "netsetup not told: the datapath's word in HELLO (its --shards 2), which netsetup's --shards 1 overrides"
+DP_SHARDS= dp_start --shards 2
+grep -q "link eth0 handed to the datapath: .*, 2 channels, container face sn-eth0, steered to shards" "$DP_LOG" ||
+	{ cat "$DP_LOG" >&2; sn_fail "netsetup did not follow the datapath's --shards 2"; }
+[ "$(dp_stat "raw['n_shards']")" = 2 ] || sn_fail "datapath --shards 2 runs $(dp_stat "raw['n_shards']") shard(s)"
+tcp_fetch "$CT" "http://10.77.0.1:8000/f1" "$SN_TMP/f1"
+dp_env_down
+DP_SHARDS=1 dp_start --shards 2
+[ "$(dp_stat "raw['n_shards']")" = 1 ] || sn_fail "netsetup --shards 1 did not win over the datapath's --shards 2"
+dp_env_down
+
+sn_log "neither says: one shard per CPU the datapath may run on"
+cpus=$(python3 -c 'import os; print(min(len(os.sched_getaffinity(0)), 64))')
+DP_SHARDS= dp_start
+[ "$(dp_stat "raw['n_shards']")" = "$cpus" ] ||
+	sn_fail "by default $(dp_stat "raw['n_shards']") shard(s), not one per CPU ($cpus)"
+tcp_fetch "$CT" "http://10.77.0.1:8000/f1" "$SN_TMP/f1"
+dp_env_down
+DP_SHARDS= DP_WRAP="taskset -c 0" dp_start
+[ "$(dp_stat "raw['n_shards']")" = 1 ] ||
+	sn_fail "a datapath allowed one CPU runs $(dp_stat "raw['n_shards']") shard(s)"
+tcp_fetch "$CT" "http://10.77.0.1:8000/f1" "$SN_TMP/f1"
 dp_env_down
 face_check_gone "$CT"
 

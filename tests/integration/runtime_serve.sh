@@ -13,7 +13,8 @@
 #  - the daemon restarted: it finds the state, the datapath keeps serving,
 #    nothing is taken or given twice (state file unchanged, no address back);
 #  - the datapath killed with SIGKILL: the recovered daemon gives everything
-#    back; a second attach, killed the same way under the same daemon, too.
+#    back; a second attach, whose datapath asks for 3 shards in its HELLO and
+#    gets max_channels (2), killed the same way under the same daemon, too.
 . "$SANDNET_TESTS/lib/common.sh"
 . "$SANDNET_TESTS/lib/netsetup.sh"
 [ -x "$DATAPATH" ] || sn_skip "no $DATAPATH"
@@ -131,12 +132,14 @@ ns_settle "$CT"
 ns_snapshot "$CT" "$SN_TMP/after-kill"
 ns_same "$SN_TMP/before" "$SN_TMP/after-kill" "namespace after SIGKILL (recovered daemon)"
 
-sn_log "again, under the daemon that attached it"
-"$NETSETUP" connect --socket "$SOCK" --netns "$NSP" --iface eth0 -- "$DATAPATH" >"$SN_TMP/dp2.log" 2>&1 &
+sn_log "again, under the daemon that attached it: a datapath asking for 3 shards gets max_channels, 2"
+"$NETSETUP" connect --socket "$SOCK" --netns "$NSP" --iface eth0 -- "$DATAPATH" --shards 3 >"$SN_TMP/dp2.log" 2>&1 &
 DP=$!
 sn_on_exit "kill -9 $DP"
 sn_wait_for 10 sh -c "! ip -n '$CT' -4 addr show dev eth0 | grep -q inet" || sn_fail "second attach"
 ip netns exec "$PEER" ping -c 2 -i 0.2 -W 2 10.78.0.2 || sn_fail "ping, second attach"
+grep -q "^datapath: serving 1 link(s), 0 service(s) as uid [0-9]* in 2 shards" "$SN_TMP/dp2.log" ||
+	{ cat "$SN_TMP/dp2.log"; sn_fail "a datapath's --shards 3 was not held to max_channels 2"; }
 kill -9 "$DP"
 sn_wait_for 10 addr_back || { cat "$SN_TMP/serve.log"; sn_fail "address not restored after SIGKILL (worker)"; }
 ns_settle "$CT"

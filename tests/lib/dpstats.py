@@ -7,7 +7,8 @@ that counts what the container did must count every shard, so this sums them:
 every counter of the top level gets the same counter of each other shard
 added, lists of services entry by entry, lists of pairs and sockets one
 after another. What describes rather than counts
-(a link's mtu, a cap's size per flow table) is left as shard 0 has it.
+(a link's mtu, a cap's size per flow table) is left as shard 0 has it, and
+a high-water mark (the largest frame sent) is the highest of them.
 
   dpstats.py sum          the summed stats, as JSON
   dpstats.py eval EXPR    EXPR in Python, with d the summed stats and raw
@@ -20,6 +21,8 @@ import sys
 KEEP = {"ifindex", "mtu", "gso_max_size", "gso_ipv4_max_size", "channels",
         "flows_max", "flows_per_source_max", "pid", "n_shards", "shard",
         "age_ms", "uptime_ms", "uptime_s", "port", "remote_port", "budget_us"}
+# high-water marks: the highest of any shard
+PEAK = {"tx_max_frame", "tx_queue_max"}
 # sections of the top level that are already totals, or the process's own
 SKIP = {"shards", "totals", "policy", "supervisor", "neighbours"}
 # lists of things each shard has its own of: every shard's, one after another
@@ -37,7 +40,7 @@ def add(into, other, top=False):
         if isinstance(mine, bool) or isinstance(value, bool):
             continue
         if isinstance(mine, int) and isinstance(value, int):
-            into[key] = mine + value
+            into[key] = max(mine, value) if key in PEAK else mine + value
         elif isinstance(mine, dict) and isinstance(value, dict):
             add(mine, value)
         elif (isinstance(mine, list) and isinstance(value, list)

@@ -229,7 +229,7 @@ static int serve(int sock, enum answer answer, unsigned int hold_s)
 		/* an older datapath: our major, minor 1 (no FACE) */
 		if (answer_hello(sock, PROTO_VERSION_MAX, 1, "proto_sink minor1"))
 			return 1;
-	} else if (proto_handshake(sock, false, "proto_sink", &version, NULL, &why)) {
+	} else if (proto_handshake(sock, false, "proto_sink", 0, &version, NULL, &why)) {
 		fprintf(stderr, "proto_sink: handshake: %s\n", why.text);
 		return 1;
 	}

@@ -892,6 +892,22 @@ START_TEST(test_bad_values)
 	nl = msg_build_start();
 	ck_assert_int_eq(nla_put(nl, PROTO_HELLO_VERSIONS | NLA_F_NESTED, 0, NULL), 0);
 	refuse(nl, PROTO_MSG_HELLO, 0, EINVAL, "HELLO: VERSIONS lists no version");
+	/* HELLO: SHARDS (minor 5) 0 or over 64, and a word of the wrong size. */
+	for (unsigned int i = 0; i < 2; i++) {
+		nl = msg_build_start();
+		list = nla_nest_start(nl, PROTO_HELLO_VERSIONS);
+		ck_assert_int_eq(nla_put_u8(nl, PROTO_HELLO_VERSION, 1), 0);
+		nla_nest_end(nl, list);
+		ck_assert_int_eq(nla_put_u32(nl, PROTO_HELLO_SHARDS, i ? PROTO_MAX_CHANNELS + 1 : 0), 0);
+		refuse(nl, PROTO_MSG_HELLO, 0, E2BIG, i ? "HELLO: attribute SHARDS: 65 is out of range 1..64" :
+			    "HELLO: attribute SHARDS: 0 is out of range 1..64");
+	}
+	nl = msg_build_start();
+	list = nla_nest_start(nl, PROTO_HELLO_VERSIONS);
+	ck_assert_int_eq(nla_put_u8(nl, PROTO_HELLO_VERSION, 1), 0);
+	nla_nest_end(nl, list);
+	ck_assert_int_eq(nla_put_u8(nl, PROTO_HELLO_SHARDS, 2), 0);
+	refuse(nl, PROTO_MSG_HELLO, 0, EINVAL, "HELLO: attribute SHARDS: wrong size 1, expected 4");
 
 	/* ERROR with errno 0 or beyond 4095: refused, not answered. */
 	nl = msg_build_start();

@@ -66,7 +66,7 @@ START_TEST(test_responder_chooses_common)
 	uint8_t version = 0;
 
 	hello_send_versions(sk[SENDER], 31, theirs, sizeof(theirs), "sandnet-netsetup 9.0");
-	ck_assert_int_eq(proto_handshake(sk[RECEIVER], false, "sandnet-datapath 0.1", &version, NULL, &why), 0);
+	ck_assert_int_eq(proto_handshake(sk[RECEIVER], false, "sandnet-datapath 0.1", 0, &version, NULL, &why), 0);
 	ck_assert_uint_eq(version, PROTO_VERSION_MAX);
 
 	msg = recv_ok(sk[SENDER], PROTO_MSG_HELLO);
@@ -89,7 +89,7 @@ START_TEST(test_initiator_takes_answer)
 	uint8_t version = 0;
 
 	hello_send_versions(sk[RECEIVER], 0, chosen, 1, "sandnet-datapath 0.1");
-	ck_assert_int_eq(proto_handshake(sk[SENDER], true, "sandnet-netsetup 0.1", &version, NULL, &why), 0);
+	ck_assert_int_eq(proto_handshake(sk[SENDER], true, "sandnet-netsetup 0.1", 0, &version, NULL, &why), 0);
 	ck_assert_uint_eq(version, PROTO_VERSION_MAX);
 
 	msg = recv_ok(sk[RECEIVER], PROTO_MSG_HELLO);
@@ -122,7 +122,7 @@ START_TEST(test_responder_newer_peer)
 	len = msg_build_finish(nl, PROTO_MSG_HELLO, 4, 7, buf, sizeof(buf));
 	raw_send(sk[SENDER], buf, len, NULL, 0);
 
-	ck_assert_int_eq(proto_handshake(sk[RECEIVER], false, NULL, &version, NULL, &why), 0);
+	ck_assert_int_eq(proto_handshake(sk[RECEIVER], false, NULL, 0, &version, NULL, &why), 0);
 	ck_assert_uint_eq(version, PROTO_VERSION_MAX);
 	msg = recv_ok(sk[SENDER], PROTO_MSG_HELLO);
 	ck_assert_uint_eq(msg->hello.versions[0], PROTO_VERSION_MAX);
@@ -139,7 +139,7 @@ START_TEST(test_responder_no_common_version)
 	uint8_t version = 0;
 
 	hello_send_versions(sk[SENDER], 44, theirs, 2, "sandnet-netsetup 2.0");
-	ck_assert_int_eq(proto_handshake(sk[RECEIVER], false, NULL, &version, NULL, &why), -EPROTONOSUPPORT);
+	ck_assert_int_eq(proto_handshake(sk[RECEIVER], false, NULL, 0, &version, NULL, &why), -EPROTONOSUPPORT);
 	ck_assert_int_eq(why.err, EPROTONOSUPPORT);
 	ck_assert_msg(strstr(why.text, "no common protocol version: peer speaks 2,3, this side 1..1"),
 		      "why.text: %s", why.text);
@@ -163,7 +163,7 @@ START_TEST(test_initiator_refused)
 
 	ck_assert_int_eq(proto_send_error(sk[RECEIVER], 0, EPROTONOSUPPORT,
 					  "no common protocol version: peer speaks 1, this side 2..3"), 0);
-	ck_assert_int_eq(proto_handshake(sk[SENDER], true, NULL, &version, NULL, &why), -EPROTONOSUPPORT);
+	ck_assert_int_eq(proto_handshake(sk[SENDER], true, NULL, 0, &version, NULL, &why), -EPROTONOSUPPORT);
 	ck_assert_int_eq(why.err, EPROTONOSUPPORT);
 	ck_assert_str_eq(why.text, "peer refused: no common protocol version: peer speaks 1, this side 2..3");
 	/* Its HELLO went out; nothing else. */
@@ -189,7 +189,7 @@ START_TEST(test_initiator_bad_answer)
 		uint8_t version = 0;
 
 		hello_send_versions(sk[RECEIVER], 50 + i, bad[i], n[i], "odd datapath");
-		ck_assert_int_eq(proto_handshake(sk[SENDER], true, NULL, &version, NULL, &why),
+		ck_assert_int_eq(proto_handshake(sk[SENDER], true, NULL, 0, &version, NULL, &why),
 				 -EPROTONOSUPPORT);
 		ck_assert_str_eq(why.text, text[i]);
 		msg = recv_ok(sk[RECEIVER], PROTO_MSG_HELLO);
@@ -213,7 +213,7 @@ START_TEST(test_handshake_wrong_first_message)
 	int len;
 
 	ck_assert_int_eq(proto_send_done(sk[SENDER], 3), 0);
-	ck_assert_int_eq(proto_handshake(sk[RECEIVER], false, NULL, &version, NULL, &why), -EPROTO);
+	ck_assert_int_eq(proto_handshake(sk[RECEIVER], false, NULL, 0, &version, NULL, &why), -EPROTO);
 	ck_assert_str_eq(why.text, "expected HELLO, got DONE");
 	msg = recv_ok(sk[SENDER], PROTO_MSG_ERROR);
 	ck_assert_int_eq(msg->error.err, EPROTO);
@@ -230,7 +230,7 @@ START_TEST(test_handshake_wrong_first_message)
 		ck_assert_uint_eq(buf[4], 2);
 		raw_send(sk[SENDER], buf, (size_t)len, NULL, 0);
 	}
-	ck_assert_int_eq(proto_handshake(sk[RECEIVER], false, NULL, &version, NULL, &why), -EPROTONOSUPPORT);
+	ck_assert_int_eq(proto_handshake(sk[RECEIVER], false, NULL, 0, &version, NULL, &why), -EPROTONOSUPPORT);
 	ck_assert_ptr_nonnull(strstr(why.text, "unsupported protocol version 2"));
 	msg = recv_ok(sk[SENDER], PROTO_MSG_ERROR);
 	ck_assert_int_eq(msg->error.err, EPROTONOSUPPORT);
@@ -238,7 +238,7 @@ START_TEST(test_handshake_wrong_first_message)
 
 	close(sk[SENDER]);
 	sk[SENDER] = socket(AF_UNIX, SOCK_SEQPACKET, 0);	/* keeps teardown's close() balanced */
-	ck_assert_int_eq(proto_handshake(sk[RECEIVER], false, NULL, &version, NULL, &why), -ECONNRESET);
+	ck_assert_int_eq(proto_handshake(sk[RECEIVER], false, NULL, 0, &version, NULL, &why), -ECONNRESET);
 	ck_assert_str_eq(why.text, "peer closed the connection while HELLO was expected");
 }
 END_TEST
@@ -251,7 +251,7 @@ static int datapath_child(int sock)
 	uint8_t version;
 	int ret, links = 0;
 
-	if (proto_handshake(sock, false, "test-datapath", &version, NULL, &why) || version != PROTO_VERSION_MAX)
+	if (proto_handshake(sock, false, "test-datapath", 0, &version, NULL, &why) || version != PROTO_VERSION_MAX)
 		return 10;
 	for (;;) {
 		ret = proto_recv(sock, &msg, &why);
@@ -299,7 +299,7 @@ START_TEST(test_conversation)
 	}
 	sample_link(link, 2);
 	packet_sockets(link->channel_fds, 2);
-	ck_assert_int_eq(proto_handshake(sk[SENDER], true, "test-netsetup", &version, NULL, &why), 0);
+	ck_assert_int_eq(proto_handshake(sk[SENDER], true, "test-netsetup", 0, &version, NULL, &why), 0);
 	ck_assert_uint_eq(version, PROTO_VERSION_MAX);
 	for (uint32_t seq = 1; seq <= 2; seq++) {
 		ck_assert_int_eq(proto_send_link(sk[SENDER], seq, link), 0);
@@ -313,25 +313,33 @@ START_TEST(test_conversation)
 }
 END_TEST
 
-/* Both sides run proto_handshake() in their own process; each learns the other's minor. */
+/*
+ * Both sides run proto_handshake() in their own process; each learns the
+ * other's minor, and the initiator the shards the responder would run.
+ */
 START_TEST(test_handshake_two_processes)
 {
 	struct proto_why why = { 0 };
-	uint8_t version = 0, minor = 0xff;
+	struct proto_hello peer = { .minor = 0xff };
+	uint8_t version = 0;
 	pid_t pid = fork();
 
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		uint8_t v = 0, m = 0xff;
+		struct proto_hello p = { .minor = 0xff, .shards = 99 };
 		struct proto_why w;
+		uint8_t v = 0;
 
 		close(sk[SENDER]);
-		_exit(proto_handshake(sk[RECEIVER], false, "child", &v, &m, &w) == 0 &&
-		      v == PROTO_VERSION_MAX && m == PROTO_VERSION_MINOR ? 0 : 1);
+		_exit(proto_handshake(sk[RECEIVER], false, "child", 7, &v, &p, &w) == 0 &&
+		      v == PROTO_VERSION_MAX && p.minor == PROTO_VERSION_MINOR && p.shards == 0 &&
+		      !strcmp(p.software, "parent") ? 0 : 1);
 	}
-	ck_assert_int_eq(proto_handshake(sk[SENDER], true, "parent", &version, &minor, &why), 0);
+	ck_assert_int_eq(proto_handshake(sk[SENDER], true, "parent", 0, &version, &peer, &why), 0);
 	ck_assert_uint_eq(version, PROTO_VERSION_MAX);
-	ck_assert_uint_eq(minor, PROTO_VERSION_MINOR);
+	ck_assert_uint_eq(peer.minor, PROTO_VERSION_MINOR);
+	ck_assert_uint_eq(peer.shards, 7);
+	ck_assert_str_eq(peer.software, "child");
 	wait_child(pid, 0);
 }
 END_TEST
