@@ -10,7 +10,7 @@
 # median, default 3), ROWS (default "kernel hw sw pasta"; also hw-nopoll: hw
 # with the datapath's --busy-poll 0; hw-nice0: hw with --nice 0), SHAPES (default
 # all, below), PERF (sandnet modes to profile with perf record during
-# "in PERF_SHAPE", default 1m-c5, e.g. PERF=hw), SHARDS (netsetup --shards for
+# "PERF_DIR PERF_SHAPE", default in 1m-c5, e.g. PERF=hw), SHARDS (netsetup --shards for
 # the sandnet rows, default 1; auto: one per CPU, the datapath's default), OUT (results, default bench/results), PLOT
 # (default docs/benchmarks-nginx.png).
 #
@@ -55,6 +55,7 @@ ROWS=${ROWS:-kernel hw sw pasta}
 SHAPES=${SHAPES:-1m-c1 1m-c5 10m-c5 100b-c20 100b-ka}
 IDLE=${IDLE:-10000}
 PERF_SHAPE=${PERF_SHAPE:-1m-c5}
+PERF_DIR=${PERF_DIR:-in}
 OUT=${OUT:-$repo/bench/results}
 PLOT=${PLOT:-$repo/docs/benchmarks-nginx.png}
 NETSETUP=$build/netsetup
@@ -113,17 +114,19 @@ host_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 cpu_ticks() { [ -n "$1" ] && awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 minflt() { [ -n "$1" ] && awk '{ print $10 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # datapath_syscalls: every link's rx and tx system calls, both faces, and
-# the loop's turns (each turn one epoll_wait()): "SYSCALLS TURNS"
+# the loop's turns (each turn one epoll_wait()), of every shard: "SYSCALLS TURNS"
 datapath_syscalls() {
 	[ -S "$CTL" ] || { echo 0 0; return; }
 	ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" --json 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-n = 0
-for kind in ("links", "inner_links"):
-    for l in d.get(kind, {}).values():
-        n += l.get("rx_syscalls", 0) + l.get("tx_syscalls", 0)
-print(n, d.get("loop_turns", 0))' 2>/dev/null || echo 0 0
+n = turns = 0
+for s in [d] + d.get("shards", []):
+    for kind in ("links", "inner_links"):
+        for l in s.get(kind, {}).values():
+            n += l.get("rx_syscalls", 0) + l.get("tx_syscalls", 0)
+    turns += s.get("loop_turns", 0)
+print(n, turns)' 2>/dev/null || echo 0 0
 }
 shape_args() {	# shape_args SHAPE: "FILE CONCURRENCY [-k]"
 	case $1 in
@@ -300,19 +303,23 @@ for m in hw hw-nopoll hw-nice0 sw; do
 		if [[ " ${PERF:-} " == *" $m "* ]] && command -v perf >/dev/null; then
 			perf record -q -g -p "$DP_PID" -o "$TMP/perf.data" -- sleep "$SECS" >/dev/null 2>&1 &
 			ppid=$!
-			ab_once "$PEER" http://10.66.0.2:8080 "$PERF_SHAPE" "$DP_PID" >/dev/null
+			if [ "$PERF_DIR" = out ]; then
+				ab_once "$CT" http://10.66.0.1:8080 "$PERF_SHAPE" "$DP_PID" >/dev/null
+			else
+				ab_once "$PEER" http://10.66.0.2:8080 "$PERF_SHAPE" "$DP_PID" >/dev/null
+			fi
 			wait "$ppid"
 			{
 				perf report -i "$TMP/perf.data" --stdio --no-children --sort dso -g none 2>/dev/null |
 					grep -v -e '^$' -e '^#'
 				perf report -i "$TMP/perf.data" --stdio --no-children --percent-limit 1 \
 					--sort dso,symbol -g none 2>/dev/null | grep -v '^$' | head -n 60
-			} >"$OUT/perf-nginx-$m-in-$PERF_SHAPE.txt"
+			} >"$OUT/perf-nginx-$m-$PERF_DIR-$PERF_SHAPE.txt"
 			# where the kernel's share comes from: the call chains of the top symbols
 			perf report -i "$TMP/perf.data" --stdio --no-children --percent-limit 4 \
 				--sort symbol -g caller,2,callee,function,percent 2>/dev/null | grep -v '^$' | head -n 200 \
-				>"$OUT/perf-nginx-$m-in-$PERF_SHAPE-chains.txt"
-			echo "(nginx $m in $PERF_SHAPE: perf profile of the datapath in $OUT/perf-nginx-$m-in-$PERF_SHAPE.txt, -chains.txt)"
+				>"$OUT/perf-nginx-$m-$PERF_DIR-$PERF_SHAPE-chains.txt"
+			echo "(nginx $m $PERF_DIR $PERF_SHAPE: perf profile of the datapath in $OUT/perf-nginx-$m-$PERF_DIR-$PERF_SHAPE.txt, -chains.txt)"
 		fi
 		dp_stats --json >"$OUT/datapath-stats-nginx-$m.json" 2>/dev/null
 		[ "$IDLE" -gt 0 ] && idle_pairs "$m" "$DP_PID"

@@ -425,7 +425,7 @@ dp_stats() { ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" "$@"; }
 sandnet_up() {
 	local i
 	rm -f "$CTL"
-	ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" --gso "$1" -- \
+	ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" --gso "$1" --shards 1 -- \
 		"$DATAPATH" --control "$CTL" \
 		--forward tcp:127.0.0.1:5301=10.66.0.1:5201 --publish tcp:5201=127.0.0.1:5201 \
 		--forward tcp:127.0.0.1:5302=10.66.0.1:5401 --publish tcp:5400=127.0.0.1:5402 \
