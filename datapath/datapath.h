@@ -54,7 +54,8 @@
  * @busy_poll_us:	--busy-poll (loop.c, loop_set_busy_poll())
  * @nice:		--nice: the datapath's nice value (0: left as started)
  * @shards:		--shards: what the supervisor asks netsetup for in HELLO
- *			(netsetup's own --shards wins); default one per CPU
+ *			(netsetup's own --shards wins); 0 (auto, the default):
+ *			one per CPU it may run on
  * @worker:		started by a supervisor (--worker: internal)
  * @ledger_fd, @control_fd: a worker's inherited ledger and control socket
  * @listen_fds, @n_listen_fds: a worker's inherited forward listeners, one per

@@ -37,7 +37,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <malloc.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,51 +168,41 @@ static int dp_stats_main(int argc, char **argv)
 	return 0;
 }
 
-/* A count option: N in @min..@max. */
-static int dp_parse_count(const char *opt, const char *val, unsigned int min, unsigned int max, unsigned int *out)
+/* N in @min..@max, decimal, nothing else: 0 or -EINVAL. */
+static int dp_number(const char *val, unsigned int min, unsigned int max, unsigned int *out)
 {
 	char *end;
 	unsigned long v;
 
 	errno = 0;
 	v = strtoul(val, &end, 10);
-	if (!*val || *end || errno || v < min || v > max || val[0] == '-') {
-		fprintf(stderr, "datapath: --%s '%s': not a number in %u..%u\n", opt, val, min, max);
+	if (!*val || *end || errno || v < min || v > max || val[0] == '-')
 		return -EINVAL;
-	}
 	*out = (unsigned int)v;
 	return 0;
 }
 
-/*
- * --shards: 1..SHARD_MAX, or auto, one per CPU this process may run on
- * (sched_getaffinity(): a container's datapath pinned by its runtime asks for
- * what it was given, not for the host's CPUs), at most SHARD_MAX.
- */
+/* A count option: N in @min..@max. */
+static int dp_parse_count(const char *opt, const char *val, unsigned int min, unsigned int max, unsigned int *out)
+{
+	if (dp_number(val, min, max, out) < 0) {
+		fprintf(stderr, "datapath: --%s '%s': not a number in %u..%u\n", opt, val, min, max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --shards: 1..SHARD_MAX, or auto (0: the supervisor counts the CPUs, cpus.h). */
 static int dp_parse_shards(const char *val, unsigned int *out)
 {
-	cpu_set_t set;
-	int n;
-
-	if (strcmp(val, "auto")) {
-		char *end;
-		unsigned long v;
-
-		errno = 0;
-		v = strtoul(val, &end, 10);
-		if (!*val || *end || errno || v < 1 || v > SHARD_MAX || val[0] == '-') {
-			fprintf(stderr, "datapath: --shards '%s': not a number in 1..%d, nor auto\n", val, SHARD_MAX);
-			return -EINVAL;
-		}
-		*out = (unsigned int)v;
+	if (!strcmp(val, "auto")) {
+		*out = 0;
 		return 0;
 	}
-	if (sched_getaffinity(0, sizeof(set), &set) < 0) {
-		fprintf(stderr, "datapath: --shards auto: sched_getaffinity: %s\n", strerror(errno));
-		return -errno;
+	if (dp_number(val, 1, SHARD_MAX, out) < 0) {
+		fprintf(stderr, "datapath: --shards '%s': not a number in 1..%d, nor auto\n", val, SHARD_MAX);
+		return -EINVAL;
 	}
-	n = CPU_COUNT(&set);
-	*out = n < 1 ? 1 : n > SHARD_MAX ? SHARD_MAX : (unsigned int)n;
 	return 0;
 }
 
@@ -279,8 +268,6 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 	o->death_window_s = DP_DEATH_WINDOW_S_DEFAULT;
 	o->busy_poll_us = DP_BUSY_POLL_US_DEFAULT;
 	o->nice = DP_NICE_DEFAULT;
-	if (dp_parse_shards("auto", &o->shards) < 0)
-		return 1;
 	o->strip = calloc((size_t)argc + 1, sizeof(*o->strip));
 	if (!o->strip) {
 		fprintf(stderr, "datapath: out of memory\n");

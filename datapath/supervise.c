@@ -86,6 +86,8 @@
 
 #include "datapath/datapath.h"
 #include "datapath/ledger.h"
+#include "datapath/shard.h"
+#include "common/cpus.h"
 #include "common/out.h"
 
 #define SUP_ANSWER_TIMEOUT_S	20	/* a datapath's answer to one message */
@@ -715,7 +717,7 @@ int supervise_main(const struct dp_opts *o, int argc, char **argv)
 	unsigned int i;
 	sigset_t mask;
 	ssize_t n;
-	int ret, rc = 1;
+	int ret, rc = 1, shards;
 
 	s.o = o;
 	s.argc = argc;
@@ -758,7 +760,13 @@ int supervise_main(const struct dp_opts *o, int argc, char **argv)
 	} else {
 		s.ns_fd = o->fd;
 	}
-	ret = proto_handshake(s.ns_fd, false, DP_SOFTWARE, o->shards, &version, NULL, &pw);
+	/* the shards to ask netsetup for: --shards, or one per CPU we may run on */
+	shards = o->shards ? (int)o->shards : cpus_allowed(SHARD_MAX);
+	if (shards < 0) {
+		sup_log("--shards auto: sched_getaffinity: %s; asking for one shard", strerror(-shards));
+		shards = 1;
+	}
+	ret = proto_handshake(s.ns_fd, false, DP_SOFTWARE, (unsigned int)shards, &version, NULL, &pw);
 	if (ret < 0) {
 		snprintf(err, sizeof(err), "handshake with netsetup: %s", pw.text);
 		goto out;

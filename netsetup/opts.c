@@ -13,10 +13,10 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cpus.h"
 #include "netsetup/netsetup.h"
 
 #define GSO_MAX_BYTES_MIN	PROTO_MTU_MIN
@@ -212,16 +212,13 @@ int ns_shards_parse(const char *what, const char *arg, unsigned int *out, struct
 	int err;
 
 	if (!strcmp(arg, "auto")) {
-		cpu_set_t set;
-		int n;
+		int n = cpus_allowed(NS_MAX_SHARDS);
 
-		if (sched_getaffinity(0, sizeof(set), &set) < 0) {
-			err = -errno;
-			ns_err_set(e, "%s auto: sched_getaffinity: %s", what, strerror(errno));
-			return err;
+		if (n < 0) {
+			ns_err_set(e, "%s auto: sched_getaffinity: %s", what, strerror(-n));
+			return n;
 		}
-		n = CPU_COUNT(&set);
-		*out = n < 1 ? 1 : n > NS_MAX_SHARDS ? NS_MAX_SHARDS : (unsigned int)n;
+		*out = (unsigned int)n;
 		return 0;
 	}
 	err = number_opt(what, arg, 1, NS_MAX_SHARDS, &v, e);
