@@ -128,7 +128,8 @@ GP
 # is hw with --no-io-uring (the TUN read and written one packet per system
 # call), "hw-nopoll" hw with --busy-poll 0 (the loop sleeps at once),
 # "hw-nice0" hw with --nice 0 (the datapath at the programs' own priority;
-# any hw-niceN maps to --nice N)
+# any hw-niceN maps to --nice N); "hw-iw0" is hw whose TUN routes lose the
+# initcwnd netsetup gives them (bench_face_up): the kernel's ten segments)
 bench_mode_args() {
 	case "${1#*-}" in
 	percall) echo --no-io-uring ;;
@@ -160,6 +161,15 @@ bench_face_up() {
 	if [ -z "$DP_PID" ] || ! ip netns exec "$ct" ping -c 1 -W 2 "$peer" >/dev/null; then
 		echo "$m: n/a (the datapath did not come up: $(tail -n1 "$log"))"
 		DP_PID=''
+	fi
+	if [ -n "$DP_PID" ] && [ "${m#*-}" = iw0 ]; then
+		local r f
+		for f in -4 -6; do
+			ip -n "$ct" $f route show | grep " initcwnd " | while read -r r; do
+				ip -n "$ct" $f route change ${r/ initcwnd 128/} initcwnd 0 ||
+					echo "$m: could not take initcwnd from: $r"
+			done
+		done
 	fi
 }
 

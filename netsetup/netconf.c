@@ -502,6 +502,54 @@ int ns_routes_copy(struct nl_sock *sk, const struct ns_state *st, int from, int 
 }
 
 /**
+ * ns_routes_set_initcwnd() - give every main-table route of a link an
+ * initial congestion window (the initcwnd of `ip route`)
+ * @sk:		rtnetlink socket in the namespace
+ * @ifindex:	the link
+ * @ifname:	its name, for messages
+ * @segs:	the window, in segments
+ * @e:		error message
+ *
+ * Each route is replaced by itself with the metric added (NLM_F_REPLACE,
+ * what `ip route change` does), so it never goes missing in between.
+ *
+ * Return: 0 or -errno.
+ */
+int ns_routes_set_initcwnd(struct nl_sock *sk, int ifindex, const char *ifname, uint32_t segs,
+			   struct ns_err *e)
+{
+	struct ns_route *cur = NULL;
+	unsigned int n = 0, i;
+	char name[128];
+	int err;
+
+	err = ns_scrape_routes(sk, ifindex, &cur, &n, e);
+	if (err)
+		return err;
+	for (i = 0; i < n && !err; i++) {
+		struct rtnl_route *rr = route_build(&cur[i]);
+
+		if (!rr) {
+			ns_err_set(e, "link %s: out of memory", ifname);
+			err = -ENOMEM;
+			break;
+		}
+		err = rtnl_route_set_metric(rr, RTAX_INITCWND, segs);
+		if (err >= 0)
+			err = rtnl_route_add(sk, rr, NLM_F_REPLACE);
+		rtnl_route_put(rr);
+		if (err < 0) {
+			route_name(&cur[i], name, sizeof(name));
+			ns_err_set(e, "link %s: route %s: setting initcwnd %u: %s", ifname, name, segs,
+				   nl_geterror(err));
+			err = -EIO;
+		}
+	}
+	free(cur);
+	return err;
+}
+
+/**
  * ns_link_gone() - the link a state entry names no longer exists
  * @sl:		the entry; checked in the current namespace
  *

@@ -35,6 +35,7 @@
 #define NS_MAX_IFACES		32	/* --iface options */
 #define NS_CHANNEL_BUF_BYTES	(16 << 20)	/* SO_SNDBUFFORCE / SO_RCVBUFFORCE (channel.c) */
 #define NS_FACE_TXQLEN		2048	/* the TUN's transmit queue, packets (face.c) */
+#define NS_FACE_INITCWND	128	/* the TUN's routes' initial window, segments (face.c) */
 #define NS_FRAME_MAX_BYTES	65535	/* largest frame the datapath may build (docs/gso.md) */
 /* largest IPv4 BIG TCP frame: the kernel's GSO_MAX_SIZE */
 #define NS_BIG_FRAME_MAX_BYTES	524280
@@ -329,6 +330,8 @@ int ns_addrs_copy(struct nl_sock *sk, const struct ns_state *st, int from, int t
 		  struct ns_err *e);
 int ns_routes_copy(struct nl_sock *sk, const struct ns_state *st, int from, int to, const char *to_name,
 		   struct ns_err *e);
+int ns_routes_set_initcwnd(struct nl_sock *sk, int ifindex, const char *ifname, uint32_t segs,
+			   struct ns_err *e);
 bool ns_link_gone(const struct ns_state_link *sl);
 int ns_nft_run(const char *cmd, const char *ifname, const char *what, struct ns_err *e);
 

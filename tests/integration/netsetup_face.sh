@@ -2,7 +2,8 @@
 # netsetup's side of the container face (issue 9), and its bad inputs:
 #  - the TUN gets the link's MTU, addresses and main-table routes, the same
 #    set (a CNI ptp-style prefix route via the gateway, a /32 on-link route,
-#    default routes of both families), and eth0 is fenced;
+#    default routes of both families), each with initcwnd 128 (the
+#    container's first flight to the datapath), and eth0 is fenced;
 #  - without /dev/net/tun, or with the TUN's name taken, attach fails with a
 #    message that says so and what to do, and the netns is left as it was;
 #  - a netns with only IPv6, or only IPv4, gets a face for what it has;
@@ -36,7 +37,11 @@ sn_log "the TUN gets the link's MTU, addresses and routes"
 dp_start
 face_check_fenced
 routes sn-eth0 >"$SN_TMP/routes.tun"
-diff -u "$SN_TMP/routes.eth0" "$SN_TMP/routes.tun" || sn_fail "the TUN's routes differ from eth0's (diff above)"
+cat "$SN_TMP/routes.tun"
+[ -s "$SN_TMP/routes.tun" ] || sn_fail "the TUN has no routes"
+grep -v " initcwnd 128\( \|$\)" "$SN_TMP/routes.tun" && sn_fail "TUN routes without initcwnd 128 (above)"
+sed 's/ initcwnd 128//' "$SN_TMP/routes.tun" | sort >"$SN_TMP/routes.tun-bare"
+diff -u "$SN_TMP/routes.eth0" "$SN_TMP/routes.tun-bare" || sn_fail "the TUN's routes differ from eth0's (diff above)"
 [ "$(ip -n "$CT" -j link show sn-eth0 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["mtu"])')" = 1400 ] ||
 	sn_fail "the TUN does not have eth0's MTU"
 ip -n "$CT" -j -d link show sn-eth0 | grep -q '"vnet_hdr":true' || sn_fail "the TUN has no vnet header"
