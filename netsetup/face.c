@@ -35,8 +35,8 @@
  *      up, the link's addresses (IPv6 ones without DAD: the TUN is
  *      point-to-point and only the datapath answers on it), and the link's
  *      main-table routes, default routes included (the kernel's own prefix
- *      routes come back with the addresses). Every route on the TUN then
- *      gets an initial congestion window of NS_FACE_INITCWND segments
+ *      routes come back with the addresses). Every route on the TUN
+ *      has an initial congestion window of NS_FACE_INITCWND segments
  *      (`ip route` shows "initcwnd 128"): the container's TCP peer on it is
  *      the datapath, one TUN write away, with no queue that a first flight
  *      could overflow, and its receive window (128 KiB at first) still
@@ -279,8 +279,6 @@ int ns_face_setup(struct nl_sock *sk, const struct ns_state *st, const struct ns
 	if (!err)
 		err = ns_addrs_copy(sk, st, sl->ifindex, fc->ifindex, fc->name, e);
 	if (!err)
-		err = ns_routes_copy(sk, st, sl->ifindex, fc->ifindex, fc->name, e);
-	if (!err)
-		err = ns_routes_set_initcwnd(sk, fc->ifindex, fc->name, NS_FACE_INITCWND, e);
+		err = ns_routes_copy(sk, st, sl->ifindex, fc->ifindex, fc->name, NS_FACE_INITCWND, e);
 	return err;
 }

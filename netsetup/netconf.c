@@ -258,6 +258,9 @@ static struct rtnl_route *route_build(const struct ns_route *r)
 		rtnl_route_nh_set_gateway(nh, gw);
 	}
 	rtnl_route_add_nexthop(rr, nh);
+	nh = NULL;
+	if (r->initcwnd && rtnl_route_set_metric(rr, RTAX_INITCWND, r->initcwnd) < 0)
+		goto err;
 	nl_addr_put(gw);
 	nl_addr_put(src);
 	nl_addr_put(dst);
@@ -283,7 +286,7 @@ static bool route_equal(const struct ns_route *a, const struct ns_route *b)
 	       a->r.metric == b->r.metric && a->table == b->table && a->type == b->type &&
 	       a->protocol == b->protocol && a->has_prefsrc == b->has_prefsrc &&
 	       (!a->has_prefsrc || !memcmp(a->prefsrc.bytes, b->prefsrc.bytes, alen)) &&
-	       (a->r.family != AF_INET || a->scope == b->scope);
+	       (a->r.family != AF_INET || a->scope == b->scope) && a->initcwnd == b->initcwnd;
 }
 
 static bool route_in(const struct ns_route *r, const struct ns_route *set, unsigned int n)
@@ -385,7 +388,14 @@ int ns_routes_set(struct nl_sock *sk, const struct ns_state *st, int ifindex, st
 					err = -ENOMEM;
 					goto out;
 				}
-				err = rtnl_route_add(sk, rr, NLM_F_EXCL);
+				/*
+				 * Not NLM_F_EXCL: with it the kernel refuses a
+				 * route whose destination and metric another
+				 * link's route has (IPv6 always, IPv4 too), so
+				 * a second face would go without fe80::/64. The
+				 * same route on the same link is still EEXIST.
+				 */
+				err = rtnl_route_add(sk, rr, 0);
 				rtnl_route_put(rr);
 				if (err >= 0 || err == -NLE_EXIST) {
 					done[i] = true;
@@ -472,12 +482,16 @@ int ns_addrs_copy(struct nl_sock *sk, const struct ns_state *st, int from, int t
  * The same as giving the routes back to @from (ns_routes_set()), on @to:
  * routes the kernel made on @to for its addresses but @from did not have
  * (a prefix route a CNI plugin had replaced) go, the saved ones come, on-link
- * before gateway routes.
+ * before gateway routes. With @initcwnd, every route on @to carries it as
+ * its initial congestion window: the kernel's own prefix routes, made
+ * without it, are deleted and made again with it. (Not NLM_F_REPLACE: a
+ * replace takes the first route with the same destination and metric,
+ * whichever link it is on.)
  *
  * Return: 0 or -errno.
  */
 int ns_routes_copy(struct nl_sock *sk, const struct ns_state *st, int from, int to, const char *to_name,
-		   struct ns_err *e)
+		   uint32_t initcwnd, struct ns_err *e)
 {
 	struct ns_state_link link = { .ifindex = to };
 	struct ns_state map = { .links = &link, .n_links = 1 };
@@ -494,58 +508,11 @@ int ns_routes_copy(struct nl_sock *sk, const struct ns_state *st, int from, int 
 		if (st->routes[i].ifindex != from)
 			continue;
 		map.routes[map.n_routes] = st->routes[i];
+		map.routes[map.n_routes].initcwnd = initcwnd;
 		map.routes[map.n_routes++].ifindex = to;
 	}
 	err = ns_routes_set(sk, &map, to, e);
 	free(map.routes);
-	return err;
-}
-
-/**
- * ns_routes_set_initcwnd() - give every main-table route of a link an
- * initial congestion window (the initcwnd of `ip route`)
- * @sk:		rtnetlink socket in the namespace
- * @ifindex:	the link
- * @ifname:	its name, for messages
- * @segs:	the window, in segments
- * @e:		error message
- *
- * Each route is replaced by itself with the metric added (NLM_F_REPLACE,
- * what `ip route change` does), so it never goes missing in between.
- *
- * Return: 0 or -errno.
- */
-int ns_routes_set_initcwnd(struct nl_sock *sk, int ifindex, const char *ifname, uint32_t segs,
-			   struct ns_err *e)
-{
-	struct ns_route *cur = NULL;
-	unsigned int n = 0, i;
-	char name[128];
-	int err;
-
-	err = ns_scrape_routes(sk, ifindex, &cur, &n, e);
-	if (err)
-		return err;
-	for (i = 0; i < n && !err; i++) {
-		struct rtnl_route *rr = route_build(&cur[i]);
-
-		if (!rr) {
-			ns_err_set(e, "link %s: out of memory", ifname);
-			err = -ENOMEM;
-			break;
-		}
-		err = rtnl_route_set_metric(rr, RTAX_INITCWND, segs);
-		if (err >= 0)
-			err = rtnl_route_add(sk, rr, NLM_F_REPLACE);
-		rtnl_route_put(rr);
-		if (err < 0) {
-			route_name(&cur[i], name, sizeof(name));
-			ns_err_set(e, "link %s: route %s: setting initcwnd %u: %s", ifname, name, segs,
-				   nl_geterror(err));
-			err = -EIO;
-		}
-	}
-	free(cur);
 	return err;
 }
 

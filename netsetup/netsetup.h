@@ -174,6 +174,7 @@ struct ns_route {
 	uint8_t type;
 	bool has_prefsrc;
 	union proto_inaddr prefsrc;
+	uint32_t initcwnd;	/* RTAX_INITCWND, 0 = none */
 };
 
 struct ns_neigh {
@@ -329,9 +330,7 @@ int ns_routes_set(struct nl_sock *sk, const struct ns_state *st, int ifindex, st
 int ns_addrs_copy(struct nl_sock *sk, const struct ns_state *st, int from, int to, const char *to_name,
 		  struct ns_err *e);
 int ns_routes_copy(struct nl_sock *sk, const struct ns_state *st, int from, int to, const char *to_name,
-		   struct ns_err *e);
-int ns_routes_set_initcwnd(struct nl_sock *sk, int ifindex, const char *ifname, uint32_t segs,
-			   struct ns_err *e);
+		   uint32_t initcwnd, struct ns_err *e);
 bool ns_link_gone(const struct ns_state_link *sl);
 int ns_nft_run(const char *cmd, const char *ifname, const char *what, struct ns_err *e);
 

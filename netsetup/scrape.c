@@ -305,6 +305,7 @@ static int route_add_cb(struct nl_msg *msg, void *arg)
 	struct nl_addr *dst, *src, *gw;
 	struct rtnl_nexthop *nh;
 	struct ns_route *r, *grown;
+	uint32_t initcwnd;
 	int family;
 
 	if (nlmsg_hdr(msg)->nlmsg_type != RTM_NEWROUTE || rtnl_route_parse(nlmsg_hdr(msg), &rr) < 0)
@@ -350,6 +351,8 @@ static int route_add_cb(struct nl_msg *msg, void *arg)
 		r->has_prefsrc = true;
 		addr_copy(&r->prefsrc, src);
 	}
+	if (rtnl_route_get_metric(rr, RTAX_INITCWND, &initcwnd) == 0)
+		r->initcwnd = initcwnd;
 out:
 	rtnl_route_put(rr);
 	return NL_OK;

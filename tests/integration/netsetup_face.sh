@@ -122,3 +122,33 @@ kill "$DP_NS_PID"; wait "$DP_NS_PID"
 [ "$(ip netns exec "$CT" sysctl -n net.ipv6.conf.eth0.disable_ipv6)" = 1 ] ||
 	sn_fail "disable_ipv6 was 1 before the face and is not after"
 echo ok
+
+sn_log "two links, two faces: each TUN has its own routes, fe80::/64 too, each with initcwnd 128"
+# The kernel takes "the same destination and metric" across links: an
+# exclusive add of sn-eth1's fe80::/64 fails on sn-eth0's, and a replace of
+# one takes the other's. Neither may happen.
+ip netns exec "$CT" sysctl -qw net.ipv6.conf.eth0.disable_ipv6=0
+ip -n "$CT" addr add fd77::2/64 dev eth0 nodad
+sn_veth_add ct eth1 peer veth2
+ip -n "$CT" addr add 10.79.0.2/24 dev eth1
+ip -n "$CT" addr add fd79::2/64 dev eth1 nodad
+ip -n "$PEER" addr add 10.79.0.1/24 dev veth2
+ip -n "$PEER" addr add fd79::1/64 dev veth2 nodad
+ns_settle "$CT"
+routes eth0 >"$SN_TMP/routes2.eth0"
+routes eth1 >"$SN_TMP/routes2.eth1"
+grep -q "^fe80::/64" "$SN_TMP/routes2.eth1" || sn_fail "eth1 has no fe80::/64 to begin with"
+dp_start
+for l in eth0 eth1; do
+	routes "sn-$l" >"$SN_TMP/routes2.sn-$l"
+	cat "$SN_TMP/routes2.sn-$l"
+	grep -v " initcwnd 128\( \|$\)" "$SN_TMP/routes2.sn-$l" && sn_fail "sn-$l: routes without initcwnd 128 (above)"
+	sed 's/ initcwnd 128//' "$SN_TMP/routes2.sn-$l" | sort >"$SN_TMP/routes2.sn-$l-bare"
+	diff -u "$SN_TMP/routes2.$l" "$SN_TMP/routes2.sn-$l-bare" || sn_fail "sn-$l's routes differ from $l's (diff above)"
+done
+ip netns exec "$CT" ping -c 1 -W 2 10.77.0.1 >/dev/null || sn_fail "IPv4 through sn-eth0"
+ip netns exec "$CT" ping -c 1 -W 2 10.79.0.1 >/dev/null || sn_fail "IPv4 through sn-eth1"
+sn_wait_for 5 ip netns exec "$CT" ping -6 -c 1 -W 1 fd79::1 || sn_fail "IPv6 through sn-eth1"
+kill "$DP_NS_PID"; wait "$DP_NS_PID"
+face_check_gone "$CT"
+echo "two faces: each has its link's routes with initcwnd 128"
