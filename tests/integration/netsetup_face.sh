@@ -47,6 +47,24 @@ diff -u "$SN_TMP/routes.eth0" "$SN_TMP/routes.tun-bare" || sn_fail "the TUN's ro
 ip -n "$CT" -j -d link show sn-eth0 | grep -q '"vnet_hdr":true' || sn_fail "the TUN has no vnet header"
 ip netns exec "$CT" ethtool -k sn-eth0 | grep -q "^tcp-segmentation-offload: on" || sn_fail "the TUN has no TSO"
 ip netns exec "$CT" ping -c 1 -W 2 10.77.0.1 >/dev/null || sn_fail "ping through the face"
+# the container's kernel starts a connection through the face with the route's window
+ip netns exec "$PEER" python3 -c '
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("10.77.0.1", 9050)); s.listen(1); s.settimeout(20)
+c, _ = s.accept(); time.sleep(3)' &
+srv=$!
+sn_on_exit "kill $srv 2>/dev/null"
+sn_wait_for 10 sh -c "ip netns exec '$PEER' ss -Hltn 'sport = :9050' | grep -q ." || sn_fail "no listener at the peer"
+cwnd=$(ip netns exec "$CT" python3 -c '
+import re, socket, subprocess
+c = socket.create_connection(("10.77.0.1", 9050), timeout=10)
+out = subprocess.run(["ss", "-Htin", "dst", "10.77.0.1:9050"], capture_output=True, text=True).stdout
+m = re.search(r"cwnd:(\d+)", out)
+print(m.group(1) if m else "none: " + out)')
+echo "a fresh connection through the face starts with cwnd $cwnd"
+[ "$cwnd" = 128 ] || sn_fail "a fresh connection through the face: cwnd $cwnd, want the route's 128"
+wait "$srv"
 kill "$DP_NS_PID"; wait "$DP_NS_PID"
 face_check_gone "$CT"
 ns_settle "$CT"
