@@ -19,11 +19,13 @@
  *   link IFINDEX IFNAME ADDR_GEN_MODE ACCEPT_RA AUTOCONF        (-1: absent)
  *   face IFINDEX TUNNAME DISABLE_IPV6   (the link's container face, face.c; -1: absent)
  *   addr IFINDEX 4|6 ADDRESS PREFIXLEN SCOPE FLAGS VALID PREFERRED PEER|- BROADCAST|- LABEL|-
- *   route IFINDEX 4|6 DST|- DSTLEN GATEWAY|- METRIC TABLE PROTOCOL SCOPE TYPE PREFSRC|-
+ *   route IFINDEX 4|6 DST|- DSTLEN GATEWAY|- METRIC TABLE PROTOCOL SCOPE TYPE PREFSRC|- INITCWND
+ *                                   (INITCWND 0: none; absent in older files)
  *   datapath PID STARTTIME          (optional: a datapath that outlives its starter)
  *   owner WORD                      (optional: "cni:ID:IFNAME", "oci:ID"; no spaces)
  *   netnspath PATH                  (optional: a persistent path of the namespace)
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -121,11 +123,11 @@ int ns_state_format(FILE *f, const struct ns_state *st)
 		const struct ns_route *r = &st->routes[i];
 		int fam = r->r.family;
 
-		fprintf(f, "route %d %d %s %u %s %u %u %u %u %u %s\n", r->ifindex, family_num(fam),
+		fprintf(f, "route %d %d %s %u %s %u %u %u %u %u %s %u\n", r->ifindex, family_num(fam),
 			r->r.dst_len ? ip_str(fam, &r->r.dst, a, sizeof(a)) : "-", r->r.dst_len,
 			r->r.has_gateway ? ip_str(fam, &r->r.gateway, b, sizeof(b)) : "-",
 			r->r.metric, r->table, r->protocol, r->scope, r->type,
-			r->has_prefsrc ? ip_str(fam, &r->prefsrc, c, sizeof(c)) : "-");
+			r->has_prefsrc ? ip_str(fam, &r->prefsrc, c, sizeof(c)) : "-", r->initcwnd);
 	}
 	return ferror(f) ? -EIO : 0;
 }
@@ -223,12 +225,26 @@ static int parse_route(const char *line, struct ns_state *st)
 	char dst[64], gw[64], src[64];
 	unsigned int dlen, proto, scope, type;
 	struct ns_route r, *grown;
-	int fam;
+	const char *rest;
+	int fam, n = 0;
 
 	memset(&r, 0, sizeof(r));
-	if (sscanf(line, "route %d %d %63s %u %63s %u %u %u %u %u %63s", &r.ifindex, &fam, dst,
-		   &dlen, gw, &r.r.metric, &r.table, &proto, &scope, &type, src) != 11)
+	if (sscanf(line, "route %d %d %63s %u %63s %u %u %u %u %u %63s%n", &r.ifindex, &fam, dst,
+		   &dlen, gw, &r.r.metric, &r.table, &proto, &scope, &type, src, &n) != 11)
 		return -EINVAL;
+	/* files written before the 12th field (the route's initcwnd) end here */
+	rest = line + n;
+	rest += strspn(rest, " ");
+	if (*rest && *rest != '\n') {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(rest, &end, 10);
+		if (!isdigit((unsigned char)*rest) || errno || v > UINT32_MAX || (*end && *end != '\n'))
+			return -EINVAL;
+		r.initcwnd = (uint32_t)v;
+	}
 	fam = parse_family(fam);
 	if (fam < 0 || r.ifindex <= 0 || dlen > (fam == AF_INET ? 32u : 128u) || proto > 255 ||
 	    scope > 255 || type > 255)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # attach then detach leaves `ip -j addr` and `ip -j route` exactly as they
-# were; while attached the kernel holds no address and IPv6 autoconf is off;
-# a second attach is refused; a datapath that answers ERROR (to DONE, or to
-# the first LINK) leaves everything as it was, with no state file behind.
+# were (a route's initcwnd too: the state file keeps it); while attached the
+# kernel holds no address and IPv6 autoconf is off; a second attach is
+# refused; a datapath that answers ERROR (to DONE, or to the first LINK)
+# leaves everything as it was, with no state file behind.
 . "$SANDNET_TESTS/lib/common.sh"
 . "$SANDNET_TESTS/lib/netsetup.sh"
 
@@ -15,7 +16,7 @@ ip -n "$CT" addr add 10.211.0.2/24 dev eth0
 ip -n "$CT" addr add 10.211.0.3/24 dev eth0
 ip -n "$CT" addr add fd21:1::2/64 dev eth0
 ip -n "$CT" route add default via 10.211.0.1
-ip -n "$CT" route add 10.212.0.0/16 via 10.211.0.254 metric 7
+ip -n "$CT" route add 10.212.0.0/16 via 10.211.0.254 metric 7 initcwnd 20
 ip -n "$CT" -6 route add default via fd21:1::1
 ns_settle "$CT"
 ns_snapshot "$CT" "$SN_TMP/before"

@@ -80,7 +80,7 @@ static void sample(struct ns_state *st)
 	st->addrs = addrs;
 	st->n_addrs = 4;
 
-	routes[0] = (struct ns_route){ .ifindex = 2, .table = 254, .protocol = 3, .type = 1 };
+	routes[0] = (struct ns_route){ .ifindex = 2, .table = 254, .protocol = 3, .type = 1, .initcwnd = 20 };
 	routes[0].r.family = AF_INET;
 	routes[0].r.has_gateway = true;
 	inet_pton(AF_INET, "10.1.2.1", routes[0].r.gateway.bytes);
@@ -129,13 +129,35 @@ START_TEST(test_round_trip_stream)
 	ck_assert_int_eq(ns_state_format(f, &st), 0);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(buf, "addr 2 4 10.1.2.3 24 0 128 4294967295 4294967295 - 10.1.2.255 eth0:web\n"));
-	ck_assert_ptr_nonnull(strstr(buf, "route 3 6 - 0 fe80::1 1024 254 3 0 1 -\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "route 3 6 - 0 fe80::1 1024 254 3 0 1 - 0\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "route 2 4 - 0 10.1.2.1 0 254 3 0 1 - 20\n"));
 	f = fmemopen(buf, len, "r");
 	ck_assert_int_eq(ns_state_parse(f, &back, &e), 0);
 	fclose(f);
 	assert_same(&st, &back);
 	ns_state_free(&back);
 	free(buf);
+}
+END_TEST
+
+/* A file written before routes had their initcwnd: 11 fields, read as none. */
+START_TEST(test_route_without_initcwnd)
+{
+	static const char text[] = "sandnet-netsetup-state 1\nnetns 4 5\nroute 2 4 - 0 10.0.0.1 0 254 3 0 1 -\n"
+				   "route 2 4 10.0.0.0 8 - 0 254 2 253 1 10.0.0.2 128\n";
+	struct ns_err e = { "" };
+	struct ns_state st;
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(ns_state_parse(f, &st, &e), 0);
+	fclose(f);
+	ck_assert_uint_eq(st.n_routes, 2);
+	ck_assert_uint_eq(st.routes[0].initcwnd, 0);
+	ck_assert(st.routes[0].r.has_gateway);
+	ck_assert_uint_eq(st.routes[1].initcwnd, 128);
+	ck_assert(st.routes[1].has_prefsrc);
+	ns_state_free(&st);
 }
 END_TEST
 
@@ -187,6 +209,11 @@ static const struct {
 	{ "sandnet-netsetup-state 1\nnetns 4 5\nroute 2 4 - 8 - 0 254 3 0 1 -\n", "line 3" },
 	{ "sandnet-netsetup-state 1\nnetns 4 5\nroute 2 4 10.0.0.0 8 10.0.0.1 0 254 300 0 1 -\n", "line 3" },
 	{ "sandnet-netsetup-state 1\nnetns 4 5\nroute 2 6 ::1 129 - 0 254 3 0 1 -\n", "line 3" },
+	/* the initcwnd field, when there, is one number */
+	{ "sandnet-netsetup-state 1\nnetns 4 5\nroute 2 4 - 0 10.0.0.1 0 254 3 0 1 - x\n", "line 3" },
+	{ "sandnet-netsetup-state 1\nnetns 4 5\nroute 2 4 - 0 10.0.0.1 0 254 3 0 1 - -1\n", "line 3" },
+	{ "sandnet-netsetup-state 1\nnetns 4 5\nroute 2 4 - 0 10.0.0.1 0 254 3 0 1 - 10 7\n", "line 3" },
+	{ "sandnet-netsetup-state 1\nnetns 4 5\nroute 2 4 - 0 10.0.0.1 0 254 3 0 1 - 4294967296\n", "line 3" },
 	{ "sandnet-netsetup-state 1\nnetns 4 5\nfrob 1\n", "line 3: malformed: frob 1" },
 	/* a face line needs its link first, a sn- name and a sysctl value */
 	{ "sandnet-netsetup-state 1\nnetns 4 5\nface 2 sn-eth0 0\n", "line 3: malformed" },
@@ -220,6 +247,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_round_trip_stream);
 	tcase_add_test(tc, test_write_read_claim);
+	tcase_add_test(tc, test_route_without_initcwnd);
 	tcase_add_loop_test(tc, test_malformed, 0, sizeof(bad) / sizeof(bad[0]));
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
