@@ -110,26 +110,11 @@ except OSError as e:
 	[ "$got" = ECONNREFUSED ] || sn_fail "UDP to a closed port $port: $got, not ECONNREFUSED"
 done
 face_peer_router
-# what a wrong answer leaves to look at (seen once, under ASan in make check:
-# "connected"): the face's TCP counters and pairs of both shards, the
-# container's socket, the ICMP errors the router sent, the datapath's log
-unreach_evidence() {
-	dp_stats --json | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-for k, s in enumerate([d] + d["shards"]):
-    c = s["face"]["counters"]
-    print(f"shard {k}:", {n: v for n, v in c.items() if n.startswith("tcp_")})
-    print(f"shard {k} pairs to 10.98.0.1:", [p for p in s["face"]["pairs"] if p["remote"].startswith("10.98.0.1")])
-' >&2
-	ip netns exec "$CT" ss -tan 'dst 10.98.0.1' >&2
-	ip netns exec "$PEER" nstat -az IcmpOutDestUnreachs IcmpOutRateLimitHost IcmpOutRateLimitGlobal >&2
-	tail -n 20 "$DP_LOG" >&2
-}
+face_trace_start 30
 for port in 80 81 82 83; do
 	got=$(face_errno "$CT" 4 10.98.0.1 "$port")
 	[ "$got" = EHOSTUNREACH ] ||
-		{ unreach_evidence; sn_fail "TCP to an unreachable host, port $port: $got, not EHOSTUNREACH"; }
+		{ face_unreach_evidence 10.98.0.1; sn_fail "TCP to an unreachable host, port $port: $got, not EHOSTUNREACH"; }
 done
 
 sn_log "a router with a smaller MTU: 16 uploads of 256 KiB to a host behind it, both families"

@@ -56,8 +56,9 @@ check_errno() {
 	local want=$1 got; shift
 	got=$(face_errno "$CT" "$@")
 	echo "connect $*: $got"
-	[ "$got" = "$want" ] || sn_fail "connect $*: got $got, want $want"
+	[ "$got" = "$want" ] || { face_unreach_evidence "$2"; sn_fail "connect $*: got $got, want $want"; }
 }
+face_trace_start 30
 check_errno ECONNREFUSED 4 10.77.0.1 9
 check_errno ECONNREFUSED 6 fd77::1 9
 check_errno EHOSTUNREACH 4 10.98.0.1 80
