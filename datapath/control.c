@@ -665,6 +665,8 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 	}
 	out_arr_end(&o);
 	out_u64(&o, "n_shards", control_n_shards(dp));
+	/* false: a shard did not park in time, and what follows is shard 0's alone */
+	out_bool(&o, "complete", all);
 	out_arr_begin(&o, "shards");
 	for (i = 1; i < control_n_shards(dp); i++) {
 		out_obj_begin(&o, NULL);
