@@ -144,10 +144,11 @@ check: deps
 	$(MAKE) -j$(JOBS) fuzz FUZZ_SECONDS=5
 
 # What runs stacks in threads at once (shards, issue 20), under ThreadSanitizer:
-# the unit test of two TCP simulations in two threads, and a container served
+# the unit test of two TCP simulations in two threads, the pause of shards for
+# their counters (test_datapath_control), and a container served
 # by two shards (face_shards, whose checks also fail on a sanitizer report in
 # the datapath's log). A data race fails them.
-TSAN_TESTS	:= test_datapath_tcp_sim
+TSAN_TESTS	:= test_datapath_tcp_sim test_datapath_control
 TSAN_INTEGRATION := face_shards
 tsan:
 	$(MAKE) O=build/tsan SANITIZE=thread all tools $(addprefix build/tsan/tests/unit/,$(TSAN_TESTS))

@@ -21,6 +21,12 @@
  * JSON keys are the text labels, documented in docs/datapath.md. Its
  * "limits" object shows each resource cap (docs/security.md) as max, used
  * and hits (how often the cap was reached).
+ *
+ * Every answer is of the whole process or an error line ("error: busy: ..."
+ * when a shard did not stop to be read within a second): never one shard's
+ * counters in the place of all of them, which a Prometheus scrape would take
+ * for a counter reset. The client (control_ask()) asks a busy datapath again
+ * a few times before it gives up.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -38,6 +44,7 @@
 #include <unistd.h>
 
 #include "datapath/datapath.h"
+#include "datapath/control_proto.h"
 #include "datapath/face/face.h"
 #include "datapath/ledger.h"
 #include "datapath/net/tcp_glue.h"
@@ -522,15 +529,17 @@ static void control_policy(struct out *o, struct dp *dp)
  * @dp:		the datapath
  * @f:		stream
  * @json:	JSON instead of text
+ *
+ * Return: 0, or negative errno with nothing written (shards_pause()).
  */
-void control_print_summary(struct dp *dp, FILE *f, bool json)
+int control_print_summary(struct dp *dp, FILE *f, bool json)
 {
 	struct shards *sh = dp->shards;
-	bool all = !sh || shards_pause(sh);
+	int ret = sh ? shards_pause(sh) : 0;
 	struct out o;
 
-	if (!all)
-		dp->shards = NULL;	/* a shard did not park: shard 0 alone */
+	if (ret < 0)
+		return ret;
 	out_init(&o, f, json);
 	control_head(&o, dp);
 	out_u64(&o, "links", dp->st.n_links);
@@ -541,9 +550,9 @@ void control_print_summary(struct dp *dp, FILE *f, bool json)
 	control_shard_rows(&o, dp);
 	control_policy(&o, dp);
 	out_finish(&o);
-	dp->shards = sh;
-	if (sh && all)
+	if (sh)
 		shards_resume(sh);
+	return 0;
 }
 
 /* busy_poll: the budget, and what the polls found (loop.c) */
@@ -628,18 +637,20 @@ static void control_stack(struct out *o, struct dp *dp, unsigned int k)
  *
  * With shards, the sections of the top level are shard 0's, each entry of
  * "shards" has the same sections for another shard, and "totals", the
- * services and the policy's hits count all of them. Shard 0 reads the others while they are
- * parked (shards_pause()).
+ * services and the policy's hits count all of them. Shard 0 reads the others
+ * while they are parked (shards_pause()).
+ *
+ * Return: 0, or negative errno with nothing written (shards_pause()).
  */
-void control_print_stats(struct dp *dp, FILE *f, bool json)
+int control_print_stats(struct dp *dp, FILE *f, bool json)
 {
 	struct shards *sh = dp->shards;
-	bool all = !sh || shards_pause(sh);
+	int ret = sh ? shards_pause(sh) : 0;
 	struct out o;
 	unsigned int i;
 
-	if (!all)
-		dp->shards = NULL;	/* a shard did not park: shard 0 alone */
+	if (ret < 0)
+		return ret;
 	out_init(&o, f, json);
 	control_head(&o, dp);
 	out_u64(&o, "cpu_ns", shards_cpu_ns(dp->shards, 0));
@@ -665,8 +676,7 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 	}
 	out_arr_end(&o);
 	out_u64(&o, "n_shards", control_n_shards(dp));
-	/* false: a shard did not park in time, and what follows is shard 0's alone */
-	out_bool(&o, "complete", all);
+	out_u64(&o, "shard_park_misses", sh ? shards_park_misses(sh) : 0);
 	out_arr_begin(&o, "shards");
 	for (i = 1; i < control_n_shards(dp); i++) {
 		out_obj_begin(&o, NULL);
@@ -681,9 +691,9 @@ void control_print_stats(struct dp *dp, FILE *f, bool json)
 	control_totals(&o, dp);
 	control_policy(&o, dp);
 	out_finish(&o);
-	dp->shards = sh;
-	if (sh && all)
+	if (sh)
 		shards_resume(sh);
+	return 0;
 }
 
 static void control_timeouts(int fd)
@@ -709,8 +719,8 @@ void control_answer(int listen_fd, control_print_fn print, void *ctx)
 	char *text = NULL;
 	size_t text_len = 0, off = 0, got = 0;
 	ssize_t n;
+	int fd, ret = 0;
 	FILE *f;
-	int fd;
 
 	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
@@ -728,12 +738,16 @@ void control_answer(int listen_fd, control_print_fn print, void *ctx)
 		close(fd);
 		return;
 	}
-	if (!strcmp(req, "stats\n") || !strcmp(req, "stats json\n"))
-		print(ctx, f, req[5] == ' ', false);
-	else if (!strcmp(req, "summary\n") || !strcmp(req, "summary json\n"))
-		print(ctx, f, req[7] == ' ', true);
+	if (!strcmp(req, CONTROL_REQ_STATS) || !strcmp(req, CONTROL_REQ_STATS_JSON))
+		ret = print(ctx, f, !strcmp(req, CONTROL_REQ_STATS_JSON), false);
+	else if (!strcmp(req, CONTROL_REQ_SUMMARY) || !strcmp(req, CONTROL_REQ_SUMMARY_JSON))
+		ret = print(ctx, f, !strcmp(req, CONTROL_REQ_SUMMARY_JSON), true);
 	else
-		fprintf(f, "error: unknown request (expected \"stats\", \"stats json\", \"summary\" or \"summary json\")\n");
+		fprintf(f, CONTROL_ERROR " unknown request (expected \"stats\", \"stats json\", \"summary\" or \"summary json\")\n");
+	if (ret == -ETIMEDOUT)
+		fprintf(f, CONTROL_BUSY " a shard did not stop within 1 s to be read; ask again\n");
+	else if (ret < 0)
+		fprintf(f, CONTROL_ERROR " %s\n", strerror(-ret));
 	fclose(f);
 	while (off < text_len) {
 		n = send(fd, text + off, text_len - off, MSG_NOSIGNAL);
@@ -745,12 +759,9 @@ void control_answer(int listen_fd, control_print_fn print, void *ctx)
 	close(fd);
 }
 
-static void control_dp_print(void *ctx, FILE *f, bool json, bool summary)
+static int control_dp_print(void *ctx, FILE *f, bool json, bool summary)
 {
-	if (summary)
-		control_print_summary(ctx, f, json);
-	else
-		control_print_stats(ctx, f, json);
+	return summary ? control_print_summary(ctx, f, json) : control_print_stats(ctx, f, json);
 }
 
 static void control_event(struct loop_fd *h, uint32_t events)
@@ -846,12 +857,14 @@ void control_close(struct dp *dp)
 	dp->control_fd = -1;
 }
 
-/* Send @req to the control socket at @path, copy the answer to @out. */
-static int control_ask(const char *path, const char *req, FILE *out, char *err, size_t err_len)
+/* Send @req to the control socket at @path; its answer into @out (malloc'd, NUL-terminated). */
+static int control_ask_once(const char *path, const char *req, char **out, size_t *out_len,
+			    char *err, size_t err_len)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	char buf[4096];
 	ssize_t n;
+	FILE *f;
 	int fd, ret;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
@@ -875,27 +888,82 @@ static int control_ask(const char *path, const char *req, FILE *out, char *err, 
 		close(fd);
 		return ret;
 	}
+	*out = NULL;
+	f = open_memstream(out, out_len);
+	if (!f) {
+		close(fd);
+		snprintf(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
 	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
-		fwrite(buf, 1, n, out);
+		fwrite(buf, 1, n, f);
 	ret = n < 0 ? -errno : 0;
-	if (n < 0)
-		snprintf(err, err_len, "--control %s: recv: %s", path, strerror(errno));
 	close(fd);
+	if (fclose(f) && !ret)
+		ret = -ENOMEM;
+	if (ret < 0) {
+		snprintf(err, err_len, "--control %s: recv: %s", path, strerror(-ret));
+		free(*out);
+		*out = NULL;
+		return ret;
+	}
+	if (!strncmp(*out, CONTROL_ERROR, strlen(CONTROL_ERROR))) {
+		/* the datapath's own words, without "error: " and the newline */
+		const char *why = *out + strlen(CONTROL_ERROR) + ((*out)[strlen(CONTROL_ERROR)] == ' ');
+
+		snprintf(err, err_len, "--control %s: the datapath answered: %.*s", path,
+			 (int)strcspn(why, "\n"), why);
+		ret = !strncmp(*out, CONTROL_BUSY, strlen(CONTROL_BUSY)) ? -EAGAIN : -EPROTO;
+		free(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+#define CONTROL_BUSY_TRIES	5	/* a busy datapath is asked this often */
+#define CONTROL_BUSY_WAIT_MS	200	/* between two tries */
+
+/*
+ * Ask, and ask a busy datapath again (a shard of it was too busy to stop
+ * and be read): the answer is the whole process or an error, never a part.
+ */
+static int control_ask(const char *path, const char *req, char **out, size_t *out_len,
+		       char *err, size_t err_len)
+{
+	const struct timespec wait = { .tv_nsec = CONTROL_BUSY_WAIT_MS * 1000000L };
+	int i, ret = -EAGAIN;
+
+	for (i = 0; i < CONTROL_BUSY_TRIES && ret == -EAGAIN; i++) {
+		if (i)
+			nanosleep(&wait, NULL);
+		ret = control_ask_once(path, req, out, out_len, err, err_len);
+	}
 	return ret;
 }
 
 /**
- * control_client() - `datapath stats`: ask a running datapath, print to stdout
+ * control_client() - `datapath stats`: ask a running datapath
  * @path:	its control socket
  * @json:	ask for JSON
+ * @out:	where the answer goes (stdout)
  * @err:	reason on failure
  * @err_len:	size of @err
  *
- * Return: 0 or negative errno.
+ * Return: 0, -EAGAIN when it was still busy after CONTROL_BUSY_TRIES tries,
+ * or another negative errno.
  */
-int control_client(const char *path, bool json, char *err, size_t err_len)
+int control_client(const char *path, bool json, FILE *out, char *err, size_t err_len)
 {
-	return control_ask(path, json ? "stats json\n" : "stats\n", stdout, err, err_len);
+	char *text;
+	size_t len;
+	int ret;
+
+	ret = control_ask(path, json ? CONTROL_REQ_STATS_JSON : CONTROL_REQ_STATS, &text, &len, err, err_len);
+	if (ret < 0)
+		return ret;
+	fwrite(text, 1, len, out);
+	free(text);
+	return 0;
 }
 
 static int control_name_cmp(const struct dirent **a, const struct dirent **b)
@@ -942,18 +1010,11 @@ int control_client_all(const char *dir, bool json, char *err, size_t err_len)
 	for (i = 0; i < n; i++) {
 		char *text = NULL;
 		size_t len = 0;
-		FILE *f = open_memstream(&text, &len);
 		int r;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
 		free(names[i]);
-		if (!f) {
-			ret = -ENOMEM;
-			snprintf(err, err_len, "out of memory");
-			continue;
-		}
-		r = control_ask(path, json ? "summary json\n" : "summary\n", f, why, sizeof(why));
-		fclose(f);
+		r = control_ask(path, json ? CONTROL_REQ_SUMMARY_JSON : CONTROL_REQ_SUMMARY, &text, &len, why, sizeof(why));
 		if (r < 0 || !len) {
 			fprintf(stderr, "datapath stats: %s\n", r < 0 ? why : "empty answer");
 			if (!ret) {

@@ -146,7 +146,8 @@ int supervise_main(const struct dp_opts *o, int argc, char **argv);
 /* control.c */
 struct ledger_head;
 struct out;
-typedef void (*control_print_fn)(void *ctx, FILE *f, bool json, bool summary);
+/* Prints the answer, or returns negative errno having written nothing. */
+typedef int (*control_print_fn)(void *ctx, FILE *f, bool json, bool summary);
 int control_bind(const char *path, char *err, size_t err_len);
 void control_answer(int listen_fd, control_print_fn print, void *ctx);
 void control_print_supervisor(struct out *o, const struct ledger_head *h, const char *state,
@@ -154,9 +155,9 @@ void control_print_supervisor(struct out *o, const struct ledger_head *h, const 
 int control_adopt(struct dp *dp, int fd);
 int control_start(struct dp *dp);
 void control_close(struct dp *dp);
-void control_print_stats(struct dp *dp, FILE *f, bool json);
-void control_print_summary(struct dp *dp, FILE *f, bool json);
-int control_client(const char *path, bool json, char *err, size_t err_len);
+int control_print_stats(struct dp *dp, FILE *f, bool json);
+int control_print_summary(struct dp *dp, FILE *f, bool json);
+int control_client(const char *path, bool json, FILE *out, char *err, size_t err_len);
 int control_client_all(const char *dir, bool json, char *err, size_t err_len);
 
 #endif /* SANDNET_DATAPATH_DATAPATH_H */

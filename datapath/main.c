@@ -161,7 +161,7 @@ static int dp_stats_main(int argc, char **argv)
 			printf("no datapath has a control socket in %s\n", dir);
 		return 0;
 	}
-	if (control_client(control, json, err, sizeof(err)) < 0) {
+	if (control_client(control, json, stdout, err, sizeof(err)) < 0) {
 		fprintf(stderr, "datapath stats: %s\n", err);
 		return 1;
 	}

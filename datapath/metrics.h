@@ -28,6 +28,7 @@
 	X(UNREACHABLE)		\
 	X(TIMEOUT)		\
 	X(MALFORMED)		\
+	X(BUSY)			\
 	X(FOLDER)		\
 	X(TOO_MANY)
 

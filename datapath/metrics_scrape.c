@@ -44,10 +44,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "datapath/control_proto.h"
 #include "datapath/metrics.h"
 
 #define METRICS_BATCH		256	/* sockets asked at once: fds stay well under RLIMIT_NOFILE */
-#define METRICS_REQUEST		"summary json\n"
+#define METRICS_REQUEST		CONTROL_REQ_SUMMARY_JSON
 
 #define METRICS_X_NAME(name) #name,
 static const char *const metrics_err_upper[] = { METRICS_ERR_LIST(METRICS_X_NAME) };
@@ -260,7 +261,12 @@ static void metrics_parse(struct metrics_target *t)
 		return;
 	}
 	t->buf[t->len] = '\0';
-	if (!strncmp(t->buf, "error:", 6)) {
+	if (!strncmp(t->buf, CONTROL_BUSY, strlen(CONTROL_BUSY))) {
+		/* a shard did not stop to be read: no counters this time, rather than some */
+		metrics_fail(t, METRICS_ERR_BUSY, "it answered \"%.*s\"", (int)strcspn(t->buf, "\n"), t->buf);
+		return;
+	}
+	if (!strncmp(t->buf, CONTROL_ERROR, strlen(CONTROL_ERROR))) {
 		/* a datapath that does not know the request says so in words */
 		metrics_fail(t, METRICS_ERR_MALFORMED, "it answered \"%.100s\"", t->buf);
 		return;

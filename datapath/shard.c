@@ -80,15 +80,28 @@ static void shard_post(struct shard *to, struct shard_msg *m)
 	}
 }
 
+/*
+ * A PARK message: stand still until shard 0 has read us. A pause counts
+ * each shard once (a PARK of an earlier pause that gave up on us may still
+ * be queued), and a shard waits for the pause it parked for only: when
+ * shard 0 releases one pause and starts the next before this thread has
+ * woken, the new pause must not find it held but uncounted, and give up on
+ * it a second later. It leaves, and parks again for the new pause's PARK.
+ */
 static void shard_park(struct shard *sh)
 {
 	struct shards *s = sh->set;
+	uint64_t gen;
 
 	pthread_mutex_lock(&s->lock);
-	s->parked++;
-	pthread_cond_broadcast(&s->cond);
-	while (s->hold)
-		pthread_cond_wait(&s->cond, &s->lock);
+	gen = s->pause_gen;
+	if (s->hold && sh->parked_gen != gen) {
+		sh->parked_gen = gen;
+		s->parked++;
+		pthread_cond_broadcast(&s->cond);
+		while (s->hold && s->pause_gen == gen)
+			pthread_cond_wait(&s->cond, &s->lock);
+	}
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -443,27 +456,35 @@ void shards_free(struct shards *s)
  * shards_pause() - hold every other shard still, for reading its counters
  * @s:	the shards; called from shard 0's thread
  *
- * Return: true when every shard is parked (shards_resume() releases them),
- * false when one did not park within SHARD_PARK_MS (they are released, and
- * only shard 0 may be read).
+ * A shard parks when its loop next turns. One that does not within
+ * SHARD_PARK_MS is named on stderr and counted (shards_park_misses()): its
+ * counters cannot be read safely, and a caller answers "ask again" rather
+ * than a part of the process passed off as the whole.
+ *
+ * Return: 0 when every shard is parked (shards_resume() releases them),
+ * -ETIMEDOUT when one did not park in time, -ENOMEM (both released).
  */
-bool shards_pause(struct shards *s)
+int shards_pause(struct shards *s)
 {
 	struct timespec until;
 	unsigned int i;
-	bool all;
+	int ret = 0;
 
 	if (s->n == 1)
-		return true;
+		return 0;
 	pthread_mutex_lock(&s->lock);
 	s->hold = true;
 	s->parked = 0;
+	s->pause_gen++;
+	pthread_cond_broadcast(&s->cond);	/* a shard still held by the last pause leaves */
 	pthread_mutex_unlock(&s->lock);
 	for (i = 1; i < s->n; i++) {
 		struct shard_msg *m = calloc(1, sizeof(*m));
 
-		if (!m)
-			break;
+		if (!m) {
+			shards_resume(s);
+			return -ENOMEM;
+		}
 		m->kind = SHARD_MSG_PARK;
 		shard_post(s->sh[i], m);
 	}
@@ -475,11 +496,30 @@ bool shards_pause(struct shards *s)
 	while (s->parked < s->n - 1)
 		if (pthread_cond_timedwait(&s->cond, &s->lock, &until))
 			break;
-	all = s->parked == s->n - 1;
+	if (s->parked < s->n - 1) {
+		ret = -ETIMEDOUT;
+		s->park_misses++;
+		for (i = 1; i < s->n; i++)
+			if (s->sh[i]->parked_gen != s->pause_gen)
+				fprintf(stderr, "datapath: shard %u did not park within %u ms to be read"
+					" (%llu such misses)\n", i, SHARD_PARK_MS,
+					(unsigned long long)s->park_misses);
+	}
 	pthread_mutex_unlock(&s->lock);
-	if (!all)
+	if (ret)
 		shards_resume(s);
-	return all;
+	return ret;
+}
+
+/** shards_park_misses() - how often shards_pause() timed out */
+uint64_t shards_park_misses(struct shards *s)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->park_misses;
+	pthread_mutex_unlock(&s->lock);
+	return n;
 }
 
 /** shards_resume() - let the shards shards_pause() held go on */

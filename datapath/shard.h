@@ -31,6 +31,7 @@ struct shards;
  * @thread:	shards 1..n-1
  * @wake_fd:	eventfd: the inbox has something
  * @inbox:	messages from other shards, under @lock
+ * @parked_gen:	the pause this shard last parked for (under the set's lock)
  */
 struct shard {
 	unsigned int index;
@@ -45,6 +46,7 @@ struct shard {
 	struct loop_fd wake_lfd;
 	pthread_mutex_t lock;
 	struct shard_msg *inbox, *inbox_tail;
+	uint64_t parked_gen;
 };
 
 /**
@@ -53,6 +55,8 @@ struct shard {
  * @sh:		the shards; @sh[0] wraps the process's loop and stack
  * @lock, @cond: the start gate (@go; @at_gate threads wait there) and the
  *		pause of shards_pause() (@hold; @parked shards wait)
+ * @pause_gen:	shards_pause() calls so far; a shard that parks notes it
+ * @park_misses: pauses that a shard did not park for in time
  */
 struct shards {
 	unsigned int n;
@@ -63,6 +67,8 @@ struct shards {
 	unsigned int at_gate;
 	bool hold;
 	unsigned int parked;
+	uint64_t pause_gen;
+	uint64_t park_misses;
 	bool steered;		/* netsetup sent the steering secret (shards_steer()) */
 };
 
@@ -73,7 +79,8 @@ int shards_spawn(struct shards *s, char *err, size_t err_len);
 void shards_go(struct shards *s);
 void shards_stop(struct shards *s);
 void shards_free(struct shards *s);
-bool shards_pause(struct shards *s);
+int shards_pause(struct shards *s);
+uint64_t shards_park_misses(struct shards *s);
 uint64_t shards_cpu_ns(const struct shards *s, unsigned int i);
 void shards_resume(struct shards *s);
 

@@ -485,7 +485,7 @@ static void sup_worker_stop(struct sup *s)
 }
 
 /* The answer of the control socket while no datapath runs. */
-static void sup_print(void *ctx, FILE *f, bool json, bool summary)
+static int sup_print(void *ctx, FILE *f, bool json, bool summary)
 {
 	struct sup *s = ctx;
 	struct out o;
@@ -498,6 +498,7 @@ static void sup_print(void *ctx, FILE *f, bool json, bool summary)
 	control_print_supervisor(&o, s->lg.head, sup_state_names[s->state],
 				 s->state == SUP_DARK ? s->reason : NULL);
 	out_finish(&o);
+	return 0;
 }
 
 /*

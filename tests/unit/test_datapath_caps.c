@@ -672,7 +672,7 @@ START_TEST(test_limits_apply_and_stats)
 	ck_assert_ptr_nonnull(dp.svcs[0].udp);
 	f = open_memstream(&text, &len);
 	ck_assert_ptr_nonnull(f);
-	control_print_stats(&dp, f, true);
+	ck_assert_int_eq(control_print_stats(&dp, f, true), 0);
 	fclose(f);
 	svc_udp_table_free(dp.svcs[0].udp);
 	ck_assert_ptr_nonnull(strstr(text, "\"limits\":{"));

@@ -246,7 +246,7 @@ START_TEST(test_expo_summary)
 	dp.name = "oci:web \"1\"";
 	f = open_memstream(&json, &len);
 	ck_assert_ptr_nonnull(f);
-	control_print_summary(&dp, f, true);
+	ck_assert_int_eq(control_print_summary(&dp, f, true), 0);
 	ck_assert_int_eq(fclose(f), 0);
 	/* the summary's rows: every link, only the reasons that counted */
 	ck_assert_ptr_nonnull(strstr(json, "\"link_totals\":[{\"link\":\"eth0\",\"side\":\"network\",\"rx_bytes\":1234,"
@@ -282,6 +282,7 @@ START_TEST(test_expo_summary)
 	HAS("sandnet_scrape_errors_total{reason=\"timeout\"} 2\n");
 	HAS("sandnet_scrape_errors_total{reason=\"unreachable\"} 0\n");
 	HAS("sandnet_scrape_errors_total{reason=\"malformed\"} 0\n");
+	HAS("sandnet_scrape_errors_total{reason=\"busy\"} 0\n");
 	HAS("sandnet_scrape_duration_seconds 0.25\n");
 	HAS("sandnet_exporter_http_requests_total{code=\"200\"} 7\n");
 	HAS("sandnet_exporter_http_requests_total{code=\"404\"} 1\n");
@@ -465,9 +466,10 @@ START_TEST(test_scrape_dir)
 	struct answerer good = { .answer = "{\"name\": \"oci:good\", \"uptime_ms\": 5}\n" };
 	struct answerer garbage = { .answer = "{\"name\": \"oci:bad\", " };
 	struct answerer words = { .answer = "error: unknown request (expected \"stats\")\n" };
+	struct answerer busy = { .answer = "error: busy: a shard did not stop within 1 s to be read; ask again\n" };
 	struct metrics_scrape s;
 	struct timespec t0, t1;
-	pthread_t th[3];
+	pthread_t th[4];
 	int stall, refused, fds;
 	double took;
 	FILE *f;
@@ -477,6 +479,7 @@ START_TEST(test_scrape_dir)
 	good.fd = listener("a-good.state.ctl");
 	garbage.fd = listener("b-garbage.state.ctl");
 	words.fd = listener("c-words.state.ctl");
+	busy.fd = listener("cc-busy.state.ctl");
 	stall = listener("d-stall.state.ctl");		/* never accepts: connect works, no answer */
 	refused = listener("e-refused.state.ctl");
 	close(refused);					/* the file stays, nobody listens */
@@ -492,17 +495,18 @@ START_TEST(test_scrape_dir)
 	ck_assert_int_eq(pthread_create(&th[0], NULL, answer_one, &good), 0);
 	ck_assert_int_eq(pthread_create(&th[1], NULL, answer_one, &garbage), 0);
 	ck_assert_int_eq(pthread_create(&th[2], NULL, answer_one, &words), 0);
+	ck_assert_int_eq(pthread_create(&th[3], NULL, answer_one, &busy), 0);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ck_assert_int_eq(metrics_scrape_dir(dir, 300, &s), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	ck_assert_msg(took >= 0.25 && took < 1.5, "the scrape took %.3f s (timeout 0.3 s)", took);
-	ck_assert_uint_eq(s.n, 5);
+	ck_assert_uint_eq(s.n, 6);
 	ck_assert_int_eq(s.folder_err, METRICS_ERR_NONE);
 	/* name order */
 	ck_assert_str_eq(s.targets[0].sock, "a-good.state.ctl");
-	ck_assert_str_eq(s.targets[4].sock, "e-refused.state.ctl");
+	ck_assert_str_eq(s.targets[5].sock, "e-refused.state.ctl");
 
 	ck_assert_int_eq(by_sock(&s, "a-good.state.ctl")->err, METRICS_ERR_NONE);
 	ck_assert_ptr_nonnull(by_sock(&s, "a-good.state.ctl")->summary);
@@ -514,6 +518,11 @@ START_TEST(test_scrape_dir)
 	ck_assert_ptr_nonnull(strstr(by_sock(&s, "b-garbage.state.ctl")->why, "not a summary: line 1"));
 	ck_assert_int_eq(by_sock(&s, "c-words.state.ctl")->err, METRICS_ERR_MALFORMED);
 	ck_assert_ptr_nonnull(strstr(by_sock(&s, "c-words.state.ctl")->why, "it answered \"error: unknown request"));
+	/* a shard too busy to be read: no counters this time, under their own reason */
+	ck_assert_int_eq(by_sock(&s, "cc-busy.state.ctl")->err, METRICS_ERR_BUSY);
+	ck_assert_ptr_null(by_sock(&s, "cc-busy.state.ctl")->summary);
+	ck_assert_ptr_nonnull(strstr(by_sock(&s, "cc-busy.state.ctl")->why, "it answered \"error: busy: a shard"));
+	ck_assert_str_eq(metrics_err_name(METRICS_ERR_BUSY), "busy");
 	ck_assert_int_eq(by_sock(&s, "d-stall.state.ctl")->err, METRICS_ERR_TIMEOUT);
 	ck_assert_str_eq(by_sock(&s, "d-stall.state.ctl")->why, "no answer within 300 ms");
 	ck_assert_int_eq(by_sock(&s, "e-refused.state.ctl")->err, METRICS_ERR_UNREACHABLE);
@@ -525,6 +534,8 @@ START_TEST(test_scrape_dir)
 	pthread_join(th[0], NULL);
 	pthread_join(th[1], NULL);
 	pthread_join(th[2], NULL);
+	pthread_join(th[3], NULL);
+	close(busy.fd);
 	close(good.fd);
 	close(garbage.fd);
 	close(words.fd);

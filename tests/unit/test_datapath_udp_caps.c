@@ -344,7 +344,7 @@ START_TEST(test_stats_and_options)
 	dp.svcs[0].udp = tbl;
 	f = open_memstream(&text, &len);
 	ck_assert_ptr_nonnull(f);
-	control_print_stats(&dp, f, true);
+	ck_assert_int_eq(control_print_stats(&dp, f, true), 0);
 	fclose(f);
 	ck_assert_msg(strstr(text, "\"udp_flows\":{\"max\":100,\"used\":3,\"hits\":0}"), "%s", text);
 	ck_assert_msg(strstr(text, "\"udp_flows_per_source\":{\"max\":2,\"used\":2,\"hits\":3}"), "%s",
