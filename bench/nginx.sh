@@ -45,6 +45,13 @@
 # loop's epoll_wait()s), its loop turns (wakeups) per request, and its
 # page faults per request (minor, from /proc), and the whole machine's busy
 # CPU time per request (every process and interrupt: ab, nginx, the carrier).
+#
+# Then, per row, where a fresh request's time goes (bench/phases.py): for
+# each file of PHASES (default "f1m f100"), PHASE_N requests (default 200)
+# one at a time, from the peer (in) and from the container (out), the
+# median microseconds of connect, time to the first byte and the body's
+# transfer; the median of REPS such runs, in nginx-phases.csv. PHASES=""
+# leaves them out.
 set -u
 build=${1:?usage: bench/nginx.sh BUILD_DIR}
 build=$(cd "$build" && pwd)
@@ -55,6 +62,8 @@ REPS=${REPS:-3}
 ROWS=${ROWS:-kernel hw sw pasta}
 SHAPES=${SHAPES:-1m-c1 1m-c5 10m-c5 100b-c20 100b-ka}
 IDLE=${IDLE:-10000}
+PHASES=${PHASES-f1m f100}
+PHASE_N=${PHASE_N:-200}
 PERF_SHAPE=${PERF_SHAPE:-1m-c5}
 PERF_DIR=${PERF_DIR:-in}
 OUT=${OUT:-$repo/bench/results}
@@ -71,6 +80,7 @@ mkdir -p "$OUT"
 . "$here/lib.sh"
 bench_start bn CT:ct PEER:peer DPNS:dp PH:ph PP:pp CP:cp
 csv=$OUT/nginx.csv
+phases_csv=$OUT/nginx-phases.csv
 
 for ns in $ALL_NS; do ip netns add "$ns" && ip -n "$ns" link set lo up || exit 1; done
 bench_face_net "$CT" "$PEER" "$PH" "$PP" 10.66.0 10.88.0 || { echo "bench/nginx.sh: the namespaces do not pass"; exit 1; }
@@ -138,6 +148,7 @@ shape_args() {	# shape_args SHAPE: "FILE CONCURRENCY [-k]"
 	100b-ka) echo "f100 1 -k";;
 	esac
 }
+echo "row,direction,file,connect_us,ttfb_us,body_us,total_us,bytes,note" >"$phases_csv"
 echo "row,direction,shape,req_per_s,ratio_to_kernel,ratio_to_pasta,p50_ms,p99_ms,carrier_cpu_ms_per_req,carrier_cpu_s_per_gb,syscalls_per_req,turns_per_req,minflt_per_req,host_cpu_ms_per_req,runs_req_per_s,note" >"$csv"
 
 # ab_once NS URL SHAPE PID: "reqs_per_s p50 p99 requests bytes cpu_ticks syscalls minflt host_ticks turns"
@@ -218,12 +229,34 @@ open(csv, "a").write(f"{name},{d},{shape},{med[0]:.1f},{rk},{rp},{med[1]:.0f},{m
 PY
 }
 
+# phases NAME DIR NS HOST: bench/phases.py REPS times, the medians to nginx-phases.csv
+phases() {
+	local f i
+	for f in $PHASES; do
+		for ((i = 0; i < REPS; i++)); do
+			timeout 120 ip netns exec "$3" python3 "$here/phases.py" "$4" 8080 "$f" "$PHASE_N"
+		done | python3 -c '
+import statistics, sys
+name, d, f = sys.argv[1:4]
+runs = [l.split() for l in sys.stdin if l.strip()]
+ok = [r for r in runs if r[0] != "fail"]
+if not ok:
+    why = " ".join(runs[-1][1:]) if runs else "no output"
+    print(f"{name},{d},{f},,,,,,n/a ({why})"); sys.exit()
+med = [statistics.median(float(r[i]) for r in ok) for i in range(4)]
+print(f"{name},{d},{f},{med[0]:.0f},{med[1]:.0f},{med[2]:.0f},{med[3]:.0f},{ok[-1][4]},")' "$1" "$2" "$f" >>"$phases_csv"
+	done
+}
+
 rows_for() {	# rows_for NAME CLIENT_NS_IN URL_IN CLIENT_NS_OUT URL_OUT PID
-	local s
+	local s host_in=${3#http://} host_out=${5#http://}
 	for s in $SHAPES; do
 		row "$1" in "$s" "$2" "$3" "$6"
 		row "$1" out "$s" "$4" "$5" "$6"
 	done
+	[ -n "$PHASES" ] || return 0
+	phases "$1" in "$2" "${host_in%:*}"
+	phases "$1" out "$4" "${host_out%:*}"
 }
 
 echo "bench/nginx.sh: ab -t $SECS, median of $REPS runs; $(nproc) CPUs; kernel $(uname -r)"
@@ -328,6 +361,26 @@ for m in hw hw-nopoll hw-nice0 hw-iw0 sw; do
 	kill "$NS_PID" 2>/dev/null; wait "$NS_PID" 2>/dev/null
 	NS_PID=''
 done
+
+# where a fresh request's time goes, per row, against the kernel's
+if [ -n "$PHASES" ]; then
+	echo "where a fresh request's time goes (bench/phases.py, $PHASE_N requests one at a time, median us; x kernel):"
+	python3 - "$phases_csv" <<'PY'
+import sys
+rows = [l.strip().split(",") for l in list(open(sys.argv[1]))[1:]]
+kern = {(r[1], r[2]): r for r in rows if r[0] == "kernel" and r[3]}
+print(f"{'row':<9} {'dir':<3} {'file':<5} {'connect':>13} {'ttfb':>13} {'body':>13} {'total':>13}")
+for r in rows:
+    if not r[3]:
+        print(f"{r[0]:<9} {r[1]:<3} {r[2]:<5} {r[8]}"); continue
+    k = kern.get((r[1], r[2]))
+    cells = []
+    for i in range(3, 7):
+        x = f" ({float(r[i]) / float(k[i]):.1f}x)" if k and r[0] != "kernel" and float(k[i]) > 0 else ""
+        cells.append(f"{r[i]}{x}")
+    print(f"{r[0]:<9} {r[1]:<3} {r[2]:<5} " + " ".join(f"{c:>13}" for c in cells))
+PY
+fi
 
 # the plot: x kernel per shape and direction, one bar per row
 if command -v gnuplot >/dev/null; then
