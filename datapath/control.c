@@ -696,11 +696,18 @@ int control_print_stats(struct dp *dp, FILE *f, bool json)
 	return 0;
 }
 
-static void control_timeouts(int fd)
-{
-	struct timeval tv = { .tv_sec = 1 };
+/*
+ * The client waits longer for an answer than the datapath may wait for its
+ * shards to park (SHARD_PARK_MS, 1 s) before it answers: a busy datapath's
+ * answer must arrive, not a timeout of ours just before it.
+ */
+#define CONTROL_CLIENT_WAIT_S	3
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+static void control_timeouts(int fd, time_t rcv_s)
+{
+	struct timeval tv = { .tv_sec = 1 }, rcv = { .tv_sec = rcv_s };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof(rcv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
@@ -725,7 +732,7 @@ void control_answer(int listen_fd, control_print_fn print, void *ctx)
 	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	control_timeouts(fd);
+	control_timeouts(fd, 1);
 	while (got < CONTROL_REQ_MAX && !memchr(req, '\n', got)) {
 		n = recv(fd, req + got, CONTROL_REQ_MAX - got, 0);
 		if (n <= 0)
@@ -881,7 +888,7 @@ static int control_ask_once(const char *path, const char *req, char **out, size_
 			close(fd);
 		return ret;
 	}
-	control_timeouts(fd);
+	control_timeouts(fd, CONTROL_CLIENT_WAIT_S);
 	if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0) {
 		ret = -errno;
 		snprintf(err, err_len, "--control %s: send: %s", path, strerror(errno));
@@ -901,6 +908,14 @@ static int control_ask_once(const char *path, const char *req, char **out, size_
 	close(fd);
 	if (fclose(f) && !ret)
 		ret = -ENOMEM;
+	if (ret == -EAGAIN || ret == -EWOULDBLOCK) {
+		/* SO_RCVTIMEO: not "busy", which is asked again */
+		ret = -ETIMEDOUT;
+		snprintf(err, err_len, "--control %s: no answer within %d s", path, CONTROL_CLIENT_WAIT_S);
+		free(*out);
+		*out = NULL;
+		return ret;
+	}
 	if (ret < 0) {
 		snprintf(err, err_len, "--control %s: recv: %s", path, strerror(-ret));
 		free(*out);

@@ -4,15 +4,17 @@
  * an error, never a part of it (control.c, shard.c's shards_pause())
  *
  * - A datapath of two shards whose second shard never turns its loop: the
- *   stats and the summary are refused with -ETIMEDOUT after the second
- *   shards_pause() waits, nothing is written, and the misses are counted;
+ *   stats and the summary are refused with -ETIMEDOUT once
+ *   shards_pause() has waited 1 s, nothing is written, the misses are counted;
  *   once the shard turns, both answer with n_shards 2, and so do 20
  *   summaries asked back to back (each pause must count a shard that the
  *   last one released but that has not yet woken).
  * - The socket, end to end: a print function busy twice is answered on the
  *   third try of control_client(); one that stays busy gives -EAGAIN and
  *   the datapath's words after CONTROL_BUSY_TRIES; another error is not
- *   asked again.
+ *   asked again; an answer that comes after 1.2 s is waited for, and a
+ *   datapath silent past CONTROL_CLIENT_WAIT_S is a timeout, not asked
+ *   again.
  */
 #include <check.h>
 #include <errno.h>
@@ -147,6 +149,7 @@ struct server {
 	int then;		/* afterwards: 0 prints the document, else this error */
 	unsigned int asked;
 	unsigned int serve;	/* connections to take */
+	unsigned int delay_ms;	/* before each answer, as a datapath waits for its shards */
 };
 
 static int server_print(void *ctx, FILE *f, bool json, bool summary)
@@ -156,6 +159,11 @@ static int server_print(void *ctx, FILE *f, bool json, bool summary)
 	ck_assert(json);
 	ck_assert(!summary);
 	s->asked++;
+	if (s->delay_ms) {
+		struct timespec d = { .tv_sec = s->delay_ms / 1000, .tv_nsec = s->delay_ms % 1000 * 1000000L };
+
+		nanosleep(&d, NULL);
+	}
 	if (s->busy) {
 		s->busy--;
 		return -ETIMEDOUT;
@@ -233,6 +241,35 @@ START_TEST(test_client_asks_a_busy_datapath_again)
 }
 END_TEST
 
+/*
+ * The datapath waits up to 1 s for its shards before it answers: the client
+ * waits longer than that, and tells a silent datapath from a busy one.
+ */
+START_TEST(test_client_waits_for_a_slow_answer)
+{
+	struct server s = { .busy = 1, .serve = 2, .delay_ms = 1200 };
+	char err[256], *text;
+	double t0;
+	int fds = dpt_count_fds();
+
+	/* busy after 1.2 s, then the document after 1.2 s more */
+	ck_assert_int_eq(ask(&s, &text, err, sizeof(err)), 0);
+	ck_assert_uint_eq(s.asked, 2);
+	ck_assert_str_eq(text, "{\"whole\":true}\n");
+	free(text);
+
+	/* silent past the client's wait: a timeout, not asked again */
+	s = (struct server){ .serve = 1, .delay_ms = 3500 };
+	t0 = now_s();
+	ck_assert_int_eq(ask(&s, &text, err, sizeof(err)), -ETIMEDOUT);
+	ck_assert_msg(now_s() - t0 < 5, "took %.3f s", now_s() - t0);
+	ck_assert_uint_eq(s.asked, 1);
+	ck_assert_msg(strstr(err, "no answer within 3 s"), "%s", err);
+	free(text);
+	ck_assert_int_eq(dpt_count_fds(), fds);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("datapath_control");
@@ -243,6 +280,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_shard_that_does_not_park);
 	tcase_add_test(tc, test_client_asks_a_busy_datapath_again);
+	tcase_add_test(tc, test_client_waits_for_a_slow_answer);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
