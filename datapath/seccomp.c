@@ -39,10 +39,13 @@
  * process_vm_*, kill of others, prctl, setuid & co, mount, bpf, io_uring_setup
  * and io_uring_register, keyctl, socket() of any other family, ioctl of anything else...
  *
- * Sanitizer builds (ASan/LSan/UBSan) need more at run time (LeakSanitizer
- * stops the world with clone + ptrace and reads /proc/self; reports open
- * files): those builds add that list (dp_seccomp_sanitizer[]) and drop the
- * PROT_EXEC check. The production build does not have them.
+ * Sanitizer builds (ASan/LSan/UBSan, TSan) need more at run time
+ * (LeakSanitizer stops the world with clone + ptrace and reads /proc/self;
+ * reports open files; TSan's background thread, made along with the first
+ * shard's thread, may start after the filter, and glibc's start of a thread
+ * calls set_robust_list: once CI saw that kill a TSan datapath with SIGSYS
+ * as it came up): those builds add that list (dp_seccomp_sanitizer[]) and
+ * drop the PROT_EXEC check. The production build does not have them.
  *
  * SANDNET_SECCOMP_SELFTEST=1 in the environment makes dp_seccomp_install()
  * try socket(AF_PACKET) right after loading the filter: the process must die
@@ -101,6 +104,7 @@ static const char *const dp_seccomp_sanitizer[] = {
 	"pread64", "pipe", "pipe2", "dup", "dup2", "dup3", "getrlimit", "setrlimit", "prlimit64",
 	"uname", "getppid", "kill", "tkill", "tgkill", "rt_sigtimedwait", "rt_sigsuspend",
 	"mincore", "msync", "process_vm_readv", "mmap", "mprotect", "ioctl",
+	"set_robust_list",
 };
 #endif
 
