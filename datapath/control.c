@@ -698,10 +698,11 @@ int control_print_stats(struct dp *dp, FILE *f, bool json)
 
 /*
  * The client waits longer for an answer than the datapath may wait for its
- * shards to park (SHARD_PARK_MS, 1 s) before it answers: a busy datapath's
+ * shards to park (SHARD_PARK_MS) before it answers: a busy datapath's
  * answer must arrive, not a timeout of ours just before it.
  */
 #define CONTROL_CLIENT_WAIT_S	3
+_Static_assert(CONTROL_CLIENT_WAIT_S * 1000 > 2 * SHARD_PARK_MS, "the client outwaits a busy datapath");
 
 static void control_timeouts(int fd, time_t rcv_s)
 {
@@ -752,7 +753,8 @@ void control_answer(int listen_fd, control_print_fn print, void *ctx)
 	else
 		fprintf(f, CONTROL_ERROR " unknown request (expected \"stats\", \"stats json\", \"summary\" or \"summary json\")\n");
 	if (ret == -ETIMEDOUT)
-		fprintf(f, CONTROL_BUSY " a shard did not stop within 1 s to be read; ask again\n");
+		fprintf(f, CONTROL_BUSY " a shard did not stop within %u ms to be read; ask again\n",
+			SHARD_PARK_MS);
 	else if (ret < 0)
 		fprintf(f, CONTROL_ERROR " %s\n", strerror(-ret));
 	fclose(f);

@@ -44,9 +44,6 @@
 #include "datapath/pkt.h"
 #include "datapath/shard.h"
 
-/* How long `datapath stats` waits for every shard to park. */
-#define SHARD_PARK_MS	1000
-
 enum shard_msg_kind {
 	SHARD_MSG_NEIGH,
 	SHARD_MSG_STOP,

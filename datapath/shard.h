@@ -79,6 +79,9 @@ int shards_spawn(struct shards *s, char *err, size_t err_len);
 void shards_go(struct shards *s);
 void shards_stop(struct shards *s);
 void shards_free(struct shards *s);
+/* How long shards_pause() waits for every shard to park (`datapath stats`). */
+#define SHARD_PARK_MS	1000
+
 int shards_pause(struct shards *s);
 uint64_t shards_park_misses(struct shards *s);
 uint64_t shards_cpu_ns(const struct shards *s, unsigned int i);

@@ -21,8 +21,8 @@ HALF_OPEN=64
 # The flood lasts FLOOD_S at least, and until the checks made during it are
 # done: a full flood drops legitimate SYNs too (the channel overflows), and
 # the new connection's retransmissions back off 1, 2, 4 s, so it may need
-# 8 s (it did once in CI) where the flood used to stop at 10 s after 2 s of
-# it had passed. FLOOD_MAX_S bounds it.
+# 8 s (it did once in CI). It starts 2 s into the flood, which used to stop
+# at 10 s. FLOOD_MAX_S bounds it.
 FLOOD_S=10
 FLOOD_MAX_S=40
 FLOOD_RATE=--flood

@@ -227,7 +227,7 @@ START_TEST(test_client_asks_a_busy_datapath_again)
 	ck_assert_int_eq(ask(&s, &text, err, sizeof(err)), -EAGAIN);
 	ck_assert_uint_eq(s.asked, 5);
 	ck_assert_str_eq(text, "");
-	ck_assert_msg(strstr(err, "the datapath answered: busy: a shard did not stop within 1 s to be read; "
+	ck_assert_msg(strstr(err, "the datapath answered: busy: a shard did not stop within 1000 ms to be read; "
 			     "ask again"), "%s", err);
 	free(text);
 

@@ -466,7 +466,7 @@ START_TEST(test_scrape_dir)
 	struct answerer good = { .answer = "{\"name\": \"oci:good\", \"uptime_ms\": 5}\n" };
 	struct answerer garbage = { .answer = "{\"name\": \"oci:bad\", " };
 	struct answerer words = { .answer = "error: unknown request (expected \"stats\")\n" };
-	struct answerer busy = { .answer = "error: busy: a shard did not stop within 1 s to be read; ask again\n" };
+	struct answerer busy = { .answer = "error: busy: a shard did not stop within 1000 ms to be read; ask again\n" };
 	struct metrics_scrape s;
 	struct timespec t0, t1;
 	pthread_t th[4];
