@@ -696,13 +696,10 @@ int control_print_stats(struct dp *dp, FILE *f, bool json)
 	return 0;
 }
 
-/*
- * The client waits longer for an answer than the datapath may wait for its
- * shards to park (SHARD_PARK_MS) before it answers: a busy datapath's
- * answer must arrive, not a timeout of ours just before it.
- */
-#define CONTROL_CLIENT_WAIT_S	3
-_Static_assert(CONTROL_CLIENT_WAIT_S * 1000 > 2 * SHARD_PARK_MS, "the client outwaits a busy datapath");
+/* A busy datapath's answer must arrive, not a timeout of ours just before it. */
+#define CONTROL_CLIENT_WAIT_S	(CONTROL_ANSWER_WAIT_MS / 1000)
+_Static_assert(CONTROL_ANSWER_WAIT_MS % 1000 == 0, "SO_RCVTIMEO is set in whole seconds here");
+_Static_assert(CONTROL_ANSWER_WAIT_MS > 2 * SHARD_PARK_MS, "askers outwait a busy datapath");
 
 static void control_timeouts(int fd, time_t rcv_s)
 {

@@ -17,4 +17,12 @@
 /* ...and with this when a shard did not stop to be read in time: ask again. */
 #define CONTROL_BUSY			"error: busy:"
 
+/*
+ * How long an asker waits for an answer, in ms. A datapath answers once its
+ * shards stop to be read, or busy after SHARD_PARK_MS; a request queued
+ * behind another's pause can wait that twice. Waiting less turns a busy
+ * answer into a timeout of our own (control.c asserts the margin).
+ */
+#define CONTROL_ANSWER_WAIT_MS		3000
+
 #endif /* SANDNET_DATAPATH_CONTROL_PROTO_H */

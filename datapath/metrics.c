@@ -46,11 +46,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "datapath/control_proto.h"
 #include "datapath/datapath.h"
 #include "datapath/metrics.h"
 
 #define METRICS_MAX_CLIENTS	16
 #define METRICS_PATH		"/metrics"
+
+/* The usage below repeats the default's figure */
+_Static_assert(CONTROL_ANSWER_WAIT_MS == 3000, "metrics_usage names the --datapath-timeout default");
 
 static const char metrics_usage[] =
 	"usage: datapath metrics --listen ADDRESS:PORT [--dir DIR] [--datapath-timeout MS]\n"
@@ -58,7 +62,7 @@ static const char metrics_usage[] =
 	"  serves GET /metrics (Prometheus text format) for every datapath whose control socket\n"
 	"  is in DIR (default $SANDNET_STATE_DIR, else /run/sandnet): what `datapath stats --all` sees\n"
 	"  --listen ADDRESS:PORT      127.0.0.1:9476, [::1]:9476, 0.0.0.0:9476 or [::]:9476\n"
-	"  --datapath-timeout MS      longest wait for the datapaths' answers (default 1000, 10..60000)\n"
+	"  --datapath-timeout MS      longest wait for the datapaths' answers (default 3000, 10..60000)\n"
 	"  --client-timeout SECONDS   a client's time to send its request, and again to read the\n"
 	"                             answer, before it is cut (default 5, 1..300)\n"
 	"See datapath(8).\n";
@@ -675,7 +679,7 @@ int metrics_main(int argc, char **argv)
 	sigset_t mask;
 	int c, one = 1, rc = 1;
 
-	srv.datapath_timeout_ms = 1000;
+	srv.datapath_timeout_ms = CONTROL_ANSWER_WAIT_MS;
 	srv.listen_fd = srv.sig_fd = -1;
 	for (i = 0; i < METRICS_MAX_CLIENTS; i++)
 		srv.clients[i].fd = -1;
