@@ -11,7 +11,10 @@
 # with the datapath's --busy-poll 0; hw-nice0: hw with --nice 0; hw-iw0: hw
 # with the kernel's initial window on the TUN's routes), SHAPES (default
 # all, below), PERF (sandnet modes to profile with perf record during
-# "PERF_DIR PERF_SHAPE", default in 1m-c5, e.g. PERF=hw), SHARDS (netsetup --shards for
+# "PERF_DIR PERF_SHAPE", default in 1m-c5, e.g. PERF=hw), PERF_MACHINE (rows,
+# kernel included, whose whole machine is profiled, perf record -a, during
+# the same shape: each command's and symbol's CPU ms per request; PERF_KEEP=DIR
+# keeps the perf.data), SHARDS (netsetup --shards for
 # the sandnet rows, default 1; auto: one per CPU, the datapath's default), OUT (results, default bench/results), PLOT
 # (default docs/benchmarks-nginx.png).
 #
@@ -248,12 +251,39 @@ print(f"{name},{d},{f},{med[0]:.0f},{med[1]:.0f},{med[2]:.0f},{med[3]:.0f},{ok[-
 	done
 }
 
+# perf_machine NAME CLIENT_NS_IN URL_IN CLIENT_NS_OUT URL_OUT PID: with NAME in
+# PERF_MACHINE, the whole machine's CPU during one ab run of PERF_DIR
+# PERF_SHAPE, as ms per request by command and by symbol, to
+# perf-machine-NAME-PERF_DIR-PERF_SHAPE.txt: what a row adds to the kernel's
+# own path, and where
+perf_machine() {
+	local name=$1 line ppid f out=$OUT/perf-machine-$1-$PERF_DIR-$PERF_SHAPE.txt
+	[[ " ${PERF_MACHINE:-} " == *" $name "* ]] && command -v perf >/dev/null || return 0
+	perf record -q -a -g -F 2000 -o "$TMP/perf-machine.data" -- sleep "$SECS" >/dev/null 2>&1 &
+	ppid=$!
+	if [ "$PERF_DIR" = out ]; then
+		line=$(ab_once "$4" "$5" "$PERF_SHAPE" "$6")
+	else
+		line=$(ab_once "$2" "$3" "$PERF_SHAPE" "$6")
+	fi
+	wait "$ppid"
+	case $line in fail*) echo "(perf-machine $name: ab failed: $line)"; return 0;; esac
+	local carrier=''
+	case $name in pasta) carrier=passt.avx2;; kernel) ;; *) carrier=datapath;; esac
+	read -r -a f <<<"$line"
+	python3 "$here/perf_machine.py" "$TMP/perf-machine.data" "$name" "$PERF_DIR $PERF_SHAPE" "${f[3]}" "${f[8]}" \
+		"$HZ" $carrier >"$out"
+	[ -n "${PERF_KEEP:-}" ] && cp "$TMP/perf-machine.data" "$PERF_KEEP/perf-machine-$name.data"
+	echo "(perf of the whole machine, $name $PERF_DIR $PERF_SHAPE: $out)"
+}
+
 rows_for() {	# rows_for NAME CLIENT_NS_IN URL_IN CLIENT_NS_OUT URL_OUT PID
 	local s host_in=${3#http://} host_out=${5#http://}
 	for s in $SHAPES; do
 		row "$1" in "$s" "$2" "$3" "$6"
 		row "$1" out "$s" "$4" "$5" "$6"
 	done
+	perf_machine "$@"
 	[ -n "$PHASES" ] || return 0
 	phases "$1" in "$2" "${host_in%:*}"
 	phases "$1" out "$4" "${host_out%:*}"
