@@ -20,7 +20,11 @@
  * may close the very connection whose segment is being processed.
  *
  * TIME_WAIT connections are also kept on a FIFO; above cfg.max_timewait the
- * oldest one is dropped early (counted as timewait_evicted).
+ * oldest one is dropped early (counted as timewait_evicted). The FIFO is
+ * in the order of their close deadlines (every start and restart of the
+ * TIME-WAIT timer puts the connection at its tail), so it is also their
+ * timer: tcp_timer.c expires them from its head and keeps them out of the
+ * heap, which then holds only the connections that carry data.
  *
  * Caps (docs/security.md): at cfg.max_conns (every state, TIME_WAIT
  * included) tcp_conn_new() refuses (conns_limited): tcp_connect() fails with
@@ -341,6 +345,19 @@ static void tcp_conn_free(struct tcp_conn *c)
 	tcp_pool_conn_freed(s);
 }
 
+static void tcp_tw_link(struct tcp_conn *c)
+{
+	struct tcp_stack *s = c->stack;
+
+	c->tw_prev = s->tw_tail;
+	if (s->tw_tail)
+		s->tw_tail->tw_next = c;
+	else
+		s->tw_head = c;
+	s->tw_tail = c;
+	s->st.timewait++;
+}
+
 static void tcp_tw_unlink(struct tcp_conn *c)
 {
 	struct tcp_stack *s = c->stack;
@@ -355,6 +372,20 @@ static void tcp_tw_unlink(struct tcp_conn *c)
 		s->tw_tail = c->tw_prev;
 	c->tw_next = c->tw_prev = NULL;
 	s->st.timewait--;
+}
+
+/**
+ * tcp_conn_tw_requeue() - a TIME-WAIT connection whose timer restarted
+ * @c: the connection, in TIME_WAIT
+ *
+ * Goes to the FIFO's tail, where the latest deadline is.
+ */
+void tcp_conn_tw_requeue(struct tcp_conn *c)
+{
+	if (c->stack->tw_tail == c)
+		return;
+	tcp_tw_unlink(c);
+	tcp_tw_link(c);
 }
 
 void tcp_conn_maybe_reap(struct tcp_conn *c)
@@ -393,14 +424,10 @@ void tcp_conn_set_state(struct tcp_conn *c, enum tcp_state st, uint64_t now_us)
 		tcp_tw_unlink(c);
 	c->state = st;
 	if (st == TCPS_TIME_WAIT) {
-		c->tw_prev = s->tw_tail;
-		if (s->tw_tail)
-			s->tw_tail->tw_next = c;
-		else
-			s->tw_head = c;
-		s->tw_tail = c;
-		s->st.timewait++;
+		tcp_tw_link(c);
+		/* everything we sent is acknowledged: the close is its one timer */
 		c->t_rtx_us = c->t_persist_us = c->t_delack_us = c->t_keep_us = c->t_tlp_us = TCP_NO_DEADLINE;
+		c->t_rack_us = 0;
 		tcp_timer_timewait(c, now_us);
 		if (!c->user_holds)
 			tcp_buf_release(c);	/* no rings in TIME-WAIT (tcp_buf.c) */

@@ -387,6 +387,7 @@ struct tcp_conn *tcp_conn_new(struct tcp_stack *s, const struct tcp_endpoint *l,
 uint32_t tcp_conn_isn(struct tcp_stack *s, const struct tcp_endpoint *l, const struct tcp_endpoint *r,
 		      uint64_t now_us);
 void tcp_conn_set_state(struct tcp_conn *c, enum tcp_state st, uint64_t now_us);
+void tcp_conn_tw_requeue(struct tcp_conn *c);
 void tcp_conn_event(struct tcp_conn *c, enum tcp_event ev, int err);
 void tcp_conn_drop(struct tcp_conn *c, int err, uint64_t now_us);
 void tcp_conn_enter(struct tcp_stack *s);

@@ -10,6 +10,13 @@
  * tcp_timers_run() touches only connections that are due. Any code that
  * changes a deadline calls tcp_timer_update().
  *
+ * A TIME-WAIT connection whose one timer is its close stays out of the
+ * heap: the TIME-WAIT FIFO (tcp_conn.c) is in the order of those
+ * deadlines, all TCP_TIMEWAIT_US after a start, and tcp_timers_run()
+ * expires them from its head. A server's closes would otherwise fill the
+ * heap with thousands of connections that wait 60 s, and every insertion
+ * and removal of a busy connection would walk them, cold, at each level.
+ *
  * Retransmission (RFC 6298): RTO from tcp_in_rtt_sample(), at least 200 ms,
  * at most 120 s, 1 s before the first sample; restarted when an ACK advances
  * snd_una, stopped when all is acknowledged. On expiry: the controller's
@@ -133,12 +140,17 @@ void tcp_timer_update(struct tcp_conn *c)
 		d = c->t_delack_us;
 	if (c->t_keep_us < d)
 		d = c->t_keep_us;
-	if (c->t_close_us < d)
-		d = c->t_close_us;
 	if (c->t_tlp_us < d)
 		d = c->t_tlp_us;
 	if (c->t_rack_us && c->t_rack_us < d)
 		d = c->t_rack_us;
+	if (c->state == TCPS_TIME_WAIT && d == TCP_NO_DEADLINE) {
+		c->deadline_us = c->t_close_us;	/* on the FIFO, its timer */
+		tcp_timer_heap_remove(c);
+		return;
+	}
+	if (c->t_close_us < d)
+		d = c->t_close_us;
 	if (c->state == TCPS_CLOSED)
 		d = TCP_NO_DEADLINE;
 	c->deadline_us = d;
@@ -174,6 +186,8 @@ uint64_t tcp_next_deadline(const struct tcp_stack *s)
 {
 	uint64_t d = s->heap_len ? s->heap[0]->deadline_us : TCP_NO_DEADLINE;
 
+	if (s->tw_head && s->tw_head->t_close_us < d)
+		d = s->tw_head->t_close_us;
 	/* the pool's slow trim (tcp_pool.c), while it holds anything */
 	if (s->pool.next_trim_us && s->pool.next_trim_us < d)
 		d = s->pool.next_trim_us;
@@ -334,6 +348,8 @@ void tcp_timer_delack(struct tcp_conn *c, uint64_t now_us)
 void tcp_timer_timewait(struct tcp_conn *c, uint64_t now_us)
 {
 	c->t_close_us = now_us + TCP_TIMEWAIT_US;
+	if (c->state == TCPS_TIME_WAIT)
+		tcp_conn_tw_requeue(c);
 	tcp_timer_update(c);
 }
 
@@ -470,6 +486,9 @@ void tcp_timers_run(struct tcp_stack *s, uint64_t now_us)
 		tcp_timer_fire(c, now_us);
 		tcp_timer_update(c);
 	}
+	/* each ends in CLOSED, which takes it off the FIFO */
+	while (s->tw_head && s->tw_head->t_close_us <= now_us)
+		tcp_timer_fire(s->tw_head, now_us);
 	tcp_conn_leave(s);
 	if (s->pool.next_trim_us && s->pool.next_trim_us <= now_us)
 		tcp_pool_trim(s, now_us, false);

@@ -2236,6 +2236,93 @@ START_TEST(test_timewait_bound)
 }
 END_TEST
 
+/* one connection from the peer's port SPORT, accepted and closed by us: TIME-WAIT */
+static void h_timewait_from(uint16_t sport)
+{
+	struct tcp_seg_in s = pseg(TCP_SYN, PEER_ISS, 0, NULL, 0);
+
+	s.sport = sport;
+	tcp_input(H.s, &s, H.now);
+	s = pseg(TCP_ACK, P0, O0, NULL, 0);
+	s.sport = sport;
+	tcp_input(H.s, &s, H.now);
+	tcp_close(H.conn, H.now);	/* FIN */
+	s = pseg(TCP_FIN | TCP_ACK, P0, O0 + 1, NULL, 0);
+	s.sport = sport;
+	tcp_input(H.s, &s, H.now);
+	ck_assert_int_eq(tcp_conn_state(H.conn), TCPS_TIME_WAIT);
+	h_drain();
+}
+
+/*
+ * TIME-WAIT connections wait on their FIFO, outside the timer heap: each
+ * ends 60 s after its timer last started, a restarted one (its peer's FIN
+ * again) after one that entered later, and a busy connection's timers run
+ * among them at their own time.
+ */
+START_TEST(test_timewait_fifo_timers)
+{
+	struct tcp_stack_stats st;
+	struct tcp_seg_in s;
+	uint64_t t0 = H.now, t_send;
+
+	h_listen();
+	h_timewait_from(40000);	/* ends at t0 + 60 s, until restarted */
+	H.now = t0 + 10 * SEC;
+	h_timewait_from(40001);	/* ends at t0 + 70 s */
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.timewait, 2);
+
+	/* the first one's FIN again at t0 + 30 s: ACKed, its 60 s start over */
+	run_until(t0 + 30 * SEC);
+	s = pseg(TCP_FIN | TCP_ACK, P0, O0 + 1, NULL, 0);
+	tcp_input(H.s, &s, H.now);
+	expect_seg(TCP_ACK, O0 + 1, P0 + 1, 0);
+
+	/* a busy connection's retransmission comes first, at its own time */
+	s = pseg(TCP_SYN, PEER_ISS, 0, NULL, 0);
+	s.sport = 40002;
+	tcp_input(H.s, &s, H.now);
+	h_drain();
+	s = pseg(TCP_ACK, P0, O0, NULL, 0);
+	s.sport = 40002;
+	tcp_input(H.s, &s, H.now);
+	ck_assert_int_eq(tcp_send(H.conn, "hello", 5, H.now), 5);
+	expect_seg(TCP_ACK | TCP_PSH, O0, P0, 5);
+	t_send = H.now;
+	ck_assert_uint_eq(tcp_next_deadline(H.s), t_send + 200 * MS);
+	run_until(t_send + 200 * MS);
+	expect_seg(TCP_ACK | TCP_PSH, O0, P0, 5);
+	tcp_abort(H.conn, H.now);
+	h_drain();
+
+	run_until(t0 + 70 * SEC - 1);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.timewait, 2);
+	ck_assert_uint_le(tcp_next_deadline(H.s), t0 + 70 * SEC);
+	run_until(t0 + 70 * SEC);	/* the second one */
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.timewait, 1);
+	ck_assert_uint_eq(st.conns, 1);
+	s = pseg(TCP_ACK, P0 + 1, O0 + 1, NULL, 0);
+	s.sport = 40001;
+	tcp_input(H.s, &s, H.now);
+	expect_seg(TCP_RST, O0 + 1, 0, 0);	/* nothing knows its tuple now */
+
+	run_until(t0 + 90 * SEC - 1);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.timewait, 1);
+	ck_assert_uint_eq(tcp_next_deadline(H.s), t0 + 90 * SEC);
+	run_until(t0 + 90 * SEC);	/* the restarted one */
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.timewait, 0);
+	ck_assert_uint_eq(st.conns, 0);
+	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
+	H.conn = NULL;
+	expect_none();
+}
+END_TEST
+
 START_TEST(test_timewait_reopen)
 {
 	establish_passive();
@@ -3152,6 +3239,7 @@ static Suite *tcp_suite(void)
 	ADD("syn_cookie_replaces_half_open", test_syn_cookie_replaces_half_open);
 	ADD("timewait_bound", test_timewait_bound);
 	ADD("timewait_reopen", test_timewait_reopen);
+	ADD("timewait_fifo_timers", test_timewait_fifo_timers);
 	ADD("cubic_vs_reno_growth", test_cubic_vs_reno_growth);
 	ADD("tlp_repairs_tail", test_tlp_repairs_tail);
 	ADD("tlp_sacked_probe_starts_recovery", test_tlp_sacked_probe_starts_recovery);
