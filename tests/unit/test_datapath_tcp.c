@@ -2254,6 +2254,21 @@ static void h_timewait_from(uint16_t sport)
 	h_drain();
 }
 
+/* the next of @n TIME-WAIT connections, the only connections, ends at @at */
+static void h_timewait_ends_at(uint64_t at, uint32_t n)
+{
+	struct tcp_stack_stats st;
+
+	run_until(at - 1);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.timewait, n);
+	ck_assert_uint_le(tcp_next_deadline(H.s), at);
+	run_until(at);
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.timewait, n - 1);
+	ck_assert_uint_eq(st.conns, n - 1);
+}
+
 /*
  * TIME-WAIT connections wait on their FIFO, outside the timer heap: each
  * ends 60 s after its timer last started, a restarted one (its peer's FIN
@@ -2296,27 +2311,12 @@ START_TEST(test_timewait_fifo_timers)
 	tcp_abort(H.conn, H.now);
 	h_drain();
 
-	run_until(t0 + 70 * SEC - 1);
-	tcp_stack_stats(H.s, &st);
-	ck_assert_uint_eq(st.timewait, 2);
-	ck_assert_uint_le(tcp_next_deadline(H.s), t0 + 70 * SEC);
-	run_until(t0 + 70 * SEC);	/* the second one */
-	tcp_stack_stats(H.s, &st);
-	ck_assert_uint_eq(st.timewait, 1);
-	ck_assert_uint_eq(st.conns, 1);
+	h_timewait_ends_at(t0 + 70 * SEC, 2);	/* the second one */
 	s = pseg(TCP_ACK, P0 + 1, O0 + 1, NULL, 0);
 	s.sport = 40001;
 	tcp_input(H.s, &s, H.now);
 	expect_seg(TCP_RST, O0 + 1, 0, 0);	/* nothing knows its tuple now */
-
-	run_until(t0 + 90 * SEC - 1);
-	tcp_stack_stats(H.s, &st);
-	ck_assert_uint_eq(st.timewait, 1);
-	ck_assert_uint_eq(tcp_next_deadline(H.s), t0 + 90 * SEC);
-	run_until(t0 + 90 * SEC);	/* the restarted one */
-	tcp_stack_stats(H.s, &st);
-	ck_assert_uint_eq(st.timewait, 0);
-	ck_assert_uint_eq(st.conns, 0);
+	h_timewait_ends_at(t0 + 90 * SEC, 1);	/* the restarted one */
 	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
 	H.conn = NULL;
 	expect_none();
