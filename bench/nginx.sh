@@ -268,8 +268,9 @@ perf_machine() {
 	fi
 	wait "$ppid"
 	case $line in fail*) echo "(perf-machine $name: ab failed: $line)"; return 0;; esac
+	# the carrier's command name, as perf saw it (pasta runs as passt.avx2 or passt)
 	local carrier=''
-	case $name in pasta) carrier=passt.avx2;; kernel) ;; *) carrier=datapath;; esac
+	[ -n "$6" ] && carrier=$(cat "/proc/$6/comm" 2>/dev/null)
 	read -r -a f <<<"$line"
 	python3 "$here/perf_machine.py" "$TMP/perf-machine.data" "$name" "$PERF_DIR $PERF_SHAPE" "${f[3]}" "${f[8]}" \
 		"$HZ" $carrier >"$out"
