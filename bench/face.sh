@@ -8,7 +8,8 @@
 # Environment: SECS (iperf3 -t, default 5), REPS (runs per figure, median,
 # default 3), ROWS (default "kernel hw sw pasta"; also hw-percall: hw with
 # the TUN read and written one packet per system call, and hw-nopoll: hw
-# with --busy-poll 0, hw-nice0: hw with --nice 0, and hw-iw0: hw with the
+# with --busy-poll 0, hw-noring: hw with --no-rx-ring (the link's sockets
+# read with recvmmsg()), hw-nice0: hw with --nice 0, and hw-iw0: hw with the
 # kernel's initial window on the TUN's routes), PERF (sandnet modes to
 # profile with perf record, e.g. "hw"; default none), SHARDS (the netsetup
 # --shards counts of the sandnet rows, e.g. "1 2 auto", each its own row
@@ -216,7 +217,7 @@ fi
 
 # ---- sandnet's container face ----
 dp_stats() { ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" "$@"; }
-for ms in $(for m in hw hw-percall hw-nopoll hw-nice0 hw-iw0 sw; do for n in $SHARDS; do echo "$m:$n"; done; done); do
+for ms in $(for m in hw hw-percall hw-nopoll hw-noring hw-nice0 hw-iw0 sw; do for n in $SHARDS; do echo "$m:$n"; done; done); do
 	m=${ms%%:*} n=${ms#*:}
 	want "$m" || continue
 	extra=$(bench_mode_args "$m")

@@ -129,11 +129,13 @@ GP
 # call), "hw-nopoll" hw with --busy-poll 0 (the loop sleeps at once),
 # "hw-nice0" hw with --nice 0 (the datapath at the programs' own priority;
 # any hw-niceN maps to --nice N); "hw-iw0" is hw whose TUN routes lose the
-# initcwnd netsetup gives them (bench_face_up): the kernel's ten segments)
+# initcwnd netsetup gives them (bench_face_up): the kernel's ten segments);
+# "hw-noring" hw with --no-rx-ring (the link's sockets read with recvmmsg())
 bench_mode_args() {
 	case "${1#*-}" in
 	percall) echo --no-io-uring ;;
 	nopoll) echo --busy-poll 0 ;;
+	noring) echo --no-rx-ring ;;
 	nice*) echo --nice "${1##*-nice}" ;;
 	esac
 }

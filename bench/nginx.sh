@@ -8,7 +8,8 @@
 #
 # Environment: SECS (seconds per ab run, default 4), REPS (runs per figure,
 # median, default 3), ROWS (default "kernel hw sw pasta"; also hw-nopoll: hw
-# with the datapath's --busy-poll 0; hw-nice0: hw with --nice 0; hw-iw0: hw
+# with the datapath's --busy-poll 0; hw-noring: hw with --no-rx-ring;
+# hw-nice0: hw with --nice 0; hw-iw0: hw
 # with the kernel's initial window on the TUN's routes), SHAPES (default
 # all, below), PERF (sandnet modes to profile with perf record during
 # "PERF_DIR PERF_SHAPE", default in 1m-c5, e.g. PERF=hw), PERF_MACHINE (rows,
@@ -355,7 +356,7 @@ PY
 	rm -f "$TMP/idle.go" "$TMP/idle.ready"
 }
 : >"$OUT/nginx-idle.txt"
-for m in hw hw-nopoll hw-nice0 hw-iw0 sw; do
+for m in hw hw-nopoll hw-noring hw-nice0 hw-iw0 sw; do
 	want "$m" || continue
 	# the kernel leaves TIME-WAIT behind in the container and at the peer; sandnet starts over it
 	if [[ " $SHAPES " == *" 1m-c1 "* ]]; then

@@ -8,7 +8,8 @@
 # Environment: SECS (seconds per run, default 3), REPS (runs per figure,
 # median, default 1), ROWS (default "kernel hw sw pasta"; also hw-percall:
 # hw with the TUN read and written one packet per system call; hw-nopoll: hw
-# with --busy-poll 0; hw-nice0: hw with --nice 0), RATES (default
+# with --busy-poll 0; hw-noring: hw with --no-rx-ring, the link read with
+# recvmmsg(); hw-nice0: hw with --nice 0), RATES (default
 # "500M 1G 2G 0": iperf3 -b; 0 is as fast as it can), SIZES (default
 # "1400 64"), OUT (default bench/results), PLOT (default
 # docs/benchmarks-udp.png).
@@ -233,7 +234,7 @@ if want pasta; then
 	fi
 fi
 
-for m in hw hw-percall hw-nopoll hw-nice0 sw; do
+for m in hw hw-percall hw-nopoll hw-noring hw-nice0 sw; do
 	want "$m" || continue
 	bench_face_up "$m" "$CT" "$DPNS" "$CTL" "$TMP/dp-$m.log" 10.68.0.1
 	if [ -n "$DP_PID" ]; then

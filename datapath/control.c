@@ -114,6 +114,16 @@ static unsigned int control_rx_buffers(const struct link *l)
 	return n;
 }
 
+/* Channels read through a receive ring (packet.c). */
+static unsigned int control_ring_channels(const struct link *l)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < l->n_channels; i++)
+		n += l->ch[i].ring.map != NULL;
+	return n;
+}
+
 static void control_link(struct out *o, struct link *l)
 {
 	const struct link_stats *s = &l->stats;
@@ -176,6 +186,9 @@ static void control_link(struct out *o, struct link *l)
 	out_u64(o, "rx_truncated", s->rx_truncated);
 	out_u64(o, "rx_bad_vnet", s->rx_bad_vnet);
 	out_u64(o, "rx_buffers_grown", s->rx_buffers_grown);
+	out_u64(o, "rx_ring_channels", control_ring_channels(l));
+	out_u64(o, "rx_ring_frames", s->rx_ring_frames);
+	out_u64(o, "rx_ring_copies", s->rx_ring_copies);
 	out_u64(o, "rx_buffers", control_rx_buffers(l));
 	out_u64(o, "rx_kernel_drops", s->rx_kernel_drops);
 	out_u64(o, "tx_frames", s->tx_frames);

@@ -71,6 +71,8 @@ static const char usage[] =
 	"  --death-window S  seconds (1..86400, default 60)\n"
 	"  --no-io-uring     read and write the container face's TUN one packet per\n"
 	"                    system call (default: in batches through an io_uring)\n"
+	"  --no-rx-ring      read the links' packet sockets with recvmmsg() only\n"
+	"                    (default: through a receive ring shared with the kernel)\n"
 	"  --busy-poll USEC  after a turn with work, poll up to USEC before sleeping\n"
 	"                    (0..1000, default 50; 0: never)\n"
 	"  --nice N          run at this nice value, below the container's programs\n"
@@ -247,6 +249,7 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "max-deaths", required_argument, NULL, 'D' },
 		{ "death-window", required_argument, NULL, 'W' },
 		{ "no-io-uring", no_argument, NULL, 'U' },
+		{ "no-rx-ring", no_argument, NULL, 'X' },
 		{ "busy-poll", required_argument, NULL, 'B' },
 		{ "nice", required_argument, NULL, 'N' },
 		{ "shards", required_argument, NULL, 'S' },
@@ -310,6 +313,9 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 			break;
 		case 'U':
 			link_uring_refuse("--no-io-uring");
+			break;
+		case 'X':
+			link_packet_no_ring();
 			break;
 		case 'B':
 			if (dp_parse_count("busy-poll", optarg, 0, DP_BUSY_POLL_US_MAX, &o->busy_poll_us) < 0)

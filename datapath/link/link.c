@@ -154,6 +154,7 @@ void link_free(struct link *l)
 
 		if (ch->lfd.events && l->loop)
 			loop_fd_del(l->loop, &ch->lfd);
+		link_packet_ring_free(ch);
 		if (ch->fd >= 0)
 			close(ch->fd);
 		for (j = 0; j < LINK_RX_BATCH; j++)

@@ -57,6 +57,8 @@ struct link_stats {
 	uint64_t tx_max_frame, tx_over_mtu;	/* largest frame sent; frames over MTU + L2 */
 	uint64_t tx_eagain, tx_errors, tx_queue_full, tx_queue_max;
 	uint64_t rx_buffers_grown;	/* channels whose buffers grew to LINK_RX_BYTES_BIG */
+	uint64_t rx_ring_frames;	/* frames read from a receive ring (packet.c), no system call */
+	uint64_t rx_ring_copies;	/* frames too large for a slot, read from the queue instead */
 };
 
 enum link_addr6_state {
@@ -80,10 +82,28 @@ struct link_addr6 {
 };
 
 /**
+ * struct link_rx_ring - a packet channel's receive ring (PACKET_RX_RING,
+ * TPACKET_V2), mapped into our memory (packet.c)
+ * @map:	the mapping, or NULL: the channel is read with recvmmsg()
+ * @map_len:	its bytes
+ * @block_size:	bytes of one block (a multiple of the page size)
+ * @frame_size:	bytes of one slot
+ * @per_block:	slots in a block
+ * @frames:	slots in the ring
+ * @head:	the next slot to look at
+ */
+struct link_rx_ring {
+	uint8_t *map;
+	size_t map_len;
+	unsigned int block_size, frame_size, per_block, frames, head;
+};
+
+/**
  * struct link_channel - one socket (or device) of a link
  * @rx:		receive buffers, @n_rx of them (packet.c grows them to a full batch)
  * @rx_bytes:	the size of each
  * @rx_big:	they are LINK_RX_BYTES_BIG (a BIG TCP peer was seen)
+ * @ring:	the packet channel's receive ring, if it has one
  */
 struct link_channel {
 	struct link *link;
@@ -95,6 +115,7 @@ struct link_channel {
 	size_t rx_bytes;
 	bool rx_big;
 	uint64_t rx_frames;	/* what this channel (fanout member, TUN queue) read */
+	struct link_rx_ring ring;
 };
 
 /*
@@ -174,6 +195,8 @@ void link_channel_more(struct link_channel *ch);
 /* packet.c: AF_PACKET channels on an Ethernet link */
 struct link *link_packet_new(struct loop *loop, struct proto_link *cfg, char *err, size_t err_len);
 void link_packet_rx(struct link_channel *ch);
+void link_packet_ring_free(struct link_channel *ch);
+void link_packet_no_ring(void);
 void link_poll_kernel_stats(struct link *l);
 int link_packet_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt,
 		     unsigned int n);

@@ -9,6 +9,21 @@
  * the container's interface; with several, the kernel spreads flows over them
  * (PACKET_FANOUT). The link owns them from then on.
  *
+ * Receive, through a ring: a real packet socket gets a receive ring
+ * (PACKET_RX_RING, TPACKET_V2, packet_ring_open()). The kernel copies each
+ * frame into a slot of memory we share, in the softirq that receives it (the
+ * sender's system call, on a veth), and hands the slot over by its status
+ * word. Reading a frame then costs no system call and frees no skb on our
+ * thread: with recvmmsg() that was 60 % of the datapath's time under a UDP
+ * flood in (docs/benchmarks.md). A slot holds one frame of the link's MTU;
+ * a larger one (a GSO frame from a kernel peer) also goes whole on the
+ * socket's receive queue (PACKET_COPY_THRESH), its slot marked
+ * TP_STATUS_COPY, and a run of such slots is read with one recvmmsg(), in
+ * order. TPACKET_V3 reads more frames per second but hands a block over
+ * only when it is full or a timer of at least a millisecond has passed: a
+ * request would wait for it. A socket that is not a packet socket (the
+ * tests' socketpairs), or `--no-rx-ring`, is read with recvmmsg() alone:
+ *
  * Receive: each channel starts with LINK_RX_BATCH_MIN packet buffers of
  * LINK_RX_BYTES and doubles them, up to LINK_RX_BATCH, each time one
  * recvmmsg() fills them all (a busy channel reads 64 frames a call, an idle
@@ -41,6 +56,7 @@
 #include <string.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -84,6 +100,118 @@ static int packet_channels_vnet(const struct proto_link *cfg, char *err, size_t 
 		return -EINVAL;
 	}
 	return first > 0;
+}
+
+/* Bytes of receive ring per channel: 1024 slots at an MTU of 1500, 11 ms
+ * of 1400-byte datagrams at 1 Gbit/s. */
+#define PACKET_RING_BYTES	(2u << 20)
+#define PACKET_RING_BLOCK	(64u << 10)	/* a block: 32 slots at an MTU of 1500 */
+#define PACKET_RING_MIN_FRAMES	64
+
+static bool packet_ring_off;
+
+/** link_packet_no_ring() - `--no-rx-ring`: read every channel with recvmmsg() */
+void link_packet_no_ring(void)
+{
+	packet_ring_off = true;
+}
+
+static struct tpacket2_hdr *packet_ring_slot(const struct link_rx_ring *r, unsigned int i)
+{
+	return (struct tpacket2_hdr *)(r->map + (size_t)(i / r->per_block) * r->block_size +
+				       (size_t)(i % r->per_block) * r->frame_size);
+}
+
+/*
+ * Give @ch a receive ring whose slots hold a frame of @frame_bytes (MTU and
+ * link header) after the kernel's headers and our vnet header. A ring a
+ * datapath before us left on the socket is taken down first: the socket
+ * outlives a datapath that died (the supervisor hands it to the next), and
+ * the kernel refuses a second ring or a new version while one is there.
+ *
+ * Return: 0, or negative errno with @err filled (the ring is not half made).
+ */
+static int packet_ring_open(struct link_channel *ch, unsigned int frame_bytes, char *err,
+			    size_t err_len)
+{
+	struct link_rx_ring *r = &ch->ring;
+	struct tpacket_req req = { 0 };
+	int version = TPACKET_V2, thresh = 1;
+	unsigned int frame, per_block, block, blocks;
+	const char *step;
+	void *map;
+
+	/* where tpacket_rcv() puts the frame: its header and a sockaddr_ll,
+	 * padded, at least 16 bytes for the link header, then our vnet header */
+	frame = TPACKET_ALIGN(TPACKET2_HDRLEN + 16) + sizeof(struct virtio_net_hdr) + frame_bytes;
+	frame = TPACKET_ALIGN(frame);
+	block = frame <= PACKET_RING_BLOCK ? PACKET_RING_BLOCK :
+		(frame + (unsigned int)getpagesize() - 1) / (unsigned int)getpagesize() *
+		(unsigned int)getpagesize();
+	per_block = block / frame;
+	blocks = PACKET_RING_BYTES / block;
+	if (blocks * per_block < PACKET_RING_MIN_FRAMES)
+		blocks = (PACKET_RING_MIN_FRAMES + per_block - 1) / per_block;
+
+	step = "taking down the ring left on it";
+	if (setsockopt(ch->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
+		goto fail;
+	step = "PACKET_VERSION TPACKET_V2";
+	if (setsockopt(ch->fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version)) < 0)
+		goto fail;
+	step = "PACKET_COPY_THRESH";
+	if (setsockopt(ch->fd, SOL_PACKET, PACKET_COPY_THRESH, &thresh, sizeof(thresh)) < 0)
+		goto fail;
+	req.tp_block_size = block;
+	req.tp_block_nr = blocks;
+	req.tp_frame_size = frame;
+	req.tp_frame_nr = blocks * per_block;
+	step = "PACKET_RX_RING";
+	if (setsockopt(ch->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
+		goto fail;
+	step = "mmap";
+	map = mmap(NULL, (size_t)block * blocks, PROT_READ | PROT_WRITE, MAP_SHARED, ch->fd, 0);
+	if (map == MAP_FAILED) {
+		int e = errno;
+
+		memset(&req, 0, sizeof(req));
+		setsockopt(ch->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req));
+		errno = e;
+		goto fail;
+	}
+	r->map = map;
+	r->map_len = (size_t)block * blocks;
+	r->block_size = block;
+	r->frame_size = frame;
+	r->per_block = per_block;
+	r->frames = blocks * per_block;
+	r->head = 0;
+	return 0;
+fail:
+	snprintf(err, err_len, "link %s: channel %u: receive ring: %s: %s", ch->link->name,
+		 (unsigned int)(ch - ch->link->ch), step, strerror(errno));
+	return -errno;
+}
+
+/**
+ * link_packet_ring_free() - unmap @ch's receive ring, if it has one
+ * @ch:	channel
+ */
+void link_packet_ring_free(struct link_channel *ch)
+{
+	if (!ch->ring.map)
+		return;
+	munmap(ch->ring.map, ch->ring.map_len);
+	ch->ring.map = NULL;
+}
+
+/* Is @fd an AF_PACKET socket (and not a test's socketpair)? */
+static bool packet_is_packet_socket(int fd)
+{
+	socklen_t len = sizeof(int);
+	int domain = 0;
+
+	return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 && domain == AF_PACKET;
 }
 
 /**
@@ -159,6 +287,9 @@ struct link *link_packet_new(struct loop *loop, struct proto_link *cfg, char *er
 			snprintf(err, err_len, "link %s: out of memory for receive buffers", l->name);
 			goto err;
 		}
+		if (l->vnet && !packet_ring_off && packet_is_packet_socket(fd) &&
+		    packet_ring_open(&l->ch[l->n_channels - 1], l->l2_len + l->mtu, err, err_len) < 0)
+			goto err;
 	}
 	cfg->n_channels = 0;
 	return l;
@@ -216,11 +347,14 @@ static void packet_rx_grow(struct link_channel *ch)
 	ch->link->stats.rx_buffers_grown++;
 }
 
-/**
- * link_packet_rx() - read batches from one channel and feed the stack
- * @ch:	readable channel
+/*
+ * One recvmmsg() of up to @want frames (at most the channel's buffers) from
+ * @ch's receive queue, each up through link_input(). A frame that did not
+ * fit sets *@truncated.
+ *
+ * Return: frames read, 0 when none was waiting.
  */
-void link_packet_rx(struct link_channel *ch)
+static unsigned int packet_queue_read(struct link_channel *ch, unsigned int want, bool *truncated)
 {
 	struct link *l = ch->link;
 	struct mmsghdr msgs[LINK_RX_BATCH];
@@ -229,62 +363,175 @@ void link_packet_rx(struct link_channel *ch)
 		struct cmsghdr align;
 		uint8_t buf[CMSG_SPACE(sizeof(struct tpacket_auxdata))];
 	} ctrl[LINK_RX_BATCH];
-	unsigned int round;
-	bool truncated = false;
+	unsigned int batch = want < ch->n_rx ? want : ch->n_rx;
 	int n, i;
 
+	for (i = 0; i < (int)batch; i++) {
+		struct pkt *p = ch->rx[i];
+		unsigned int k = 0;
+
+		pkt_reset(p);
+		if (l->vnet) {
+			iov[i][k].iov_base = &p->vnet;
+			iov[i][k++].iov_len = sizeof(p->vnet);
+		}
+		iov[i][k].iov_base = pkt_data(p);
+		iov[i][k++].iov_len = p->cap - p->off;
+		memset(&msgs[i], 0, sizeof(msgs[i]));
+		msgs[i].msg_hdr.msg_iov = iov[i];
+		msgs[i].msg_hdr.msg_iovlen = k;
+		if (!l->vnet) {
+			msgs[i].msg_hdr.msg_control = ctrl[i].buf;
+			msgs[i].msg_hdr.msg_controllen = sizeof(ctrl[i].buf);
+		}
+	}
+	n = recvmmsg(ch->fd, msgs, batch, MSG_DONTWAIT, NULL);
+	l->stats.rx_syscalls++;
+	if (n <= 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		struct pkt *p = ch->rx[i];
+		size_t got = msgs[i].msg_len;
+
+		if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
+			l->stats.rx_truncated++;
+			link_drop(l, DROP_RX_TRUNCATED);
+			*truncated = true;
+			continue;
+		}
+		if (l->vnet) {
+			if (got < sizeof(p->vnet)) {
+				link_drop(l, DROP_TRUNCATED);
+				continue;
+			}
+			got -= sizeof(p->vnet);
+		}
+		p->len = got;
+		if (!l->vnet)
+			p->csum_ok = packet_aux_csum_ok(&msgs[i].msg_hdr);
+		ch->rx_frames++;
+		link_input(l, p);
+	}
+	return (unsigned int)n;
+}
+
+/* Hand @n slots from the ring's head back to the kernel. */
+static void packet_ring_release(struct link_rx_ring *r, unsigned int n)
+{
+	while (n--) {
+		__atomic_store_n(&packet_ring_slot(r, r->head)->tp_status, TP_STATUS_KERNEL,
+				 __ATOMIC_RELEASE);
+		r->head = (r->head + 1) % r->frames;
+	}
+}
+
+/* Slots from the head on, up to @max, ours and marked TP_STATUS_COPY. */
+static unsigned int packet_ring_copies(const struct link_rx_ring *r, unsigned int max)
+{
+	unsigned int n;
+
+	for (n = 0; n < max && n < r->frames; n++) {
+		uint32_t st = __atomic_load_n(&packet_ring_slot(r, (r->head + n) % r->frames)->tp_status,
+					      __ATOMIC_ACQUIRE);
+
+		if ((st & (TP_STATUS_USER | TP_STATUS_COPY)) != (TP_STATUS_USER | TP_STATUS_COPY))
+			break;
+	}
+	return n;
+}
+
+/* The frame in slot @h, ours: copied into a buffer and up through link_input(). */
+static void packet_ring_frame(struct link_channel *ch, const struct tpacket2_hdr *h)
+{
+	const struct link_rx_ring *r = &ch->ring;
+	const uint8_t *slot = (const uint8_t *)h;
+	struct link *l = ch->link;
+	struct pkt *p = ch->rx[0];
+	uint32_t mac = h->tp_mac, snap = h->tp_snaplen;
+
+	if (snap < h->tp_len) {	/* larger than a slot, and the queue had no room for it whole */
+		l->stats.rx_truncated++;
+		link_drop(l, DROP_RX_TRUNCATED);
+		return;
+	}
+	if (mac < TPACKET2_HDRLEN + sizeof(p->vnet) || mac > r->frame_size || snap > r->frame_size - mac ||
+	    snap > p->cap - PKT_HEADROOM) {
+		link_drop(l, DROP_BAD_HEADER);
+		return;
+	}
+	pkt_reset(p);
+	memcpy(&p->vnet, slot + mac - sizeof(p->vnet), sizeof(p->vnet));
+	memcpy(pkt_data(p), slot + mac, snap);
+	p->len = snap;
+	l->stats.rx_ring_frames++;
+	ch->rx_frames++;
+	link_input(l, p);
+}
+
+/*
+ * Read what the ring holds, up to as many frames as LINK_RX_ROUNDS batches,
+ * in order: a slot at a time, a run of TP_STATUS_COPY slots with one read of
+ * the queue.
+ */
+static void packet_ring_rx(struct link_channel *ch)
+{
+	struct link_rx_ring *r = &ch->ring;
+	struct link *l = ch->link;
+	bool truncated = false;
+	unsigned int n = 0;
+
+	while (n < LINK_RX_BATCH * LINK_RX_ROUNDS) {
+		struct tpacket2_hdr *h = packet_ring_slot(r, r->head);
+		uint32_t status = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
+		unsigned int run, got;
+		bool grow;
+
+		if (!(status & TP_STATUS_USER))
+			break;
+		if (!(status & TP_STATUS_COPY)) {
+			packet_ring_frame(ch, h);
+			packet_ring_release(r, 1);
+			n++;
+			continue;
+		}
+		if (truncated && !ch->rx_big)
+			packet_rx_grow(ch);
+		run = packet_ring_copies(r, ch->n_rx);
+		got = packet_queue_read(ch, run, &truncated);
+		l->stats.rx_ring_copies += got;
+		grow = got == ch->n_rx;
+		for (; got < run; got++) {	/* the kernel queues before it marks: never */
+			l->stats.rx_truncated++;
+			link_drop(l, DROP_RX_TRUNCATED);
+		}
+		packet_ring_release(r, run);
+		n += run;
+		if (grow && ch->n_rx < LINK_RX_BATCH)
+			link_channel_more(ch);
+	}
+	if (truncated && !ch->rx_big)
+		packet_rx_grow(ch);
+}
+
+/**
+ * link_packet_rx() - read what one channel holds and feed the stack
+ * @ch:	readable channel
+ */
+void link_packet_rx(struct link_channel *ch)
+{
+	bool truncated = false;
+	unsigned int round;
+
+	if (ch->ring.map) {
+		packet_ring_rx(ch);
+		return;
+	}
 	for (round = 0; round < LINK_RX_ROUNDS; round++) {
 		unsigned int batch = ch->n_rx;
 
 		if (truncated && !ch->rx_big)
 			packet_rx_grow(ch);
-		for (i = 0; i < (int)batch; i++) {
-			struct pkt *p = ch->rx[i];
-			unsigned int k = 0;
-
-			pkt_reset(p);
-			if (l->vnet) {
-				iov[i][k].iov_base = &p->vnet;
-				iov[i][k++].iov_len = sizeof(p->vnet);
-			}
-			iov[i][k].iov_base = pkt_data(p);
-			iov[i][k++].iov_len = p->cap - p->off;
-			memset(&msgs[i], 0, sizeof(msgs[i]));
-			msgs[i].msg_hdr.msg_iov = iov[i];
-			msgs[i].msg_hdr.msg_iovlen = k;
-			if (!l->vnet) {
-				msgs[i].msg_hdr.msg_control = ctrl[i].buf;
-				msgs[i].msg_hdr.msg_controllen = sizeof(ctrl[i].buf);
-			}
-		}
-		n = recvmmsg(ch->fd, msgs, batch, MSG_DONTWAIT, NULL);
-		l->stats.rx_syscalls++;
-		if (n <= 0)
-			break;
-		for (i = 0; i < n; i++) {
-			struct pkt *p = ch->rx[i];
-			size_t got = msgs[i].msg_len;
-
-			if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
-				l->stats.rx_truncated++;
-				link_drop(l, DROP_RX_TRUNCATED);
-				truncated = true;
-				continue;
-			}
-			if (l->vnet) {
-				if (got < sizeof(p->vnet)) {
-					link_drop(l, DROP_TRUNCATED);
-					continue;
-				}
-				got -= sizeof(p->vnet);
-			}
-			p->len = got;
-			if (!l->vnet)
-				p->csum_ok = packet_aux_csum_ok(&msgs[i].msg_hdr);
-			ch->rx_frames++;
-			link_input(l, p);
-		}
-		if (n < (int)batch)
+		if (packet_queue_read(ch, batch, &truncated) < batch)
 			break;
 		if (batch < LINK_RX_BATCH)
 			link_channel_more(ch);

@@ -13,6 +13,8 @@
 # frames to the stack (IPv4 total length 0, up to 185000 bytes). The first
 # one is cut by the 64 KiB receive buffer (rx_truncated), after which the
 # channel's buffers grow (rx_buffers_grown 1) and the rest go into TCP whole;
+# being larger than a slot of the channel's receive ring, they are read
+# whole from the socket's queue beside it (rx_ring_copies);
 # the same file through --forward from a kernel http.server arrives intact.
 . "$SANDNET_TESTS/lib/common.sh"
 . "$SANDNET_TESTS/integration/datapath_env.inc"
@@ -97,6 +99,13 @@ grown=$(dp_stat "d['links']['eth0']['rx_buffers_grown']")
 rx_gso=$(dp_stat "d['links']['eth0']['rx_gso_frames']")
 echo "receive: rx_gso_frames $rx_gso, rx_truncated $(dp_stat "d['links']['eth0']['rx_truncated']"), rx_buffers_grown $grown"
 [ "$grown" -eq 1 ] || sn_fail "the receive buffers grew $grown times, not once"
+# the channel's ring slots hold an MTU's frame: the GSO frames came whole
+# from the socket's queue (TP_STATUS_COPY), the ACKs and ARP through the ring
+copies=$(dp_stat "(d['links']['eth0']['rx_ring_channels'], d['links']['eth0']['rx_ring_copies'], \
+d['links']['eth0']['rx_ring_frames'])")
+echo "receive ring (channels with one, frames read from the queue, frames read from the ring): $copies"
+python3 -c "import sys; r = $copies; sys.exit(0 if r[0] >= 1 and r[1] >= $rx_gso and r[2] > 0 else 1)" ||
+	sn_fail "the GSO frames did not come from the queue beside the ring: $copies, rx_gso_frames $rx_gso"
 ip netns exec "$PEER" ethtool -K veth0 tx off >/dev/null 2>&1
 csum=$(tcp_peer_csum_errors)
 [ "$csum" = 0 ] || sn_fail "the peer counted $csum TcpInCsumErrors"

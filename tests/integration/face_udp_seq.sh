@@ -18,12 +18,15 @@
 #    out, rx_dropped in), the datapath's channel (rx_kernel_drops), face
 #    drops and transmit drops, the veths' drops, and the receiving
 #    socket's InErrors (which counts its RcvbufErrors too);
+#  - the outer link is read through its receive ring (every channel has
+#    one, and the datagrams came through it, no system call each);
 #  - the TUN is read in batches through io_uring (more than one packet per
 #    system call in the flood), and the loop busy-polls (budget 50 us, polls
 #    counted, none after the flood's bulk turns), every thread of the
 #    datapath at nice 10 (--nice's default); then again with `datapath
-#    --no-io-uring --busy-poll 0 --nice 0`: one packet per system call, no
-#    polls, nice 0, 1400-byte datagrams each way, all arrive.
+#    --no-io-uring --no-rx-ring --busy-poll 0 --nice 0`: one packet per
+#    system call on the TUN, the link read with recvmmsg(), no polls, nice
+#    0, 1400-byte datagrams each way, all arrive.
 . "$SANDNET_TESTS/lib/common.sh"
 DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
@@ -167,6 +170,16 @@ tun_io() {
 d['inner_links']['sn-eth0']['tx_frames']) / max(1, d['inner_links']['sn-eth0']['rx_syscalls'] + \
 d['inner_links']['sn-eth0']['tx_syscalls']), 2))"
 }
+# ring: "(CHANNELS WITH A RING, CHANNELS, FRAMES FROM A RING, FRAMES)" of eth0, every shard
+ring() {
+	dp_stat "(d['links']['eth0']['rx_ring_channels'], \
+sum(s['links']['eth0']['channels'] for s in [raw] + raw.get('shards', [])), \
+d['links']['eth0']['rx_ring_frames'], d['links']['eth0']['rx_frames'])"
+}
+r=$(ring)
+echo "eth0's receive ring (channels with one, channels, frames through it, frames): $r"
+python3 -c "import sys; r = $r; sys.exit(0 if r[0] == r[1] > 0 and r[2] > 100000 and r[2] <= r[3] else 1)" ||
+	sn_fail "the outer link was not read through a receive ring on every channel: $r"
 io=$(tun_io)
 echo "the TUN's io, packets per system call: $io"
 case "$io" in
@@ -194,8 +207,8 @@ echo "the datapath's threads run at nice: $nice"
 face_check_clean
 dp_env_down
 
-sn_log "with --no-io-uring, --busy-poll 0 and --nice 0: one system call per packet, no polls, nothing lost"
-dp_start --no-io-uring --busy-poll 0 --nice 0
+sn_log "with --no-io-uring, --no-rx-ring, --busy-poll 0 and --nice 0: one system call per packet, no polls, nothing lost"
+dp_start --no-io-uring --no-rx-ring --busy-poll 0 --nice 0
 nice=$(dp_nice)
 [ "$nice" = "0 " ] || sn_fail "--nice 0: the datapath's threads run at nice '$nice'"
 face_check_fenced
@@ -211,6 +224,10 @@ python3 -c "import sys; sys.exit(0 if $io[1] <= 1.0 else 1)" ||
 	sn_fail "--no-io-uring: more than one packet per system call: $io"
 busy=$(dp_stat "(d['busy_poll']['budget_us'], d['busy_poll']['polls'])")
 [ "$busy" = "(0, 0)" ] || sn_fail "--busy-poll 0: busy polling $busy"
+r=$(ring)
+echo "eth0's receive ring: $r"
+python3 -c "import sys; r = $r; sys.exit(0 if r[0] == 0 and r[2] == 0 and r[3] > 19000 else 1)" ||
+	sn_fail "--no-rx-ring: the outer link was read through a ring: $r"
 face_check_clean
 dp_env_down
 echo ok
