@@ -29,7 +29,9 @@
 # its runs lost datagrams ("lost at", summed over the runs; issue 22): the
 # receiving socket (its namespace's UDP InErrors: a full receive buffer),
 # the TUN's queue (tx_dropped out, rx_dropped in) and the datapath's
-# channel (rx_kernel_drops).
+# channel (rx_kernel_drops: its queue or ring was full, and rx_truncated: a
+# GSO frame larger than a ring slot found no room in the queue beside it).
+# The channel counts frames: in a "gso" row one holds 46 datagrams.
 set -u
 build=${1:?usage: bench/udp.sh BUILD_DIR}
 build=$(cd "$build" && pwd)
@@ -86,7 +88,8 @@ try:
     d = json.load(sys.stdin)
 except Exception:
     print(0); sys.exit()
-print(sum(l.get("rx_kernel_drops", 0) for s in [d] + d.get("shards", []) for l in s.get("links", {}).values()))')
+print(sum(l.get("rx_kernel_drops", 0) + l.get("rx_truncated", 0)
+          for s in [d] + d.get("shards", []) for l in s.get("links", {}).values()))')
 	fi
 	echo "$(udp_inerrors "$1") $(udp_inerrors "$2") $tun $chan"
 }
@@ -189,7 +192,7 @@ rk = f"{g / ref:.2f}" if ref and name != "kernel" else ""
 cs = f"{cpu:.2f}" if pid else ""
 runs_s = " ".join(f"{r[0]:.3f}" for r in rows)
 # where the runs lost datagrams, all runs together: the receiving socket
-# (InErrors), the TUN's queue, the datapath's channel (rx_kernel_drops)
+# (InErrors), the TUN's queue, the datapath's channel (frames)
 at_s = f"sock {at[0]} tun {at[1]} chan {at[2]}"
 print(f"{name:<6} {d:<3} {size:>5} {offered:>5} {g:>8.3f} {rk or '-':>7} {loss:>7.2f} {cs or '-':>9}   "
       f"(runs: {runs_s}; lost at: {at_s})")
