@@ -22,9 +22,10 @@
  * order. TPACKET_V3 reads more frames per second but hands a block over
  * only when it is full or a timer of at least a millisecond has passed: a
  * request would wait for it. A socket that is not a packet socket (the
- * tests' socketpairs), or `--no-rx-ring`, is read with recvmmsg() alone:
+ * tests' socketpairs), or `--no-rx-ring`, is read with recvmmsg() alone, as
+ * below.
  *
- * Receive: each channel starts with LINK_RX_BATCH_MIN packet buffers of
+ * Receive, through the queue: each channel starts with LINK_RX_BATCH_MIN packet buffers of
  * LINK_RX_BYTES and doubles them, up to LINK_RX_BATCH, each time one
  * recvmmsg() fills them all (a busy channel reads 64 frames a call, an idle
  * one holds 512 KiB, not 4 MiB). When epoll says a channel is readable, one
@@ -40,8 +41,8 @@
  * is counted as rx_truncated and dropped (the peer retransmits it), and
  * after that batch the channel's buffers grow once to LINK_RX_BYTES_BIG: a
  * kernel peer with BIG TCP sends TCP frames up to 512 KiB. They start at
- * 64 KiB so that a link which never
- * sees such a peer does not hold 32 MiB of buffers. At most LINK_RX_ROUNDS
+ * 64 KiB so that a link which never sees such a peer does not hold 32 MiB
+ * of buffers. At most LINK_RX_ROUNDS
  * batches are read per turn so that one busy channel cannot starve timers
  * and other fds. Frames go up through link_input(), which cuts a UDP GSO
  * frame from a kernel peer into its datagrams (vnet_udp_split()), to the
