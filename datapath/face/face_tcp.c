@@ -274,6 +274,13 @@ static void face_pair_event(struct face_pair *pr, bool inner, struct tcp_conn *c
 		pr->up = true;
 		tcp_conn_set_sink(pr->inner, face_pair_sink);
 		tcp_conn_set_sink(pr->outer, face_pair_sink);
+		/*
+		 * The network's side only: one ACK a turn instead of one a GSO
+		 * frame spares the peer's stack, run on our time. The
+		 * container's kernel sent less when its ACKs were thinned (four
+		 * streams out: 13-16 against 16-17 Gbit/s, 4 Dec).
+		 */
+		tcp_conn_ack_at_push(pr->outer);
 		face_count(pr->f, FACE_CTR_TCP_CONNECTED);
 		face_pair_note(pr);
 		face_pair_pend(pr);	/* the first side may have data waiting */
@@ -356,7 +363,9 @@ static bool face_move(struct face *f, struct tcp_conn *from, struct tcp_conn *to
  * side receives in order while none of it waits in its ring goes straight
  * into the other's send ring, copied once instead of twice. It is pushed
  * at the end of the turn (face_pair_pump()), with whatever else the turn
- * brought, so that it leaves in segments as large as the pump's.
+ * brought, so that it leaves in segments as large as the pump's; so is the
+ * outer side itself, whose ACK for what it took waits for that push
+ * (tcp_conn_ack_at_push()).
  */
 static size_t face_pair_sink(struct tcp_conn *c, void *user, const void *data, size_t len)
 {
@@ -376,6 +385,7 @@ static size_t face_pair_sink(struct tcp_conn *c, void *user, const void *data, s
 	} else {
 		pr->to_inner += (uint64_t)n;
 		pr->push_inner = true;
+		pr->push_outer = true;	/* its ACK */
 	}
 	face_pair_pend(pr);
 	return (size_t)n;

@@ -408,6 +408,7 @@ struct tcp_stack_stats {
 	uint64_t pool_trimmed;		/* bytes given back after staying unused */
 	uint64_t snd_lent_limited;	/* tcp_send()s cut short by a loan (tcp_pool.c) */
 	uint64_t rcv_sunk_bytes;	/* received bytes a sink took, never stored (tcp_conn_set_sink()) */
+	uint64_t acks_at_push;		/* ACKs due that waited for tcp_push() (tcp_conn_ack_at_push()) */
 };
 
 const char *tcp_state_name(enum tcp_state s);
@@ -453,6 +454,7 @@ int tcp_connect(struct tcp_stack *s, const struct tcp_endpoint *local, const str
 		struct tcp_conn **out);
 void tcp_conn_set_user(struct tcp_conn *c, tcp_event_fn ev, void *user);
 void tcp_conn_set_sink(struct tcp_conn *c, tcp_sink_fn sink);
+void tcp_conn_ack_at_push(struct tcp_conn *c);
 ssize_t tcp_send(struct tcp_conn *c, const void *buf, size_t len, uint64_t now_us);
 ssize_t tcp_send_more(struct tcp_conn *c, const void *buf, size_t len, uint64_t now_us);
 void tcp_push(struct tcp_conn *c, uint64_t now_us);

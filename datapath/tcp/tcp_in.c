@@ -515,7 +515,36 @@ static uint32_t tcp_in_sink(struct tcp_conn *c, const uint8_t *data, uint32_t le
 		n = len;
 	c->stack->st.rcv_sunk_bytes += n;
 	tcp_buf_rcv_sunk(c, (uint32_t)n, now_us);
+	c->sink_took = true;
 	return (uint32_t)n;
+}
+
+/*
+ * May the ACK for what the sink took wait for the owner's tcp_push() at the
+ * end of its turn (tcp_conn_ack_at_push())? Then one ACK covers every
+ * segment of the connection that the turn brought, where one per GSO frame
+ * made the peer run its ACK processing and its next transmission once per
+ * frame, on our time (a veth runs the peer's stack in the sender's system
+ * call). It waits only where tcp_push() sends it (ESTABLISHED), with nothing
+ * of ours to send that could carry it, and while the bytes it acknowledges
+ * are under half the window last offered, so that the peer does not stall
+ * for it. The delayed-ACK timer stays armed in case no push comes.
+ */
+static bool tcp_in_ack_waits(struct tcp_conn *c, uint64_t now_us)
+{
+	bool took = c->sink_took;
+
+	c->sink_took = false;
+	if (!took || !c->ack_at_push || c->state != TCPS_ESTABLISHED)
+		return false;
+	if (c->snd_buf_seq + c->snd.len != c->snd_nxt || c->fin_queued)
+		return false;
+	if (c->rcv_nxt - c->last_ack_sent >= (c->rcv_adv - c->last_ack_sent) / 2)
+		return false;
+	if (c->ack_now)
+		c->stack->st.acks_at_push++;
+	tcp_timer_delack(c, now_us);
+	return true;
 }
 
 /*
@@ -791,7 +820,7 @@ static void tcp_in_conn(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64
 		if (c->state == TCPS_TIME_WAIT)
 			tcp_conn_event(c, TCP_EV_CLOSED, 0);
 	}
-	if (c->state == TCPS_CLOSED)
+	if (c->state == TCPS_CLOSED || tcp_in_ack_waits(c, now_us))
 		return;
 	tcp_out_push(c, now_us);
 }

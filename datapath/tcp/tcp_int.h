@@ -241,6 +241,8 @@ struct tcp_conn {
 	uint32_t unacked_segs;
 	uint32_t quickack;
 	bool ack_now;
+	bool ack_at_push;	/* tcp_conn_ack_at_push() */
+	bool sink_took;		/* the sink took bytes of the segment in hand */
 
 	/* timers (absolute; TCP_NO_DEADLINE = off) */
 	uint64_t t_rtx_us;	/* retransmission or SYN */

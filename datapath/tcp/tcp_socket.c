@@ -104,13 +104,14 @@ int tcp_connect(struct tcp_stack *s, const struct tcp_endpoint *local, const str
  * @user: passed to @ev (and to the sink)
  *
  * A sink belongs to the user it was set for: a new user has none until
- * tcp_conn_set_sink().
+ * tcp_conn_set_sink(), and its ACKs do not wait (tcp_conn_ack_at_push()).
  */
 void tcp_conn_set_user(struct tcp_conn *c, tcp_event_fn ev, void *user)
 {
 	c->ev = ev;
 	c->user = user;
 	c->sink = NULL;
+	c->ack_at_push = false;
 }
 
 /**
@@ -122,6 +123,21 @@ void tcp_conn_set_user(struct tcp_conn *c, tcp_event_fn ev, void *user)
 void tcp_conn_set_sink(struct tcp_conn *c, tcp_sink_fn sink)
 {
 	c->sink = sink;
+}
+
+/**
+ * tcp_conn_ack_at_push() - let ACKs for what the sink took wait for tcp_push()
+ * @c: the connection
+ *
+ * For an owner that calls tcp_push() on @c at the end of every turn in
+ * which its sink took bytes: the ACK then leaves once for all of them, not
+ * once a segment. It still leaves at once where it must (out of order
+ * data, half the offered window consumed, see tcp_in.c), and the
+ * delayed-ACK timer sends it if no push comes.
+ */
+void tcp_conn_ack_at_push(struct tcp_conn *c)
+{
+	c->ack_at_push = true;
 }
 
 /**

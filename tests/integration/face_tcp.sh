@@ -144,6 +144,12 @@ dp_stats | sed -n '/^face:/,/^  drops/p'
 # two directions took the direct way into the other engine's send ring
 [ "$(dp_stat "d['tcp']['rcv_sunk_bytes']")" -ge 67108864 ] || sn_fail "inbound bytes did not go straight to the inner send ring"
 [ "$(dp_stat "d['face_tcp']['rcv_sunk_bytes']")" -ge 1000000 ] || sn_fail "outbound bytes did not go straight to the outer send ring"
+# the network side's ACKs for those bytes waited for the turn's end
+# (tcp_conn_ack_at_push()): a download of 64 MiB has hundreds due
+at_push=$(dp_stat "d['tcp']['acks_at_push']")
+sn_log "ACKs that waited for the turn's end: $at_push"
+[ "$at_push" -ge 100 ] || sn_fail "no ACK of the network side waited for the turn's end ($at_push)"
+[ "$(dp_stat "d['face_tcp']['acks_at_push']")" -eq 0 ] || sn_fail "the container's side had its ACKs thinned"
 # system calls per connection: every link's reads and writes and the loop's
 # waits, over the pairs (this run moves megabytes on few connections and
 # waits in between: thousands a connection; bench/nginx.sh has short flows)

@@ -1027,6 +1027,89 @@ START_TEST(test_sink_takes_in_order)
 }
 END_TEST
 
+/* A sink that takes everything and keeps nothing (bulk bytes, counted). */
+static size_t h_sink_all(struct tcp_conn *c, void *user, const void *data, size_t len)
+{
+	(void)c;
+	(void)user;
+	(void)data;
+	S.calls++;
+	S.len += len;
+	return len;
+}
+
+/*
+ * tcp_conn_ack_at_push(): the ACK for bytes the sink took waits for
+ * tcp_push(), one for all of them; it leaves at once for out-of-order data
+ * and once half the offered window is used, the delayed-ACK timer sends it
+ * if no push comes, and a new user's ACKs do not wait.
+ */
+START_TEST(test_ack_waits_for_push)
+{
+	static uint8_t d[72000];
+	struct tcp_stack_stats st;
+	uint8_t out[400];
+	uint32_t at;
+
+	fill(d, sizeof(d), 7);
+	memset(&S, 0, sizeof(S));
+	establish_passive();
+	tcp_conn_set_sink(H.conn, h_sink_all);
+	tcp_conn_ack_at_push(H.conn);
+	/* quick-ACK mode would answer each of these at once */
+	in(TCP_ACK, P0, O0, d, 100);
+	in(TCP_ACK, P0 + 100, O0, d + 100, 100);
+	in(TCP_ACK, P0 + 200, O0, d + 200, 100);
+	expect_none();
+	ck_assert_uint_eq(S.len, 300);
+	tcp_push(H.conn, H.now);
+	expect_seg(TCP_ACK, O0, P0 + 300, 0);
+	expect_none();
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.acks_at_push, 3);
+
+	/* out of order: at once, and the segment that fills the hole too */
+	in(TCP_ACK, P0 + 400, O0, d + 400, 100);
+	expect_seg(TCP_ACK, O0, P0 + 300, 0);
+	in(TCP_ACK, P0 + 300, O0, d + 300, 100);
+	expect_seg(TCP_ACK, O0, P0 + 500, 0);
+	/* those two went to the ring; the sink is asked again once it is read */
+	ck_assert_int_eq(tcp_recv(H.conn, out, sizeof(out), H.now), 200);
+	ck_assert(!memcmp(out, d + 300, 200));
+	h_drain();
+
+	/* two segments, an ACK due, and no push: the delayed-ACK timer sends it */
+	S.calls = 0;
+	in(TCP_ACK, P0 + 500, O0, d + 500, 1000);
+	in(TCP_ACK, P0 + 1500, O0, d + 1500, 1000);
+	ck_assert_uint_eq(S.calls, 2);
+	expect_none();
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_ge(st.acks_at_push, 4);
+	run_until(H.now + SEC / 2);
+	expect_seg(TCP_ACK, O0, P0 + 2500, 0);
+	expect_none();
+
+	/* half the offered window (128 KiB) taken since the last ACK: at once */
+	for (at = 2500; at - 2500 + 1000 < 65536; at += 1000)
+		in(TCP_ACK, P0 + at, O0, d + at, 1000);
+	expect_none();
+	in(TCP_ACK, P0 + at, O0, d + at, 1000);
+	expect_seg(TCP_ACK, O0, P0 + at + 1000, 0);
+	expect_none();
+	at += 1000;
+
+	/* a new user: its ACKs do not wait */
+	tcp_conn_set_user(H.conn, h_event, &H);
+	tcp_conn_set_sink(H.conn, h_sink_all);
+	in(TCP_ACK, P0 + at, O0, d + at, 1000);
+	in(TCP_ACK, P0 + at + 1000, O0, d + at + 1000, 1000);
+	expect_seg(TCP_ACK, O0, P0 + at + 2000, 0);
+	tcp_close(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
 /* tcp_send_more() queues and sends nothing; tcp_push() sends it as one. */
 START_TEST(test_send_more_then_push)
 {
@@ -3196,6 +3279,7 @@ static Suite *tcp_suite(void)
 	ADD("data_in", test_data_in);
 	ADD("peek_consume", test_peek_consume);
 	ADD("sink_takes_in_order", test_sink_takes_in_order);
+	ADD("ack_waits_for_push", test_ack_waits_for_push);
 	ADD("send_more_then_push", test_send_more_then_push);
 	ADD("delayed_ack", test_delayed_ack);
 	ADD("data_out", test_data_out);
