@@ -25,8 +25,8 @@
  * tests' socketpairs), or `--no-rx-ring`, is read with recvmmsg() alone, as
  * below.
  *
- * Receive, through the queue: each channel starts with LINK_RX_BATCH_MIN packet buffers of
- * LINK_RX_BYTES and doubles them, up to LINK_RX_BATCH, each time one
+ * Receive, through the queue: each channel starts with LINK_RX_BATCH_MIN
+ * packet buffers of LINK_RX_BYTES and doubles them, up to LINK_RX_BATCH, each time one
  * recvmmsg() fills them all (a busy channel reads 64 frames a call, an idle
  * one holds 512 KiB, not 4 MiB). When epoll says a channel is readable, one
  * recvmmsg() fills up to its buffers; each frame starts with a struct
