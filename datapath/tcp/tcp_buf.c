@@ -34,20 +34,34 @@
  * bytes it drains per RTT.
  *
  * Memory cap (cfg.max_buf_mem, the datapath's --tcp-mem; like the kernel's
- * tcp_mem "pressure"): every ring counts its capacity in st.buf_mem. While
- * that total is at or above the cap, the stack is under pressure:
- * - a ring that exists does not grow (send buffer growth, receive
- *   auto-tuning): its connection goes on at the speed its buffers allow,
- *   the sender sees backpressure earlier, the receiver offers less window;
+ * tcp_mem "pressure"): every ring counts its capacity in st.buf_mem, and
+ * no ring grows past the cap:
+ * - a ring grows (send buffer growth, receive auto-tuning) only as far as
+ *   the cap leaves room, to the largest power of two that fits
+ *   (tcp_ring_fit()): a doubling that would cross the cap stops below it;
+ *   a new ring is made as large as fits (tcp_buf_rcv_init_fit() for the
+ *   receive ring a new connection announces);
+ * - a parked ring (its memory back in the pool, its capacity kept) comes
+ *   back only as large as the cap leaves room for. A send ring holds
+ *   nothing then and may come back at 16 KiB. A receive ring never comes
+ *   back smaller than the window it announced (a window is not taken
+ *   back), and while parked it offers only what fits (tcp_buf_rcv_fit()),
+ *   so under pressure its window shrinks as the peer fills it.
+ * While the total is at or above the cap, the stack is under pressure:
+ * - a ring that exists does not grow: its connection goes on at the speed
+ *   its buffers allow, the sender sees backpressure earlier, the receiver
+ *   offers less window;
  * - a connection created under pressure announces and gets a receive ring
  *   of TCP_BUF_PRESSURE_MIN (16 KiB) instead of rcvbuf_init, and a send ring
  *   allocated under pressure is 16 KiB: every connection can still move
  *   data, so the cap is soft by at most 32 KiB per connection, and
- *   max_conns bounds that;
+ *   max_conns bounds that, plus the windows parked receive rings had
+ *   announced when the cap was reached, which their peers then fill;
  * - nothing is dropped and no connection is refused for memory.
- * Each ring kept small counts one buf_pressure. Freed and parked rings
- * bring the total back down and growth resumes (st.buf_mem counts the
- * memory rings hold, not the capacity parked rings would take again). Rings are freed when the connection
+ * Each ring kept smaller than asked counts one buf_pressure. Freed and
+ * parked rings bring the total back down and growth resumes (st.buf_mem
+ * counts the memory rings hold, not the capacity parked rings would take
+ * again). Rings are freed when the connection
  * is, and earlier in TIME-WAIT once the service let go of the connection
  * (tcp_buf_release(), like the kernel's TIME-WAIT minisocks): everything
  * was sent and acknowledged and nobody will read any more.
@@ -63,6 +77,42 @@ static uint32_t tcp_pow2_ceil(uint32_t v)
 	return p;
 }
 
+/* Ring bytes the stack may still take before its cap (0 at or above it). */
+static uint64_t tcp_buf_room(const struct tcp_stack *s)
+{
+	return s->st.buf_mem < s->cfg.max_buf_mem ? s->cfg.max_buf_mem - s->st.buf_mem : 0;
+}
+
+/*
+ * The capacity a ring may take: @ncap, or the largest power of two below
+ * it that fits in @room, never below @floor (a power of two too).
+ */
+static uint32_t tcp_ring_fit(uint32_t ncap, uint64_t room, uint32_t floor)
+{
+	while (ncap > floor && ncap > room)
+		ncap >>= 1;
+	return ncap > floor ? ncap : floor;
+}
+
+/*
+ * The capacity a parked receive ring @cap may come back with: what the cap
+ * leaves room for, but never less than the window already announced (a
+ * window is not taken back, RFC 9293 3.8.6.2.2), nor than the minimum.
+ * Offered while parked too (tcp_buf_rcv_cap()), so that under pressure
+ * the announced window shrinks as the peer fills it.
+ */
+static uint32_t tcp_buf_rcv_fit(const struct tcp_conn *c, uint32_t cap)
+{
+	uint64_t room = tcp_buf_room(c->stack);
+	uint32_t promised, floor;
+
+	if (room >= cap)
+		return cap;	/* the usual case: no pressure */
+	promised = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	floor = tcp_pow2_ceil(promised > TCP_BUF_PRESSURE_MIN ? promised : TCP_BUF_PRESSURE_MIN);
+	return floor >= cap ? cap : tcp_ring_fit(cap, room, floor);
+}
+
 /**
  * tcp_ring_reserve() - grow a ring to at least @cap bytes
  * @r: the ring
@@ -72,7 +122,9 @@ static uint32_t tcp_pow2_ceil(uint32_t v)
  *
  * The whole old capacity (not just @r->len) is kept at the same offsets, so
  * out-of-order data stored past @r->len survives. A parked ring only gets
- * the larger capacity: it holds nothing.
+ * the larger capacity: it holds nothing. A ring that exists grows less, or
+ * not at all, where the memory cap has no room for @cap (see the top
+ * comment); a new ring's size is its caller's to choose.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -83,9 +135,13 @@ int tcp_ring_reserve(struct tcp_ring *r, uint32_t cap, bool retire)
 
 	if (ncap <= r->cap)
 		return 0;
-	if (r->buf && tcp_buf_pressure(r->acct)) {
-		r->acct->st.buf_pressure++;
-		return 0;	/* keep the ring as it is (see the top comment) */
+	if (r->cap) {
+		/* what it holds is counted already; a parked ring holds nothing */
+		ncap = tcp_ring_fit(ncap, tcp_buf_room(r->acct) + (r->buf ? r->cap : 0), r->cap);
+		if (ncap <= r->cap) {
+			r->acct->st.buf_pressure++;
+			return 0;	/* keep the ring as it is */
+		}
 	}
 	if (!r->buf && r->cap) {
 		r->cap = ncap;	/* parked: the next byte takes a buffer of this size */
@@ -152,14 +208,21 @@ void tcp_ring_park(struct tcp_ring *r, bool retire)
 }
 
 /**
- * tcp_buf_pressure() - is the stack at its ring memory cap?
+ * tcp_buf_rcv_init_fit() - the receive ring a new connection announces
  * @s: the stack
+ * @init: the size it asks for (rcvbuf_init)
  *
- * Return: true when the rings of all connections hold max_buf_mem or more.
+ * Return: @init, or where the memory cap has no room for it the largest
+ * power of two that fits, at least TCP_BUF_PRESSURE_MIN.
  */
-bool tcp_buf_pressure(const struct tcp_stack *s)
+uint32_t tcp_buf_rcv_init_fit(const struct tcp_stack *s, uint32_t init)
 {
-	return s->st.buf_mem >= s->cfg.max_buf_mem;
+	uint32_t fit;
+
+	if (init <= TCP_BUF_PRESSURE_MIN || tcp_buf_room(s) >= tcp_pow2_ceil(init))
+		return init;
+	fit = tcp_ring_fit(tcp_pow2_ceil(init), tcp_buf_room(s), TCP_BUF_PRESSURE_MIN);
+	return fit < init ? fit : init;
 }
 
 /**
@@ -209,8 +272,17 @@ void tcp_buf_release(struct tcp_conn *c)
  */
 int tcp_buf_rcv_ready(struct tcp_conn *c)
 {
+	uint32_t fit;
+
 	if (!c->rcv.cap)
 		return tcp_ring_reserve(&c->rcv, c->opts.rcvbuf_init, false);
+	if (!c->rcv.buf) {
+		fit = tcp_buf_rcv_fit(c, c->rcv.cap);
+		if (fit < c->rcv.cap) {
+			c->stack->st.buf_pressure++;
+			c->rcv.cap = fit;
+		}
+	}
 	return tcp_ring_unpark(&c->rcv);
 }
 
@@ -320,6 +392,8 @@ static uint32_t tcp_buf_rcv_cap(const struct tcp_conn *c)
 {
 	uint32_t cap = c->rcv.cap ? c->rcv.cap : tcp_pow2_ceil(c->opts.rcvbuf_init);
 
+	if (c->rcv.cap && !c->rcv.buf)
+		cap = tcp_buf_rcv_fit(c, cap);
 	return cap < c->rcvbuf_max ? cap : c->rcvbuf_max;
 }
 
@@ -404,6 +478,17 @@ static uint32_t tcp_buf_snd_target(const struct tcp_conn *c)
 	return (uint32_t)t;
 }
 
+/*
+ * The capacity the send ring has, or, parked, comes back with: it holds
+ * nothing then, so only as much as the memory cap leaves room for.
+ */
+static uint32_t tcp_buf_snd_parked_fit(const struct tcp_conn *c)
+{
+	if (c->snd.buf || c->snd.cap <= TCP_BUF_PRESSURE_MIN)
+		return c->snd.cap;
+	return tcp_ring_fit(c->snd.cap, tcp_buf_room(c->stack), TCP_BUF_PRESSURE_MIN);
+}
+
 /**
  * tcp_buf_snd_grow() - make room for @want more bytes in the send ring
  * @c: the connection
@@ -416,14 +501,26 @@ int tcp_buf_snd_grow(struct tcp_conn *c, uint32_t want)
 	uint32_t target = tcp_buf_snd_target(c);
 	uint64_t need = (uint64_t)c->snd.len + want;
 
+	uint32_t parked = tcp_buf_snd_parked_fit(c);
+
+	if (parked < c->snd.cap) {
+		c->stack->st.buf_pressure++;
+		c->snd.cap = parked;
+	}
 	if (need > c->snd.cap && c->snd.cap < target) {
 		uint32_t cap = need < target ? (uint32_t)need : target;
 
 		if (cap < 16384)
 			cap = 16384;
-		if (!c->snd.cap && cap > TCP_BUF_PRESSURE_MIN && tcp_buf_pressure(c->stack)) {
-			c->stack->st.buf_pressure++;
-			cap = TCP_BUF_PRESSURE_MIN;
+		if (!c->snd.cap && cap > TCP_BUF_PRESSURE_MIN) {
+			/* a new ring: as large as the cap leaves room for */
+			uint32_t fit = tcp_ring_fit(tcp_pow2_ceil(cap), tcp_buf_room(c->stack),
+						    TCP_BUF_PRESSURE_MIN);
+
+			if (fit < tcp_pow2_ceil(cap)) {
+				c->stack->st.buf_pressure++;
+				cap = fit;
+			}
 		}
 		if (tcp_ring_reserve(&c->snd, cap, true) < 0 && !c->snd.cap)
 			return -ENOMEM;
@@ -443,10 +540,14 @@ int tcp_buf_snd_grow(struct tcp_conn *c, uint32_t want)
  */
 size_t tcp_send_space(const struct tcp_conn *c)
 {
-	uint32_t cap = c->snd.cap, t = tcp_buf_snd_target(c);
+	uint32_t cap = tcp_buf_snd_parked_fit(c), t = tcp_buf_snd_target(c), fit;
+	uint64_t room = tcp_buf_room(c->stack) + (c->snd.buf ? c->snd.cap : 0);
 
-	if (tcp_buf_pressure(c->stack))	/* no growth: what tcp_send() would take */
-		t = c->snd.cap ? c->snd.cap : TCP_BUF_PRESSURE_MIN;
+	if (t > cap) {	/* growth, as far as the memory cap leaves room */
+		fit = tcp_ring_fit(tcp_pow2_ceil(t), room, cap ? cap : TCP_BUF_PRESSURE_MIN);
+		if (fit < t)
+			t = fit;
+	}
 	if (t > c->sndbuf_max)
 		t = c->sndbuf_max;
 	if (cap < t)

@@ -269,7 +269,7 @@ struct tcp_conn *tcp_conn_new(struct tcp_stack *s, const struct tcp_endpoint *l,
 			      const struct tcp_conn_opts *opts)
 {
 	struct tcp_conn *c;
-	uint32_t h;
+	uint32_t h, init;
 
 	if (s->st.conns >= s->cfg.max_conns) {
 		s->st.conns_limited++;
@@ -287,9 +287,10 @@ struct tcp_conn *tcp_conn_new(struct tcp_stack *s, const struct tcp_endpoint *l,
 	if (opts)
 		c->opts = *opts;
 	tcp_conn_opts_defaults(&c->opts);
-	if (tcp_buf_pressure(s) && c->opts.rcvbuf_init > TCP_BUF_PRESSURE_MIN) {
-		s->st.buf_pressure++;	/* a small receive ring, announced so */
-		c->opts.rcvbuf_init = TCP_BUF_PRESSURE_MIN;
+	init = tcp_buf_rcv_init_fit(s, c->opts.rcvbuf_init);
+	if (init < c->opts.rcvbuf_init) {
+		s->st.buf_pressure++;	/* a smaller receive ring, announced so */
+		c->opts.rcvbuf_init = init;
 	}
 	c->snd.acct = c->rcv.acct = s;
 	c->heap_idx = UINT32_MAX;

@@ -528,6 +528,131 @@ START_TEST(test_tcp_mem_accounting)
 }
 END_TEST
 
+/*
+ * A ring grows only within what the cap has left, a parked one too: the
+ * total stays within --tcp-mem and the 16 KiB minimum per connection.
+ */
+START_TEST(test_tcp_mem_growth)
+{
+	static uint8_t big[1 << 20];
+	static uint8_t sink[1 << 16];
+	const uint64_t cap = 3 << 19;	/* 1.5 MiB: not a ring size */
+	struct tcp_stack *cs = W.side[1].s;
+	struct tcp_conn_info ci;
+	unsigned int round;
+	uint64_t peak = 0;
+
+	ck_assert_int_eq(tcp_stack_set_limits(cs, 0, 0, 0, cap), 0);
+	cli_connect(1);
+	pump();
+	ck_assert_uint_eq(W.nsrv, 1);
+	for (round = 0; round < 40; round++) {
+		tcp_send(W.cli[0], big, sizeof(big), W.now);
+		if (sstats(cs).buf_mem > peak)
+			peak = sstats(cs).buf_mem;
+		pump();
+		while (tcp_recv(W.srv[0], sink, sizeof(sink), W.now) > 0)
+			;
+		advance_ms(10);
+		if (sstats(cs).buf_mem > peak)
+			peak = sstats(cs).buf_mem;
+		check_buf_mem(cs);
+	}
+	tcp_conn_info(W.cli[0], &ci);
+	ck_assert_uint_le(peak, cap + TCP_BUF_PRESSURE_MIN);
+	ck_assert_uint_le(ci.sndbuf_cap, cap);
+	ck_assert_uint_ge(ci.sndbuf_cap, 1 << 20);	/* it did grow, up to the cap */
+	tcp_abort(W.srv[0], W.now);
+	pump();
+	ck_assert_uint_eq(sstats(cs).buf_mem, 0);
+}
+END_TEST
+
+/*
+ * A receive ring parked before the cap was reached keeps the window it
+ * announced, and no more: under pressure its window shrinks as the peer
+ * fills it, and it comes back at the minimum.
+ */
+START_TEST(test_tcp_mem_parked_rcv)
+{
+	static uint8_t big[200 * 1024];
+	static uint8_t sink[1 << 16];
+	struct tcp_conn_info ci;
+	unsigned int i, round;
+	uint64_t peak = 0;
+
+	ck_assert_int_eq(tcp_stack_set_limits(srv(), 0, 0, 0, 1 << 20), 0);
+	cli_connect(1);
+	pump();
+	ck_assert_uint_eq(W.nsrv, 1);
+	ck_assert_int_eq(tcp_send(W.cli[0], big, 64 * 1024, W.now), 64 * 1024);
+	pump();
+	while (tcp_recv(W.srv[0], sink, sizeof(sink), W.now) > 0)
+		;
+	pump();
+	tcp_conn_info(W.srv[0], &ci);
+	ck_assert_uint_eq(ci.rcvbuf_held, 0);	/* parked */
+	ck_assert_uint_eq(ci.rcvbuf_cap, 128 * 1024);
+	/* eight more fill the cap with what their service does not read */
+	cli_connect(8);
+	pump();
+	ck_assert_uint_eq(W.nsrv, 9);
+	for (i = 1; i < 9; i++)
+		ck_assert_int_gt(tcp_send(W.cli[i], big, sizeof(big), W.now), 0);
+	pump();
+	ck_assert_uint_ge(sstats(srv()).buf_mem, 1 << 20);
+	/* the parked one: its announced window, then the minimum */
+	for (round = 0; round < 20; round++) {
+		tcp_send(W.cli[0], big, sizeof(big), W.now);
+		pump();
+		if (sstats(srv()).buf_mem > peak)
+			peak = sstats(srv()).buf_mem;
+		while (tcp_recv(W.srv[0], sink, sizeof(sink), W.now) > 0)
+			;
+		pump();
+		advance_ms(10);
+		check_buf_mem(srv());
+	}
+	tcp_conn_info(W.srv[0], &ci);
+	ck_assert_uint_eq(ci.rcvbuf_cap, TCP_BUF_PRESSURE_MIN);
+	ck_assert_uint_le(peak, (1 << 20) + 128 * 1024);
+	ck_assert_uint_gt(sstats(srv()).buf_pressure, 0);
+	tcp_conn_info(W.cli[0], &ci);
+	ck_assert_uint_le(ci.snd_wnd, TCP_BUF_PRESSURE_MIN);	/* what the peer is told now */
+}
+END_TEST
+
+/* A connection made near the cap gets the receive ring that still fits. */
+START_TEST(test_tcp_mem_partial)
+{
+	static uint8_t big[200 * 1024];
+	const uint64_t cap = (1 << 20) + 64 * 1024;
+	struct tcp_conn_info ci;
+	unsigned int i;
+
+	ck_assert_int_eq(tcp_stack_set_limits(srv(), 0, 0, 0, cap), 0);
+	cli_connect(8);
+	pump();
+	for (i = 0; i < 8; i++)
+		ck_assert_int_gt(tcp_send(W.cli[i], big, sizeof(big), W.now), 0);
+	pump();
+	ck_assert_uint_eq(sstats(srv()).buf_mem, 8 * 128 * 1024);
+	ck_assert_uint_eq(sstats(srv()).buf_pressure, 0);
+	cli_connect(1);
+	pump();
+	ck_assert_uint_eq(W.nsrv, 9);
+	ck_assert_int_gt(tcp_send(W.cli[8], big, sizeof(big), W.now), 0);
+	pump();
+	tcp_conn_info(W.srv[8], &ci);
+	ck_assert_uint_eq(ci.rcvbuf_cap, 64 * 1024);
+	tcp_conn_info(W.cli[8], &ci);
+	ck_assert_uint_le(ci.snd_wnd, 64 * 1024);	/* what the peer was told */
+	ck_assert_uint_eq(sstats(srv()).buf_mem, cap);
+	ck_assert_uint_eq(sstats(srv()).buf_pressure, 1);
+	check_buf_mem(srv());
+}
+END_TEST
+
 /* ---- stack caps: reassembly memory and neighbour entries ---- */
 
 static struct loop *lp;
@@ -742,6 +867,9 @@ static Suite *caps_suite(void)
 	ADD("cookie_tsval", test_cookie_tsval, w_setup, w_teardown);
 	ADD("tcp_mem", test_tcp_mem, w_setup, w_teardown);
 	ADD("tcp_mem_accounting", test_tcp_mem_accounting, w_setup, w_teardown);
+	ADD("tcp_mem_growth", test_tcp_mem_growth, w_setup, w_teardown);
+	ADD("tcp_mem_parked_rcv", test_tcp_mem_parked_rcv, w_setup, w_teardown);
+	ADD("tcp_mem_partial", test_tcp_mem_partial, w_setup, w_teardown);
 	ADD("reasm_mem", test_reasm_mem, s_setup, s_teardown);
 	ADD("neigh_max", test_neigh_max, s_setup, s_teardown);
 	ADD("limits_apply_and_stats", test_limits_apply_and_stats, s_setup, s_teardown);
