@@ -55,8 +55,11 @@
  *   of TCP_BUF_PRESSURE_MIN (16 KiB) instead of rcvbuf_init, and a send ring
  *   allocated under pressure is 16 KiB: every connection can still move
  *   data, so the cap is soft by at most 32 KiB per connection, and
- *   max_conns bounds that, plus the windows parked receive rings had
- *   announced when the cap was reached, which their peers then fill;
+ *   max_conns bounds that, plus the windows that parked receive rings
+ *   announced while the cap still had room: a window is a promise the
+ *   room does not keep for it, so if other rings take that room first,
+ *   the parked ring takes its window back when its peer fills it (the
+ *   kernel drops such data instead);
  * - nothing is dropped and no connection is refused for memory.
  * Each ring kept smaller than asked counts one buf_pressure. Freed and
  * parked rings bring the total back down and growth resumes (st.buf_mem

@@ -20,6 +20,9 @@
 #    by default one shard per CPU it may run on (taskset -c 0: one);
 #    netsetup's own --shards wins;
 #  - the caps are shared out: both shards hold the defaults of one;
+#  - the TCP memory cap holds: with --tcp-mem 2M, four 64 MiB fetches each
+#    way at once keep every shard's rings within its 1 MiB share (give or
+#    take what docs/security.md allows), and reach it;
 #  - services on two shards: 16 fetches through a TCP forward (whose ports
 #    each shard picks so that the answers come back to it), 16 through a TCP
 #    publish (on both shards), 20 datagrams through a UDP forward (on the
@@ -157,6 +160,63 @@ queues=$(ip netns exec "$CT" ls /sys/class/net/sn-eth0/queues | tr '\n' ' ')
 [ "$queues" = "rx-0 tx-0 " ] || sn_fail "the fallback TUN's queues: $queues"
 [ "$(dp_stat "raw['n_shards']")" = 1 ] || sn_fail "the fallback runs more than one shard"
 traffic
+face_check_clean
+dp_env_down
+face_check_gone "$CT"
+
+sn_log "the TCP memory cap holds: --tcp-mem 2M over two shards, four 64 MiB fetches at once, each way"
+DP_SHARDS=2 dp_start --tcp-mem 2M
+# every snapshot: each shard's engines within their share, give or take
+# what docs/security.md allows: 32 KiB a connection, and a receive ring's
+# worth for the window it announced while the cap still had room (its peer
+# may fill it after other rings took that room); the peak and the cap's
+# hits are kept
+memcheck() {
+	dp_stats --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+peak = json.load(open(sys.argv[1]))
+for i, s in enumerate([d] + d["shards"]):
+    lim = s["limits"]
+    for eng, conns in (("tcp_mem", "tcp_connections"), ("face_tcp_mem", "face_tcp_connections")):
+        m = lim[eng]
+        assert m["max"] == 1 << 20, (i, eng, m)
+        rcv = [c["rcvbuf"] for c in s[conns]]
+        slack = sum(32 * 1024 + r for r in rcv)
+        assert m["used"] <= m["max"] + slack, f"shard {i} {eng}: {m}, receive rings {rcv}"
+        k = f"{i} {eng}"
+        peak[k] = max(peak.get(k, 0), m["used"])
+        peak[k + " hits"] = m["hits"]
+json.dump(peak, open(sys.argv[1], "w"))
+' "$SN_TMP/peak.json"
+}
+echo '{}' >"$SN_TMP/peak.json"
+for where in "$PEER http://10.77.0.2:8001" "$CT http://10.77.0.1:8000"; do
+	set -- $where
+	pids=""
+	for i in 1 2 3 4; do
+		ip netns exec "$1" curl -sS --max-time 60 -o "$SN_TMP/big$i" "$2/f64m" & pids="$pids $!"
+	done
+	for _ in $(seq 300); do
+		memcheck || sn_fail "a shard's TCP rings went past --tcp-mem"
+		running=0
+		for p in $pids; do kill -0 "$p" 2>/dev/null && running=1; done
+		[ "$running" = 1 ] || break
+		sleep 0.1
+	done
+	for p in $pids; do wait "$p" || sn_fail "a 64 MiB fetch from $2 failed"; done
+	want=$(sha256sum <"$SN_TMP/f64m" | cut -d' ' -f1)
+	for i in 1 2 3 4; do
+		[ "$(sha256sum <"$SN_TMP/big$i" | cut -d' ' -f1)" = "$want" ] || sn_fail "$2/f64m #$i arrived damaged"
+		rm -f "$SN_TMP/big$i"
+	done
+done
+python3 -c '
+import json, sys
+peak = json.load(open(sys.argv[1]))
+print("ring memory at its peak, and the cap'"'"'s hits:", peak)
+assert sum(v for k, v in peak.items() if k.endswith(" hits")) > 0, "the cap was never reached: the check proved nothing"
+' "$SN_TMP/peak.json" || sn_fail "the 2M cap was never reached"
 face_check_clean
 dp_env_down
 face_check_gone "$CT"
