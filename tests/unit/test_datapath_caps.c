@@ -276,6 +276,24 @@ static void check_buf_mem(struct tcp_stack *s)
 	ck_assert_uint_eq(sstats(s).buf_mem, sum);
 }
 
+/*
+ * @n more connections, each of whose clients sends 200 KiB that the server
+ * does not read: their receive rings fill (128 KiB each, or what the cap
+ * leaves).
+ */
+static void connect_unread(unsigned int n)
+{
+	static const uint8_t big[200 * 1024];
+	unsigned int i, first = W.ncli;
+
+	cli_connect(n);
+	pump();
+	ck_assert_uint_eq(W.nsrv, first + n);
+	for (i = first; i < first + n; i++)
+		ck_assert_int_gt(tcp_send(W.cli[i], big, sizeof(big), W.now), 0);
+	pump();
+}
+
 START_TEST(test_max_conns)
 {
 	static const char msg[] = "hello";
@@ -440,12 +458,7 @@ START_TEST(test_tcp_mem)
 
 	/* 1 MiB: 8 receive rings of 128 KiB */
 	ck_assert_int_eq(tcp_stack_set_limits(srv(), 0, 0, 0, 1 << 20), 0);
-	cli_connect(8);
-	pump();
-	ck_assert_uint_eq(W.nsrv, 8);
-	for (i = 0; i < 8; i++)
-		ck_assert_int_gt(tcp_send(W.cli[i], big, sizeof(big), W.now), 0);
-	pump();
+	connect_unread(8);
 	st = sstats(srv());
 	ck_assert_uint_eq(st.buf_mem, 8 * 128 * 1024);
 	ck_assert_uint_eq(st.buf_pressure, 0);
@@ -578,7 +591,7 @@ START_TEST(test_tcp_mem_parked_rcv)
 	static uint8_t big[200 * 1024];
 	static uint8_t sink[1 << 16];
 	struct tcp_conn_info ci;
-	unsigned int i, round;
+	unsigned int round;
 	uint64_t peak = 0;
 
 	ck_assert_int_eq(tcp_stack_set_limits(srv(), 0, 0, 0, 1 << 20), 0);
@@ -594,12 +607,7 @@ START_TEST(test_tcp_mem_parked_rcv)
 	ck_assert_uint_eq(ci.rcvbuf_held, 0);	/* parked */
 	ck_assert_uint_eq(ci.rcvbuf_cap, 128 * 1024);
 	/* eight more fill the cap with what their service does not read */
-	cli_connect(8);
-	pump();
-	ck_assert_uint_eq(W.nsrv, 9);
-	for (i = 1; i < 9; i++)
-		ck_assert_int_gt(tcp_send(W.cli[i], big, sizeof(big), W.now), 0);
-	pump();
+	connect_unread(8);
 	ck_assert_uint_ge(sstats(srv()).buf_mem, 1 << 20);
 	/* the parked one: its announced window, then the minimum */
 	for (round = 0; round < 20; round++) {
@@ -628,14 +636,9 @@ START_TEST(test_tcp_mem_partial)
 	static uint8_t big[200 * 1024];
 	const uint64_t cap = (1 << 20) + 64 * 1024;
 	struct tcp_conn_info ci;
-	unsigned int i;
 
 	ck_assert_int_eq(tcp_stack_set_limits(srv(), 0, 0, 0, cap), 0);
-	cli_connect(8);
-	pump();
-	for (i = 0; i < 8; i++)
-		ck_assert_int_gt(tcp_send(W.cli[i], big, sizeof(big), W.now), 0);
-	pump();
+	connect_unread(8);
 	ck_assert_uint_eq(sstats(srv()).buf_mem, 8 * 128 * 1024);
 	ck_assert_uint_eq(sstats(srv()).buf_pressure, 0);
 	cli_connect(1);
