@@ -39,7 +39,7 @@
  * - a ring grows (send buffer growth, receive auto-tuning) only as far as
  *   the cap leaves room, to the largest power of two that fits
  *   (tcp_ring_fit()): a doubling that would cross the cap stops below it;
- *   a new ring is made as large as fits (tcp_buf_rcv_init_fit() for the
+ *   a new ring is made as large as fits (tcp_buf_new_fit(), also for the
  *   receive ring a new connection announces);
  * - a parked ring (its memory back in the pool, its capacity kept) comes
  *   back only as large as the cap leaves room for. A send ring holds
@@ -211,21 +211,22 @@ void tcp_ring_park(struct tcp_ring *r, bool retire)
 }
 
 /**
- * tcp_buf_rcv_init_fit() - the receive ring a new connection announces
+ * tcp_buf_new_fit() - the size of a ring made now
  * @s: the stack
- * @init: the size it asks for (rcvbuf_init)
+ * @size: the size asked for (a new connection's rcvbuf_init, a first send)
  *
- * Return: @init, or where the memory cap has no room for it the largest
+ * Return: @size, or where the memory cap has no room for it the largest
  * power of two that fits, at least TCP_BUF_PRESSURE_MIN.
  */
-uint32_t tcp_buf_rcv_init_fit(const struct tcp_stack *s, uint32_t init)
+uint32_t tcp_buf_new_fit(const struct tcp_stack *s, uint32_t size)
 {
-	uint32_t fit;
+	uint64_t room = tcp_buf_room(s);
+	uint32_t ring = tcp_pow2_ceil(size), fit;
 
-	if (init <= TCP_BUF_PRESSURE_MIN || tcp_buf_room(s) >= tcp_pow2_ceil(init))
-		return init;
-	fit = tcp_ring_fit(tcp_pow2_ceil(init), tcp_buf_room(s), TCP_BUF_PRESSURE_MIN);
-	return fit < init ? fit : init;
+	if (size <= TCP_BUF_PRESSURE_MIN || room >= ring)
+		return size;
+	fit = tcp_ring_fit(ring, room, TCP_BUF_PRESSURE_MIN);
+	return fit < size ? fit : size;
 }
 
 /**
@@ -501,10 +502,8 @@ static uint32_t tcp_buf_snd_parked_fit(const struct tcp_conn *c)
  */
 int tcp_buf_snd_grow(struct tcp_conn *c, uint32_t want)
 {
-	uint32_t target = tcp_buf_snd_target(c);
+	uint32_t target = tcp_buf_snd_target(c), parked = tcp_buf_snd_parked_fit(c);
 	uint64_t need = (uint64_t)c->snd.len + want;
-
-	uint32_t parked = tcp_buf_snd_parked_fit(c);
 
 	if (parked < c->snd.cap) {
 		c->stack->st.buf_pressure++;
@@ -515,15 +514,9 @@ int tcp_buf_snd_grow(struct tcp_conn *c, uint32_t want)
 
 		if (cap < 16384)
 			cap = 16384;
-		if (!c->snd.cap && cap > TCP_BUF_PRESSURE_MIN) {
-			/* a new ring: as large as the cap leaves room for */
-			uint32_t fit = tcp_ring_fit(tcp_pow2_ceil(cap), tcp_buf_room(c->stack),
-						    TCP_BUF_PRESSURE_MIN);
-
-			if (fit < tcp_pow2_ceil(cap)) {
-				c->stack->st.buf_pressure++;
-				cap = fit;
-			}
+		if (!c->snd.cap && tcp_buf_new_fit(c->stack, cap) < cap) {
+			c->stack->st.buf_pressure++;	/* a new ring: what fits */
+			cap = tcp_buf_new_fit(c->stack, cap);
 		}
 		if (tcp_ring_reserve(&c->snd, cap, true) < 0 && !c->snd.cap)
 			return -ENOMEM;

@@ -287,7 +287,7 @@ struct tcp_conn *tcp_conn_new(struct tcp_stack *s, const struct tcp_endpoint *l,
 	if (opts)
 		c->opts = *opts;
 	tcp_conn_opts_defaults(&c->opts);
-	init = tcp_buf_rcv_init_fit(s, c->opts.rcvbuf_init);
+	init = tcp_buf_new_fit(s, c->opts.rcvbuf_init);
 	if (init < c->opts.rcvbuf_init) {
 		s->st.buf_pressure++;	/* a smaller receive ring, announced so */
 		c->opts.rcvbuf_init = init;

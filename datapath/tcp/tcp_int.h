@@ -430,7 +430,7 @@ void tcp_buf_rcv_autotune(struct tcp_conn *c, uint32_t delivered, uint64_t now_u
 void tcp_buf_rcv_sunk(struct tcp_conn *c, uint32_t len, uint64_t now_us);
 int tcp_buf_snd_grow(struct tcp_conn *c, uint32_t want);
 uint8_t tcp_buf_wscale_for(uint32_t max_bytes);
-uint32_t tcp_buf_rcv_init_fit(const struct tcp_stack *s, uint32_t init);
+uint32_t tcp_buf_new_fit(const struct tcp_stack *s, uint32_t size);
 void tcp_buf_release(struct tcp_conn *c);
 
 /* tcp_ooo.c */

@@ -126,7 +126,7 @@ static void tcp_synq_send_cookie(struct tcp_listener *l, const struct tcp_seg_in
 		o.wscale = tcp_buf_wscale_for(l->opts.rcvbuf_max);
 	}
 	s->st.syncookies_sent++;
-	wnd = tcp_buf_rcv_init_fit(s, l->opts.rcvbuf_init);
+	wnd = tcp_buf_new_fit(s, l->opts.rcvbuf_init);
 	tcp_out_synack_raw(s, seg, &o, cookie, wnd > 65535 ? 65535 : (uint16_t)wnd);
 }
 
