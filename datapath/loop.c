@@ -48,11 +48,20 @@
  * receiver's socket lost about half as many datagrams (docs/benchmarks.md).
  * A loop with a fake clock never polls.
  *
- * Time is CLOCK_MONOTONIC in milliseconds, read once per turn. A loop made
- * with a fake clock never reads it: tests move time with loop_advance_ms(),
- * which also runs the timers that came due, so timer-driven behaviour
- * (ARP retries, reassembly timeouts) is tested deterministically. It runs
- * a turn at every timer's tick and skips the time in between in one step.
+ * Precise timers (loop_timer_arm_at_us()) are for the few deadlines that a
+ * 10 ms tick would spoil: the TCP engines' one timer each (pacing, RACK's
+ * reordering window, the tail loss probe: fractions of a round trip that
+ * may be far below a millisecond). They sit outside the wheel in one list
+ * sorted by expiry, a handful per loop, and the wait ends at the earliest
+ * of them to the microsecond (epoll_pwait2()).
+ *
+ * Time is CLOCK_MONOTONIC in microseconds, read once per turn
+ * (loop_now_us(); loop_now_ms() is the same instant in milliseconds). A
+ * loop made with a fake clock never reads it: tests move time with
+ * loop_advance_ms() or loop_advance_us(), which also run the timers that
+ * came due, so timer-driven behaviour (ARP retries, reassembly timeouts) is
+ * tested deterministically. They run a turn at every wheel timer's tick and
+ * every precise timer's expiry and skip the time in between in one step.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -71,6 +80,7 @@
 #define LOOP_BUSY_BACKOFF_MAX	64	/* wakeups without a poll after misses, at most */
 #define LOOP_BUSY_BULK_BYTES	16384	/* received in a turn: bulk, no poll after it */
 #define LOOP_BUSY_BULK_SKIP	4	/* ... nor after as many wakeups */
+#define LOOP_WAIT_MAX_US	60000000	/* the longest sleep (nothing armed: forever) */
 
 struct loop_hook {
 	loop_turn_fn fn;
@@ -81,11 +91,14 @@ struct loop {
 	int epfd;
 	bool fake_clock;
 	bool stop;
-	uint64_t now_ms;
+	uint64_t now_us;
+	uint64_t now_ms;		/* now_us / 1000 */
 	uint64_t done_tick;		/* every slot up to this tick was run */
-	unsigned int n_timers;
+	unsigned int n_timers;		/* on the wheel */
+	unsigned int n_precise;		/* on the precise list */
 	uint64_t turns;
 	struct loop_timer *wheel[LOOP_WHEEL_SLOTS];
+	struct loop_timer *precise;	/* sorted by expires_us */
 	unsigned int n_hooks;
 	struct loop_hook hooks[LOOP_MAX_HOOKS];
 	struct loop_defer *deferred;
@@ -97,12 +110,18 @@ struct loop {
 	struct loop_busy_stats busy;
 };
 
-static uint64_t loop_clock_ms(void)
+static uint64_t loop_clock_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void loop_set_now(struct loop *l, uint64_t now_us)
+{
+	l->now_us = now_us;
+	l->now_ms = now_us / 1000;
 }
 
 /**
@@ -123,7 +142,7 @@ struct loop *loop_new(bool fake_clock)
 		return NULL;
 	}
 	l->fake_clock = fake_clock;
-	l->now_ms = fake_clock ? 0 : loop_clock_ms();
+	loop_set_now(l, fake_clock ? 0 : loop_clock_us());
 	l->done_tick = l->now_ms / LOOP_TICK_MS;
 	return l;
 }
@@ -237,11 +256,17 @@ void loop_timer_cancel(struct loop *l, struct loop_timer *t)
 		t->next->pprev = t->pprev;
 	t->next = NULL;
 	t->pprev = NULL;
-	l->n_timers--;
+	if (t->precise)
+		l->n_precise--;
+	else
+		l->n_timers--;
 }
 
 /**
  * loop_timer_arm() - run @t->fn once, @delay_ms from now (re-arms if armed)
+ *
+ * The timer runs at the first wheel tick (LOOP_TICK_MS) at or after its
+ * time.
  */
 void loop_timer_arm(struct loop *l, struct loop_timer *t, uint64_t delay_ms)
 {
@@ -249,6 +274,7 @@ void loop_timer_arm(struct loop *l, struct loop_timer *t, uint64_t delay_ms)
 	struct loop_timer **slot;
 
 	loop_timer_cancel(l, t);
+	t->precise = false;
 	t->expires_ms = l->now_ms + delay_ms;
 	tick = (t->expires_ms + LOOP_TICK_MS - 1) / LOOP_TICK_MS;
 	if (tick <= l->done_tick)
@@ -260,6 +286,50 @@ void loop_timer_arm(struct loop *l, struct loop_timer *t, uint64_t delay_ms)
 	t->pprev = slot;
 	*slot = t;
 	l->n_timers++;
+}
+
+/**
+ * loop_timer_arm_at_us() - run @t->fn once at @when_us, to the microsecond
+ * @l:		loop
+ * @t:		the timer (re-armed if armed, on the wheel or here)
+ * @when_us:	loop time (loop_now_us()); in the past: the next turn
+ *
+ * For the few timers whose precision matters (top comment): each costs a
+ * walk of the sorted list.
+ */
+void loop_timer_arm_at_us(struct loop *l, struct loop_timer *t, uint64_t when_us)
+{
+	struct loop_timer **pp = &l->precise;
+
+	loop_timer_cancel(l, t);
+	t->precise = true;
+	t->expires_us = when_us;
+	t->expires_ms = when_us / 1000;
+	while (*pp && (*pp)->expires_us <= when_us)
+		pp = &(*pp)->next;
+	t->next = *pp;
+	if (t->next)
+		t->next->pprev = &t->next;
+	t->pprev = pp;
+	*pp = t;
+	l->n_precise++;
+}
+
+/*
+ * Run every precise timer that was due when the run began; one that its
+ * callback arms again for a time already past runs in the next turn.
+ */
+static void loop_run_precise(struct loop *l)
+{
+	unsigned int n = 0;
+	struct loop_timer *t;
+
+	for (t = l->precise; t && t->expires_us <= l->now_us; t = t->next)
+		n++;
+	while (n-- && (t = l->precise) && t->expires_us <= l->now_us) {
+		loop_timer_cancel(l, t);
+		t->fn(t);
+	}
 }
 
 /* Run every timer whose slot the clock has passed and whose time has come. */
@@ -293,32 +363,37 @@ static void loop_run_timers(struct loop *l)
 		}
 	}
 	l->done_tick = now_tick;
+	loop_run_precise(l);
 }
 
-/* Milliseconds until the earliest armed timer, -1 if none. */
-static int loop_next_timeout(const struct loop *l)
+/* Microseconds until the earliest armed timer (a wheel timer: its tick), -1 if none. */
+static int64_t loop_next_wait_us(const struct loop *l)
 {
 	uint64_t best = UINT64_MAX;
 	unsigned int i;
 
-	if (!l->n_timers)
-		return -1;
-	for (i = 1; i <= LOOP_WHEEL_SLOTS; i++) {
-		const struct loop_timer *t = l->wheel[(l->done_tick + i) % LOOP_WHEEL_SLOTS];
+	if (l->n_timers) {
+		for (i = 1; i <= LOOP_WHEEL_SLOTS; i++) {
+			const struct loop_timer *t = l->wheel[(l->done_tick + i) % LOOP_WHEEL_SLOTS];
 
-		for (; t; t = t->next)
-			if (t->expires_ms < best)
-				best = t->expires_ms;
-		if (best != UINT64_MAX && best <= l->now_ms + (uint64_t)i * LOOP_TICK_MS)
-			break;
+			for (; t; t = t->next)
+				if (t->expires_ms < best)
+					best = t->expires_ms;
+			if (best != UINT64_MAX && best <= l->now_ms + (uint64_t)i * LOOP_TICK_MS)
+				break;
+		}
+		/* A timer runs when the clock reaches its slot's tick: wait for that. */
+		best = (best + LOOP_TICK_MS - 1) / LOOP_TICK_MS * LOOP_TICK_MS * 1000;
 	}
-	/* A timer runs when the clock reaches its slot's tick: wait for that. */
-	best = (best + LOOP_TICK_MS - 1) / LOOP_TICK_MS * LOOP_TICK_MS;
-	if (best <= l->now_ms)
+	if (l->precise && l->precise->expires_us < best)
+		best = l->precise->expires_us;
+	if (best == UINT64_MAX)
+		return -1;
+	if (best <= l->now_us)
 		return 0;
-	if (best - l->now_ms > 60000)
-		return 60000;
-	return (int)(best - l->now_ms);
+	if (best - l->now_us > LOOP_WAIT_MAX_US)
+		return LOOP_WAIT_MAX_US;
+	return (int64_t)(best - l->now_us);
 }
 
 /**
@@ -363,6 +438,14 @@ uint64_t loop_now_ms(const struct loop *l)
 }
 
 /**
+ * loop_now_us() - the same instant in microseconds
+ */
+uint64_t loop_now_us(const struct loop *l)
+{
+	return l->now_us;
+}
+
+/**
  * loop_turns() - how many turns the loop has run (stats)
  */
 uint64_t loop_turns(const struct loop *l)
@@ -380,31 +463,46 @@ static void loop_turn_end(struct loop *l)
 }
 
 /**
- * loop_advance_ms() - fake clock only: move time and run what came due
+ * loop_advance_us() - fake clock only: move time and run what came due
+ * @l:	loop made with a fake clock
+ * @us:	microseconds
+ */
+void loop_advance_us(struct loop *l, uint64_t us)
+{
+	uint64_t end = l->now_us + us;
+
+	/*
+	 * A turn at each wheel timer's tick and each precise timer's expiry,
+	 * in order (timers armed by callbacks then run in order too), and none
+	 * in between: time with no timer due passes in one step, as an idle
+	 * loop sleeps through it. A wheel timer due now runs at the next tick,
+	 * as in a real loop; a precise one a microsecond later.
+	 */
+	while (l->now_us < end) {
+		int64_t next = loop_next_wait_us(l);
+		uint64_t step = end - l->now_us;
+
+		if (next >= 0 && (uint64_t)next < step) {
+			step = (uint64_t)next;
+			if (!step)
+				step = l->precise && l->precise->expires_us <= l->now_us ? 1 : LOOP_TICK_MS * 1000;
+		}
+		if (step > end - l->now_us)
+			step = end - l->now_us;
+		loop_set_now(l, l->now_us + step);
+		loop_run_timers(l);
+		loop_turn_end(l);
+	}
+}
+
+/**
+ * loop_advance_ms() - loop_advance_us() in milliseconds
  * @l:	loop made with a fake clock
  * @ms:	milliseconds
  */
 void loop_advance_ms(struct loop *l, uint64_t ms)
 {
-	uint64_t end = l->now_ms + ms;
-
-	/*
-	 * A turn at each timer's tick, in order (timers armed by callbacks
-	 * then run in order too), and none in between: time with no timer due
-	 * passes in one step, as an idle loop sleeps through it.
-	 */
-	while (l->now_ms < end) {
-		int next = loop_next_timeout(l);
-		uint64_t step = end - l->now_ms;
-
-		if (next >= 0 && (uint64_t)next < step)
-			step = next < LOOP_TICK_MS ? LOOP_TICK_MS : (uint64_t)next;
-		if (step > end - l->now_ms)
-			step = end - l->now_ms;
-		l->now_ms += step;
-		loop_run_timers(l);
-		loop_turn_end(l);
-	}
+	loop_advance_us(l, ms * 1000);
 }
 
 static uint64_t loop_clock_ns(void)
@@ -448,15 +546,16 @@ struct loop_busy_stats loop_busy_stats(const struct loop *l)
 }
 
 /*
- * The busy poll before a wait of @timeout ms: events into @evs until one
- * comes, the budget is spent or a timer is due. Return: as epoll_wait().
+ * The busy poll before a wait of @wait_us (-1: none due): events into @evs
+ * until one comes, the budget is spent or a timer is due. Return: as
+ * epoll_wait().
  */
-static int loop_busy_poll(struct loop *l, struct epoll_event *evs, int timeout)
+static int loop_busy_poll(struct loop *l, struct epoll_event *evs, int64_t wait_us)
 {
 	uint64_t start, end;
 	int n;
 
-	if (!l->busy_ns || !l->busy_armed || !timeout)
+	if (!l->busy_ns || !l->busy_armed || !wait_us)
 		return 0;
 	if (l->busy_skip) {
 		l->busy_skip--;
@@ -464,8 +563,8 @@ static int loop_busy_poll(struct loop *l, struct epoll_event *evs, int timeout)
 	}
 	start = loop_clock_ns();
 	end = start + l->busy_ns;
-	if (timeout > 0 && end > start + (uint64_t)timeout * 1000000)
-		end = start + (uint64_t)timeout * 1000000;
+	if (wait_us > 0 && end > start + (uint64_t)wait_us * 1000)
+		end = start + (uint64_t)wait_us * 1000;
 	do {
 		l->busy.polls++;
 		n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, 0);
@@ -497,21 +596,25 @@ static int loop_busy_poll(struct loop *l, struct epoll_event *evs, int timeout)
 int loop_run_once(struct loop *l, int max_wait_ms)
 {
 	struct epoll_event evs[LOOP_MAX_EVENTS];
-	int timeout = loop_next_timeout(l);
+	int64_t wait_us = loop_next_wait_us(l);
 	int n, i;
 
-	if (max_wait_ms >= 0 && (timeout < 0 || timeout > max_wait_ms))
-		timeout = max_wait_ms;
-	n = loop_busy_poll(l, evs, timeout);
-	if (!n)
-		n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, timeout);
+	if (max_wait_ms >= 0 && (wait_us < 0 || wait_us > (int64_t)max_wait_ms * 1000))
+		wait_us = (int64_t)max_wait_ms * 1000;
+	n = loop_busy_poll(l, evs, wait_us);
+	if (!n) {
+		struct timespec ts = { .tv_sec = wait_us / 1000000, .tv_nsec = wait_us % 1000000 * 1000 };
+
+		/* to the microsecond: a precise timer may be due long before the next millisecond */
+		n = epoll_pwait2(l->epfd, evs, LOOP_MAX_EVENTS, wait_us < 0 ? NULL : &ts, NULL);
+	}
 	if (n < 0 && errno != EINTR)
 		return -errno;
 	if (n < 0)
 		n = 0;
 	l->turn_rx_bytes = 0;
 	if (!l->fake_clock)
-		l->now_ms = loop_clock_ms();
+		loop_set_now(l, loop_clock_us());
 	l->turns++;
 	for (i = 0; i < n; i++) {
 		struct loop_fd *h = evs[i].data.ptr;

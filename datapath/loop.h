@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * loop.h - the datapath's one event loop: epoll for fds, a timer wheel for time
+ * and a short list of precise timers
  * (theory of operation in loop.c)
  */
 #ifndef SANDNET_DATAPATH_LOOP_H
@@ -37,6 +38,8 @@ struct loop_fd {
  * @next:	slot chain
  * @pprev:	slot chain back pointer; NULL when not armed
  * @expires_ms:	loop time at which @fn runs
+ * @expires_us:	the same to the microsecond (a precise timer)
+ * @precise:	armed with loop_timer_arm_at_us(): off the wheel
  * @fn:		callback
  * @ctx:	owner's pointer
  */
@@ -44,6 +47,8 @@ struct loop_timer {
 	struct loop_timer *next;
 	struct loop_timer **pprev;
 	uint64_t expires_ms;
+	uint64_t expires_us;
+	bool precise;
 	loop_timer_fn fn;
 	void *ctx;
 };
@@ -85,6 +90,7 @@ int loop_fd_mod(struct loop *l, struct loop_fd *h, uint32_t events);
 void loop_fd_del(struct loop *l, struct loop_fd *h);
 void loop_timer_init(struct loop_timer *t, loop_timer_fn fn, void *ctx);
 void loop_timer_arm(struct loop *l, struct loop_timer *t, uint64_t delay_ms);
+void loop_timer_arm_at_us(struct loop *l, struct loop_timer *t, uint64_t when_us);
 void loop_timer_cancel(struct loop *l, struct loop_timer *t);
 static inline bool loop_timer_armed(const struct loop_timer *t)
 {
@@ -94,7 +100,9 @@ int loop_on_turn_end(struct loop *l, loop_turn_fn fn, void *ctx);
 void loop_off_turn_end(struct loop *l, loop_turn_fn fn, void *ctx);
 void loop_defer(struct loop *l, struct loop_defer *d, void (*fn)(struct loop_defer *d));
 uint64_t loop_now_ms(const struct loop *l);
+uint64_t loop_now_us(const struct loop *l);
 void loop_advance_ms(struct loop *l, uint64_t ms);
+void loop_advance_us(struct loop *l, uint64_t us);
 int loop_run_once(struct loop *l, int max_wait_ms);
 int loop_run(struct loop *l);
 void loop_stop(struct loop *l);

@@ -16,9 +16,11 @@
  * and leave through tcp_emit.c.
  *
  * Time and timers. The engine's clock is the loop's, in microseconds (the
- * loop reads the clock once per turn, in milliseconds). One loop timer
- * stands for every connection's timers: at the end of each turn it is armed
- * for tcp_next_deadline(); when it fires, tcp_timers_run() does the due work.
+ * loop reads the clock once per turn). One precise loop timer stands for
+ * every connection's timers: at the end of each turn it is armed for
+ * tcp_next_deadline() to the microsecond (a pacing gap or RACK's reordering
+ * window may be far below the wheel's 10 ms tick); when it fires,
+ * tcp_timers_run() does the due work.
  *
  * Per connection, the MSS comes from the MTU of the link its segments leave
  * by (minus the IP and TCP headers) and the largest emitted payload
@@ -41,7 +43,7 @@
  */
 uint64_t tcp_glue_now_us(const struct stack *st)
 {
-	return loop_now_ms(st->loop) * 1000;
+	return loop_now_us(st->loop);
 }
 
 /**
@@ -175,7 +177,7 @@ static void tcp_glue_timer(struct loop_timer *t)
 void tcp_glue_turn_end(struct tcp_glue *g, bool quiet)
 {
 	struct stack *st = g->st;
-	uint64_t next, now;
+	uint64_t next;
 
 	if (quiet)
 		tcp_stack_tx_done(g->tcp);
@@ -187,9 +189,8 @@ void tcp_glue_turn_end(struct tcp_glue *g, bool quiet)
 	}
 	if (next == g->armed_us && loop_timer_armed(&g->timer))
 		return;
-	now = tcp_glue_now_us(st);
 	g->armed_us = next;
-	loop_timer_arm(st->loop, &g->timer, next > now ? (next - now + 999) / 1000 : 0);
+	loop_timer_arm_at_us(st->loop, &g->timer, next);
 }
 
 /* The ports the engine picks: only those whose flow the kernel steers here. */

@@ -146,6 +146,91 @@ START_TEST(test_real_clock_timer_wait)
 }
 END_TEST
 
+static uint64_t precise_at[4];
+static int precise_rearms;
+
+static void on_precise(struct loop_timer *t)
+{
+	int i = (int)(intptr_t)t->ctx;
+
+	precise_at[i] = loop_now_us(g_loop);
+	order[n_order++] = i;
+	/* armed again for a time already past: the next turn, not this run */
+	if (i == 3 && ++precise_rearms < 3)
+		loop_timer_arm_at_us(g_loop, t, loop_now_us(g_loop));
+}
+
+/* Precise timers run at their microsecond, in order, among wheel timers. */
+START_TEST(test_precise_timers)
+{
+	struct loop_timer p[4], w;
+
+	g_loop = loop_new(true);
+	n_order = 0;
+	precise_rearms = 0;
+	fired[4] = 0;
+	for (int i = 0; i < 4; i++) {
+		precise_at[i] = 0;
+		loop_timer_init(&p[i], on_precise, (void *)(intptr_t)i);
+	}
+	loop_timer_init(&w, on_timer, (void *)(intptr_t)4);
+	loop_timer_arm_at_us(g_loop, &p[0], 1500);
+	loop_timer_arm_at_us(g_loop, &p[1], 250);
+	loop_timer_arm_at_us(g_loop, &p[2], 120);
+	loop_timer_arm(g_loop, &w, 15);
+	loop_timer_arm_at_us(g_loop, &p[2], 130);	/* armed again: moves */
+	loop_advance_us(g_loop, 200);
+	ck_assert_int_eq(n_order, 1);
+	ck_assert_uint_eq(precise_at[2], 130);
+	loop_advance_us(g_loop, 1800);
+	ck_assert_int_eq(n_order, 3);
+	ck_assert_int_eq(order[1], 1);
+	ck_assert_uint_eq(precise_at[1], 250);
+	ck_assert_int_eq(order[2], 0);
+	ck_assert_uint_eq(precise_at[0], 1500);
+	ck_assert_int_eq(fired[4], 0);
+	/* a cancelled one never runs; one armed in the past runs next */
+	loop_timer_arm_at_us(g_loop, &p[1], 3000);
+	loop_timer_cancel(g_loop, &p[1]);
+	loop_timer_arm_at_us(g_loop, &p[3], 100);
+	loop_advance_us(g_loop, 10);
+	ck_assert_int_eq(order[3], 3);
+	ck_assert_int_eq(precise_rearms, 3);	/* re-armed at "now" twice, each in a turn of its own */
+	loop_advance_ms(g_loop, 20);
+	ck_assert_int_eq(fired[4], 1);
+	ck_assert_uint_ge(fired_at[4], 15);
+	ck_assert(!loop_timer_armed(&p[1]));
+	ck_assert_int_eq(n_order, 7);	/* 2, 1, 0, 3 three times, the wheel's 4 */
+	ck_assert_int_eq(order[5], 3);
+	ck_assert_int_eq(order[6], 4);
+	loop_free(g_loop);
+}
+END_TEST
+
+/* With a real clock the wait ends at a precise timer, not at the wheel's next tick. */
+START_TEST(test_precise_timer_real_clock)
+{
+	struct loop_timer t;
+	uint64_t start_us;
+	int i;
+
+	g_loop = loop_new(false);
+	n_order = 0;
+	precise_at[2] = 0;
+	loop_timer_init(&t, on_precise, (void *)(intptr_t)2);
+	loop_run_once(g_loop, 0);
+	start_us = loop_now_us(g_loop);
+	loop_timer_arm_at_us(g_loop, &t, start_us + 2000);
+	for (i = 0; i < 20 && !precise_at[2]; i++)
+		loop_run_once(g_loop, -1);
+	ck_assert_uint_ge(precise_at[2], start_us + 2000);
+	/* a 10 ms tick would have made it at least 8 ms late; allow a loaded machine 5 */
+	ck_assert_uint_lt(precise_at[2], start_us + 7000);
+	ck_assert_uint_le(loop_turns(g_loop), 5);
+	loop_free(g_loop);
+}
+END_TEST
+
 /* A pipe with an fd handler on g_loop, and a turn that handled it. */
 static void busy_setup(struct loop_fd *h, int p[2], unsigned int usec)
 {
@@ -330,6 +415,8 @@ int main(void)
 	tcase_add_test(tc, test_rearm_from_callback_terminates);
 	tcase_add_test(tc, test_fd_dispatch_and_hooks);
 	tcase_add_test(tc, test_real_clock_timer_wait);
+	tcase_add_test(tc, test_precise_timers);
+	tcase_add_test(tc, test_precise_timer_real_clock);
 	tcase_add_test(tc, test_busy_poll_finds_event);
 	tcase_add_test(tc, test_busy_poll_miss_and_backoff);
 	tcase_add_test(tc, test_busy_poll_not_after_bulk);
