@@ -710,9 +710,13 @@ static void tcp_in_conn(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64
 		seg = &fixed;
 		seg_len--;
 	}
-	/* RFC 7323 5.3: PAWS */
-	if (c->ts_ok && seg->opts.has_ts && !(seg->flags & TCP_RST) && seq_lt(seg->opts.ts_val, c->ts_recent) &&
-	    !tcp_in_disordered_ack(c, seg)) {
+	/*
+	 * RFC 7323 5.3: PAWS, with Linux's window of one tick
+	 * (TCP_PAWS_WINDOW): a paced sender's segments a millisecond apart,
+	 * reordered on the way, are not old duplicates.
+	 */
+	if (c->ts_ok && seg->opts.has_ts && !(seg->flags & TCP_RST) &&
+	    (int32_t)(c->ts_recent - seg->opts.ts_val) > TCP_PAWS_WINDOW && !tcp_in_disordered_ack(c, seg)) {
 		s->st.drop_paws++;
 		tcp_out_ack(c, now_us);
 		return;

@@ -27,6 +27,7 @@
 #define TCP_MIN_MSS		88	/* smallest MSS we accept from a peer */
 #define TCP_MAX_WSCALE		14
 #define TCP_TS_OPT_BYTES	12	/* NOP NOP TS(10) */
+#define TCP_PAWS_WINDOW		1	/* TSval ticks a segment may be behind TS.Recent (Linux's) */
 #define TCP_RTO_INIT_US		1000000
 #define TCP_RTO_MIN_US		200000
 #define TCP_RTO_MAX_US		120000000
@@ -45,8 +46,10 @@
 #define TCP_SNDBUF_MAX		(4u * 1024 * 1024)
 #define TCP_RCVBUF_INIT		(128u * 1024)
 #define TCP_RCVBUF_MAX		(6u * 1024 * 1024)
-#define TCP_OOO_MAX_RANGES	32
-#define TCP_SACK_MAX_RANGES	64
+#define TCP_RANGES_FIRST	8	/* a range set's first array (tcp_ranges.c) */
+#define TCP_RANGES_MAX		512	/* the most any set holds */
+#define TCP_OOO_MAX_RANGES	TCP_RANGES_MAX
+#define TCP_SACK_MAX_RANGES	TCP_RANGES_MAX
 #define TCP_MAX_SEG_IN		(1u << 20)	/* larger input is malformed */
 #define TCP_NO_DEADLINE		UINT64_MAX
 
@@ -66,20 +69,29 @@ struct tcp_range {
 
 /*
  * Sorted, disjoint, non-adjacent [start,end) ranges; the array comes with
- * the first range (most connections never see loss or reordering: three
- * sets of 64 ranges in every connection were two thirds of its size).
+ * the first range and grows as needed (most connections never see loss or
+ * reordering: three sets of 64 ranges in every connection were two thirds
+ * of its size).
  */
 struct tcp_ranges {
-	struct tcp_range *r;	/* TCP_SACK_MAX_RANGES entries, or NULL */
+	struct tcp_range *r;	/* @cap entries, or NULL */
 	unsigned int n;
+	unsigned int cap;
 	unsigned int max;
 };
 
 struct tcp_conn;
 
-/* One emitted segment (tcp_rack.c); flags TCP_RACK_* */
+/*
+ * One emitted segment (tcp_rack.c); flags TCP_RACK_*. The tx_* fields are
+ * the delivery-rate estimator's (tcp_rate.c): the connection's delivery
+ * state when the segment last left.
+ */
 struct tcp_rack_seg {
 	uint64_t xmit_us;	/* latest (re)transmission */
+	uint64_t tx_delivered;	/* C.delivered then */
+	uint64_t tx_delivered_us;	/* C.delivered_time then */
+	uint64_t tx_first_us;	/* C.first_sent_time then */
 	uint32_t start;
 	uint32_t end;		/* includes a FIN */
 	uint16_t flags;

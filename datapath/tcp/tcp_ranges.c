@@ -3,24 +3,28 @@
  * tcp_ranges.c - sets of sequence ranges: the SACK scoreboard's and the
  * undo episode's (tcp_sack.c, tcp_undo.c)
  *
- * Theory of operation: a small sorted array of disjoint [start, end) ranges
- * in sequence space, merged on insertion, at most @max of them (a range that
+ * Theory of operation: a sorted array of disjoint [start, end) ranges in
+ * sequence space, merged on insertion, at most @max of them (a range that
  * would need one more is refused: for the scoreboard that only makes us
- * retransmit more). The array is allocated with the first range and freed
- * with the connection (tcp_ranges_free()). Comparisons are modulo 2^32 (seq_lt() and friends), so
- * the set is only meaningful within one window.
+ * retransmit more, for the receiver's out-of-order data that it drops the
+ * segment). The array is allocated with the first range, TCP_RANGES_FIRST
+ * of them, doubled as they come (most connections never see a loss; one
+ * with a window of thousands of segments on a lossy path holds dozens of
+ * holes), and freed with the connection (tcp_ranges_free()). Comparisons
+ * are modulo 2^32 (seq_lt() and friends), so the set is only meaningful
+ * within one window.
  */
 #include "datapath/tcp/tcp_int.h"
 
 /**
  * tcp_ranges_init() - an empty range set
  * @rs: the set
- * @max: most ranges it may hold (at most TCP_SACK_MAX_RANGES)
+ * @max: most ranges it may hold (at most TCP_RANGES_MAX)
  */
 void tcp_ranges_init(struct tcp_ranges *rs, unsigned int max)
 {
 	rs->n = 0;
-	rs->max = max > TCP_SACK_MAX_RANGES ? TCP_SACK_MAX_RANGES : max;
+	rs->max = max > TCP_RANGES_MAX ? TCP_RANGES_MAX : max;
 }
 
 /**
@@ -32,6 +36,28 @@ void tcp_ranges_free(struct tcp_ranges *rs)
 	free(rs->r);
 	rs->r = NULL;
 	rs->n = 0;
+	rs->cap = 0;
+}
+
+/* Room for one more range: 0, -ENOSPC at @max, -ENOMEM. */
+static int tcp_ranges_room(struct tcp_ranges *rs)
+{
+	struct tcp_range *r;
+	unsigned int cap;
+
+	if (rs->n < rs->cap)
+		return 0;
+	if (rs->n >= rs->max)
+		return -ENOSPC;
+	cap = rs->cap ? rs->cap * 2 : TCP_RANGES_FIRST;
+	if (cap > rs->max)
+		cap = rs->max;
+	r = realloc(rs->r, cap * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	rs->r = r;
+	rs->cap = cap;
+	return 0;
 }
 
 /**
@@ -53,10 +79,10 @@ int tcp_ranges_add(struct tcp_ranges *rs, uint32_t start, uint32_t end)
 		i++;
 	/* i: first range that ends at or after start */
 	if (i == rs->n || seq_lt(end, rs->r[i].start)) {
-		if (rs->n >= rs->max)
-			return -ENOSPC;
-		if (!rs->r && !(rs->r = malloc(rs->max * sizeof(*rs->r))))
-			return -ENOMEM;
+		int ret = tcp_ranges_room(rs);
+
+		if (ret < 0)
+			return ret;
 		memmove(&rs->r[i + 1], &rs->r[i], (rs->n - i) * sizeof(rs->r[0]));
 		rs->r[i].start = start;
 		rs->r[i].end = end;

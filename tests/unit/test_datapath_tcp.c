@@ -1399,7 +1399,7 @@ START_TEST(test_ooo_bounded)
 	int i;
 
 	establish_passive();
-	for (i = 0; i < 40; i++)	/* 40 disjoint ranges; 32 are kept */
+	for (i = 0; i < 520; i++)	/* 520 disjoint ranges; 512 are kept (TCP_RANGES_MAX) */
 		in(TCP_ACK, P0 + 100 + 20 * i, O0, d, 10);
 	tcp_stack_stats(H.s, &st);
 	ck_assert_uint_eq(st.drop_ooo_full, 8);
