@@ -25,7 +25,7 @@
  * Every answer is of the whole process or an error line ("error: busy: ..."
  * when a shard did not stop to be read within a second): never one shard's
  * counters in the place of all of them, which a Prometheus scrape would take
- * for a counter reset. The client (control_ask()) asks a busy datapath again
+ * for a counter reset. The client (control_request()) asks a busy datapath again
  * a few times before it gives up.
  */
 #include <arpa/inet.h>
@@ -52,7 +52,7 @@
 #include "datapath/policy.h"
 #include "datapath/shard.h"
 
-#define CONTROL_REQ_MAX	64
+#define CONTROL_REQ_MAX	(CONTROL_REQ_LINE_MAX - 1)
 
 static const char *const neigh_state_names[] = {
 	[NEIGH_INCOMPLETE] = "incomplete",
@@ -731,7 +731,7 @@ static void control_timeouts(int fd, time_t rcv_s)
  * Shared by a datapath (its loop) and its supervisor (while no datapath
  * runs): the same requests, the same printer.
  */
-void control_answer(int listen_fd, control_print_fn print, void *ctx)
+void control_answer(int listen_fd, control_print_fn print, control_request_fn more, void *ctx)
 {
 	char req[CONTROL_REQ_MAX + 1];
 	char *text = NULL;
@@ -760,8 +760,16 @@ void control_answer(int listen_fd, control_print_fn print, void *ctx)
 		ret = print(ctx, f, !strcmp(req, CONTROL_REQ_STATS_JSON), false);
 	else if (!strcmp(req, CONTROL_REQ_SUMMARY) || !strcmp(req, CONTROL_REQ_SUMMARY_JSON))
 		ret = print(ctx, f, !strcmp(req, CONTROL_REQ_SUMMARY_JSON), true);
-	else
-		fprintf(f, CONTROL_ERROR " unknown request (expected \"stats\", \"stats json\", \"summary\" or \"summary json\")\n");
+	else {
+		req[strcspn(req, "\n")] = '\0';
+		ret = more ? more(ctx, req, f) : -ENOENT;
+	}
+	if (ret == -ENOENT) {
+		ret = 0;
+		fprintf(f, CONTROL_ERROR " unknown request (expected \"stats\", \"stats json\", \"summary\", \"summary json\"%s)\n",
+			more ? ", \"conns\", \"conns json\", \"trace start [FILTER]\", \"trace read\" or \"trace stop\""
+			     : "; the rest only a running datapath answers");
+	}
 	if (ret == -ETIMEDOUT)
 		fprintf(f, CONTROL_BUSY " a shard did not stop within %u ms to be read; ask again\n",
 			SHARD_PARK_MS);
@@ -783,12 +791,17 @@ static int control_dp_print(void *ctx, FILE *f, bool json, bool summary)
 	return summary ? control_print_summary(ctx, f, json) : control_print_stats(ctx, f, json);
 }
 
+static int control_dp_request(void *ctx, const char *req, FILE *f)
+{
+	return control_tcp_request(ctx, req, f);
+}
+
 static void control_event(struct loop_fd *h, uint32_t events)
 {
 	struct dp *dp = h->ctx;
 
 	(void)events;
-	control_answer(dp->control_fd, control_dp_print, dp);
+	control_answer(dp->control_fd, control_dp_print, control_dp_request, dp);
 }
 
 /**
@@ -869,6 +882,7 @@ int control_start(struct dp *dp)
  */
 void control_close(struct dp *dp)
 {
+	control_tcp_close(dp);
 	if (dp->control_fd < 0)
 		return;
 	loop_fd_del(dp->loop, &dp->control_lfd);
@@ -950,12 +964,21 @@ static int control_ask_once(const char *path, const char *req, char **out, size_
 #define CONTROL_BUSY_TRIES	5	/* a busy datapath is asked this often */
 #define CONTROL_BUSY_WAIT_MS	200	/* between two tries */
 
-/*
- * Ask, and ask a busy datapath again (a shard of it was too busy to stop
- * and be read): the answer is the whole process or an error, never a part.
+/**
+ * control_request() - ask a datapath, and ask a busy one again (a shard of
+ * it was too busy to stop and be read): the answer is the whole process or
+ * an error, never a part
+ * @path:	its control socket
+ * @req:	the request line, newline included (control_proto.h)
+ * @out:	the answer (malloc'd, NUL-terminated)
+ * @out_len:	its length
+ * @err:	reason on failure (the datapath's own words for an error answer)
+ * @err_len:	size of @err
+ *
+ * Return: 0, -EAGAIN when it stayed busy, -EPROTO for an error answer, or
+ * another negative errno.
  */
-static int control_ask(const char *path, const char *req, char **out, size_t *out_len,
-		       char *err, size_t err_len)
+int control_request(const char *path, const char *req, char **out, size_t *out_len, char *err, size_t err_len)
 {
 	const struct timespec wait = { .tv_nsec = CONTROL_BUSY_WAIT_MS * 1000000L };
 	int i, ret = -EAGAIN;
@@ -985,7 +1008,7 @@ int control_client(const char *path, bool json, FILE *out, char *err, size_t err
 	size_t len;
 	int ret;
 
-	ret = control_ask(path, json ? CONTROL_REQ_STATS_JSON : CONTROL_REQ_STATS, &text, &len, err, err_len);
+	ret = control_request(path, json ? CONTROL_REQ_STATS_JSON : CONTROL_REQ_STATS, &text, &len, err, err_len);
 	if (ret < 0)
 		return ret;
 	fwrite(text, 1, len, out);
@@ -1041,7 +1064,7 @@ int control_client_all(const char *dir, bool json, char *err, size_t err_len)
 
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
 		free(names[i]);
-		r = control_ask(path, json ? CONTROL_REQ_SUMMARY_JSON : CONTROL_REQ_SUMMARY, &text, &len, why, sizeof(why));
+		r = control_request(path, json ? CONTROL_REQ_SUMMARY_JSON : CONTROL_REQ_SUMMARY, &text, &len, why, sizeof(why));
 		if (r < 0 || !len) {
 			fprintf(stderr, "datapath stats: %s\n", r < 0 ? why : "empty answer");
 			if (!ret) {

@@ -11,6 +11,15 @@
 #define CONTROL_REQ_STATS_JSON		"stats json\n"
 #define CONTROL_REQ_SUMMARY		"summary\n"
 #define CONTROL_REQ_SUMMARY_JSON	"summary json\n"
+/* `datapath ss` (control_tcp.c); these are the lines without their newline */
+#define CONTROL_REQ_CONNS		"conns"
+#define CONTROL_REQ_CONNS_JSON		"conns json"
+#define CONTROL_REQ_TRACE_START		"trace start"	/* then " FILTER" */
+#define CONTROL_REQ_TRACE_READ		"trace read"
+#define CONTROL_REQ_TRACE_STOP		"trace stop"
+
+/* The longest request line, its newline included. */
+#define CONTROL_REQ_LINE_MAX		128
 
 /* An answer that is not the document asked for starts with this. */
 #define CONTROL_ERROR			"error:"

@@ -126,6 +126,9 @@ struct dp {
 	uint64_t start_ms;
 	const char *name;
 	struct shards *shards;	/* the stacks of every thread; @st is shard 0's (shard.c) */
+	bool tracing;		/* `datapath ss --trace` (control_tcp.c) */
+	uint64_t trace_read_ms;
+	struct loop_timer trace_timer;
 };
 
 /* config.c */
@@ -148,8 +151,11 @@ struct ledger_head;
 struct out;
 /* Prints the answer, or returns negative errno having written nothing. */
 typedef int (*control_print_fn)(void *ctx, FILE *f, bool json, bool summary);
+/* Any other request (its line without the newline): -ENOENT for an unknown one. */
+typedef int (*control_request_fn)(void *ctx, const char *req, FILE *f);
 int control_bind(const char *path, char *err, size_t err_len);
-void control_answer(int listen_fd, control_print_fn print, void *ctx);
+void control_answer(int listen_fd, control_print_fn print, control_request_fn more, void *ctx);
+int control_request(const char *path, const char *req, char **out, size_t *out_len, char *err, size_t err_len);
 void control_print_supervisor(struct out *o, const struct ledger_head *h, const char *state,
 			      const char *reason);
 int control_adopt(struct dp *dp, int fd);
@@ -159,5 +165,11 @@ int control_print_stats(struct dp *dp, FILE *f, bool json);
 int control_print_summary(struct dp *dp, FILE *f, bool json);
 int control_client(const char *path, bool json, FILE *out, char *err, size_t err_len);
 int control_client_all(const char *dir, bool json, char *err, size_t err_len);
+
+/* control_tcp.c: `datapath ss` */
+int control_tcp_request(struct dp *dp, const char *req, FILE *f);
+void control_tcp_close(struct dp *dp);
+int control_ss_client(const char *path, bool json, const char *filter, const char *trace, unsigned int seconds,
+		      char *err, size_t err_len);
 
 #endif /* SANDNET_DATAPATH_DATAPATH_H */

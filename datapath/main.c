@@ -60,6 +60,9 @@ static const char usage[] =
 	"                [--publish SPEC]... [--forward SPEC]... [POLICY]... [CAPS]\n"
 	"       datapath stats (--control SOCKET | --all [--dir DIR]) [--json]\n"
 	"       datapath metrics --listen ADDRESS:PORT [--dir DIR]   (Prometheus exporter)\n"
+	"       datapath ss --control SOCKET [--json] [--trace FILE [--seconds N]] [FILTER]\n"
+	"                    (TCP connections `ss -ti` style; with --trace, a sample per ACK\n"
+	"                    of those FILTER matches, ADDR[:PORT] or :PORT, as JSON lines)\n"
 	"\n"
 	"  --fd N            read the configuration from fd N (netsetup run passes it)\n"
 	"  --listen SOCKET   accept one netsetup connection on SOCKET (netsetup attach)\n"
@@ -165,6 +168,72 @@ static int dp_stats_main(int argc, char **argv)
 	}
 	if (control_client(control, json, stdout, err, sizeof(err)) < 0) {
 		fprintf(stderr, "datapath stats: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
+static int dp_ss_main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "control", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "trace", required_argument, NULL, 't' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *control = NULL, *trace = NULL, *filter = NULL;
+	unsigned long seconds = 0;
+	bool json = false, have_seconds = false;
+	char err[512], *end;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:jh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			control = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 't':
+			trace = optarg;
+			break;
+		case 's':
+			errno = 0;
+			seconds = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || seconds > 86400) {
+				fprintf(stderr, "datapath ss: --seconds %s: not a number of seconds 0..86400\n", optarg);
+				return 2;
+			}
+			have_seconds = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		filter = argv[optind++];
+	if (optind != argc || !control) {
+		fprintf(stderr, "datapath ss: give --control SOCKET and at most one FILTER\n");
+		return 2;
+	}
+	if (!trace && (have_seconds || filter)) {
+		fprintf(stderr, "datapath ss: %s only goes with --trace FILE\n", have_seconds ? "--seconds" : "a FILTER");
+		return 2;
+	}
+	if (trace && json) {
+		fprintf(stderr, "datapath ss: --json lists; a trace is JSON lines already\n");
+		return 2;
+	}
+	if (control_ss_client(control, json, filter, trace, (unsigned int)seconds, err, sizeof(err)) < 0) {
+		fprintf(stderr, "datapath ss: %s\n", err);
 		return 1;
 	}
 	return 0;
@@ -737,6 +806,8 @@ int main(int argc, char **argv)
 		return dp_stats_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "metrics"))
 		return metrics_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "ss"))
+		return dp_ss_main(argc - 1, argv + 1);
 	ret = dp_parse(argc, argv, &opts);
 	if (!ret)
 		ret = opts.worker ? dp_worker(&opts) : supervise_main(&opts, argc, argv);

@@ -649,7 +649,7 @@ static int sup_loop(struct sup *s)
 			}
 		}
 		if (ictl >= 0 && p[ictl].revents)
-			control_answer(s->control_fd, sup_print, s);
+			control_answer(s->control_fd, sup_print, NULL, s);
 		if (sig.child)
 			sup_children(s, sig.stop);
 		if (sig.restart && !sig.stop) {

@@ -756,6 +756,17 @@ struct tcp_stack *face_tcp_engine(const struct face *f)
 }
 
 /**
+ * face_tcp_glue() - the face's TCP instance, for `datapath ss` and its traces
+ * @f:	the face, or NULL
+ *
+ * Return: the instance, NULL without a face.
+ */
+struct tcp_glue *face_tcp_glue(const struct face *f)
+{
+	return f ? f->tcp : NULL;
+}
+
+/**
  * face_totals() - the few figures per container
  * @f:	the face, or NULL (all zero)
  * @t:	receives them

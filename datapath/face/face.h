@@ -14,6 +14,7 @@
 
 struct face;
 struct out;
+struct tcp_glue;
 struct tcp_stack;
 
 /**
@@ -35,6 +36,7 @@ struct face *face_of(const struct stack *st);
 int face_start(struct face *f);
 void face_print_stats(struct face *f, struct out *o);
 struct tcp_stack *face_tcp_engine(const struct face *f);
+struct tcp_glue *face_tcp_glue(const struct face *f);
 unsigned int face_tcp_reset_orphans(struct face *f);
 void face_tcp_stop(struct face *f);
 

@@ -245,6 +245,7 @@ void tcp_glue_free(struct tcp_glue *g)
 	if (!g)
 		return;
 	loop_timer_cancel(g->st->loop, &g->timer);
+	tcp_glue_trace_stop(g);
 	tcp_stack_free(g->tcp);
 	free(g);
 }

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "datapath/net/net.h"
 #include "datapath/tcp/tcp.h"
@@ -61,8 +62,16 @@ void tcp_glue_icmp(struct tcp_glue *g, uint8_t family, const struct pkt *p);
 struct tcp_glue_counters *tcp_glue_counters(struct tcp_glue *g);
 int tcp_icmp_errno(uint8_t family, uint8_t type, uint8_t code);
 
+/* tcp_trace_queue.c: samples of traced connections for the control socket */
+int tcp_glue_trace_start(struct tcp_glue *g, const struct tcp_trace_filter *f, uint32_t cap);
+void tcp_glue_trace_stop(struct tcp_glue *g);
+long tcp_glue_trace_drain(struct tcp_glue *g, void (*fn)(void *arg, const struct tcp_trace_sample *s), void *arg,
+			  uint64_t *dropped);
+
 /* tcp_stats.c: one instance's counters and connection table */
 void tcp_glue_print(struct tcp_glue *g, struct out *o, const char *counters, const char *conns);
+void tcp_glue_print_ss(struct tcp_glue *g, struct out *o, unsigned int shard, const char *engine);
+void tcp_glue_trace_print(FILE *f, const struct tcp_trace_sample *s, unsigned int shard, const char *engine);
 
 /* The outer stack's instance (st->tcp) */
 int tcp_glue_init(struct stack *st);

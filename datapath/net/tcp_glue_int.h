@@ -27,6 +27,7 @@ struct tcp_glue {
 	struct loop_timer timer;
 	uint64_t armed_us;
 	struct tcp_glue_counters c;
+	struct tcp_trace_queue *trace;	/* tcp_trace_queue.c, NULL: no trace */
 };
 
 /* The TCP header on the wire (RFC 9293 3.1), network order. */

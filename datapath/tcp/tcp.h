@@ -251,6 +251,8 @@ typedef int (*tcp_emit_fn)(void *ctx, const struct tcp_seg_out *seg);
  * @nagle:		enable Nagle's algorithm (off by default)
  * @cc:			congestion control (default CUBIC)
  * @no_sack, @no_ts, @no_wscale: do not offer these options
+ * @no_pacing:		send as cwnd allows, not spread at the pacing rate
+
  * @sndbuf_max, @rcvbuf_max: buffer limits, default 4 MiB and 6 MiB
  * @rcvbuf_init:	initial receive buffer, default 128 KiB
  * @keepalive_idle_ms:	0 = no keepalive, else idle time before probing
@@ -263,6 +265,7 @@ struct tcp_conn_opts {
 	bool no_sack;
 	bool no_ts;
 	bool no_wscale;
+	bool no_pacing;
 	enum tcp_cc_algo cc;
 	uint32_t sndbuf_max;
 	uint32_t rcvbuf_max;
@@ -355,7 +358,107 @@ struct tcp_conn_info {
 	uint32_t iss;			/* our initial sequence number */
 	uint32_t irs;			/* the peer's */
 	bool deferred;			/* a catch-all's SYN not answered yet */
+	/* the sender's model of the path (tcp_rate.c, tcp_pace.c, the controller) */
+	uint8_t cong_state;		/* enum tcp_cong_state */
+	uint32_t pipe;			/* bytes in flight */
+	uint32_t sacked_bytes;
+	uint32_t lost_bytes;		/* marked lost, not resent yet */
+	uint32_t min_rtt_us;
+	uint64_t delivered;		/* bytes acknowledged or SACKed */
+	uint64_t delivery_rate;		/* bytes/s, the latest sample not application-limited */
+	uint64_t pacing_rate;		/* bytes/s, 0: not paced */
+	bool app_limited;
+	const char *cc_mode;		/* the controller's phase (BBR), or NULL */
+	uint64_t cc_bw;			/* its bandwidth estimate, bytes/s */
 };
+
+/**
+ * struct tcp_trace_filter - which connections a trace follows
+ * @any_addr:	any address; else one end's address is @addr
+ * @addr:	the address
+ * @port:	0, or one end's port
+ *
+ * A connection is traced when one of its two ends matches both.
+ */
+struct tcp_trace_filter {
+	bool any_addr;
+	struct net_addr addr;
+	uint16_t port;
+};
+
+enum tcp_trace_event {
+	TCP_TRACE_ACK,		/* an ACK was processed */
+	TCP_TRACE_RTO,		/* the retransmission timer fired */
+	TCP_TRACE_TLP,		/* a tail loss probe left */
+	TCP_TRACE_RACK,		/* RACK's reordering timer fired */
+	TCP_TRACE_ECE,		/* the sender reduced for an ECN echo */
+	TCP_TRACE_EVENT_MAX
+};
+
+/* The congestion state, as Linux's tcp_ca_state names it (<netinet/tcp.h> has that name). */
+enum tcp_cong_state {
+	TCP_CONG_OPEN,		/* no loss being repaired */
+	TCP_CONG_RECOVERY,	/* fast recovery */
+	TCP_CONG_LOSS,		/* after an RTO, until what was out is acknowledged */
+	TCP_CONG_STATE_MAX
+};
+
+/**
+ * struct tcp_trace_sample - one connection's sender state at one event
+ * @t_us:		the time
+ * @local, @remote:	the connection
+ * @event:		enum tcp_trace_event
+ * @cong_state:		enum tcp_cong_state
+ * @app_limited:	the latest delivery sample was application-limited
+ * @snd_una, @snd_nxt:	relative to our ISS + 1 (bytes sent and acknowledged)
+ * @mss, @cwnd, @ssthresh: cwnd and ssthresh in segments of @mss bytes
+ * @pipe:		bytes in flight (RFC 6675 pipe)
+ * @sacked, @lost:	bytes SACKed, and marked lost and not yet resent
+ * @snd_wnd:		the peer's window
+ * @srtt_us, @rttvar_us, @rto_us, @min_rtt_us: RTT state
+ * @rtt_us:		the RTT sample of this ACK, -1 when none
+ * @acked_sacked:	bytes this ACK delivered
+ * @delivered:		bytes delivered in all
+ * @delivery_rate:	this ACK's delivery-rate sample, bytes/s (0: none)
+ * @pacing_rate:	bytes/s (0: not paced)
+ * @retrans, @rtos, @recoveries: totals of the connection
+ * @cc_mode:		the controller's phase (BBR), or NULL
+ * @cc_bw:		the controller's bandwidth estimate (BBR), bytes/s
+ */
+struct tcp_trace_sample {
+	uint64_t t_us;
+	struct tcp_endpoint local;
+	struct tcp_endpoint remote;
+	uint8_t event;
+	uint8_t cong_state;
+	bool app_limited;
+	uint32_t snd_una;
+	uint32_t snd_nxt;
+	uint32_t mss;
+	uint32_t cwnd;
+	uint32_t ssthresh;
+	uint32_t pipe;
+	uint32_t sacked;
+	uint32_t lost;
+	uint32_t snd_wnd;
+	uint32_t srtt_us;
+	uint32_t rttvar_us;
+	uint32_t rto_us;
+	uint32_t min_rtt_us;
+	int64_t rtt_us;
+	uint32_t acked_sacked;
+	uint64_t delivered;
+	uint64_t delivery_rate;
+	uint64_t pacing_rate;
+	uint64_t retrans;
+	uint64_t rtos;
+	uint64_t recoveries;
+	const char *cc_mode;
+	uint64_t cc_bw;
+};
+
+/* Called for every event of a traced connection (tcp_stack_set_trace()). */
+typedef void (*tcp_trace_fn)(void *ctx, const struct tcp_trace_sample *s);
 
 /**
  * struct tcp_stack_stats - stack-wide counters; every drop has its reason
@@ -412,6 +515,9 @@ struct tcp_stack_stats {
 };
 
 const char *tcp_state_name(enum tcp_state s);
+const char *tcp_trace_event_name(enum tcp_trace_event ev);
+const char *tcp_cong_state_name(enum tcp_cong_state st);
+int tcp_stack_set_trace(struct tcp_stack *s, const struct tcp_trace_filter *f, tcp_trace_fn fn, void *ctx);
 const char *tcp_event_name(enum tcp_event ev);
 const char *tcp_cc_name(enum tcp_cc_algo cc);
 

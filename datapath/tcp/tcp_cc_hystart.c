@@ -32,7 +32,7 @@
 
 static bool tcp_hystart_active(const struct tcp_conn *c)
 {
-	return c->ssthresh == TCP_SSTHRESH_INIT && c->cwnd < c->ssthresh;
+	return !c->cc->cong_control && c->ssthresh == TCP_SSTHRESH_INIT && c->cwnd < c->ssthresh;
 }
 
 /**

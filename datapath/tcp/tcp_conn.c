@@ -80,6 +80,22 @@ const char *tcp_event_name(enum tcp_event ev)
 }
 
 /**
+ * tcp_cc_ops_of() - the controller behind a name of enum tcp_cc_algo
+ * @cc: which (out of range: the default, CUBIC)
+ *
+ * Return: its operations.
+ */
+const struct tcp_cc_ops *tcp_cc_ops_of(enum tcp_cc_algo cc)
+{
+	switch (cc) {
+	case TCP_CC_RENO:
+		return &tcp_cc_reno_ops;
+	default:
+		return &tcp_cc_cubic_ops;
+	}
+}
+
+/**
  * tcp_cc_name() - the name of a congestion controller
  * @cc: the algorithm
  *
@@ -296,9 +312,9 @@ struct tcp_conn *tcp_conn_new(struct tcp_stack *s, const struct tcp_endpoint *l,
 	c->heap_idx = UINT32_MAX;
 	c->deadline_us = TCP_NO_DEADLINE;
 	c->t_rtx_us = c->t_persist_us = c->t_delack_us = c->t_keep_us = c->t_close_us = TCP_NO_DEADLINE;
-	c->t_tlp_us = TCP_NO_DEADLINE;
+	c->t_tlp_us = c->t_pace_us = TCP_NO_DEADLINE;
 	c->state = TCPS_CLOSED;
-	c->cc = c->opts.cc == TCP_CC_RENO ? &tcp_cc_reno_ops : &tcp_cc_cubic_ops;
+	c->cc = tcp_cc_ops_of(c->opts.cc);
 	c->rto_us = TCP_RTO_INIT_US;
 	c->snd_mss = c->opts.mss;
 	c->rcv_mss = TCP_MIN_MSS;
@@ -306,6 +322,7 @@ struct tcp_conn *tcp_conn_new(struct tcp_stack *s, const struct tcp_endpoint *l,
 	c->sndbuf_max = c->opts.sndbuf_max;
 	c->rcvbuf_max = c->opts.rcvbuf_max;
 	c->quickack = TCP_QUICKACK_SEGS;
+	tcp_trace_conn_new(c);
 	c->ts_offset = (uint32_t)tcp_conn_hash(s, r, l);
 	tcp_ranges_init(&c->ooo, TCP_OOO_MAX_RANGES);
 	tcp_ranges_init(&c->sacked, TCP_SACK_MAX_RANGES);

@@ -150,6 +150,37 @@ static void tcp_in_ts_rtt(struct tcp_conn *c, const struct tcp_seg_in *seg, uint
 		tcp_in_rtt_sample(c, ms * 1000);
 }
 
+/*
+ * The ACK's RTT sample: from the send time of the earliest never-resent
+ * segment it acknowledged (else SACKed), to the microsecond (tcp_rate.c);
+ * without one (no records, or only resent data acknowledged), RFC 7323
+ * 4.1 with timestamps (milliseconds), else Karn's one timed segment.
+ */
+static void tcp_in_ack_rtt(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32_t acked, uint64_t now_us)
+{
+	int64_t rtt;
+
+	if (c->ack_first_acked_us && !c->ack_karn)
+		rtt = (int64_t)(now_us - c->ack_first_acked_us);
+	else if (c->ack_first_sacked_us)
+		rtt = (int64_t)(now_us - c->ack_first_sacked_us);
+	else
+		rtt = -1;
+	if (rtt >= 0) {
+		c->rtt_timing = false;
+		tcp_in_rtt_sample(c, rtt > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt);
+		return;
+	}
+	if (!acked)
+		return;
+	if (c->ts_ok && seg->opts.has_ts && seg->opts.ts_ecr)
+		tcp_in_ts_rtt(c, seg, now_us);
+	else if (c->rtt_timing && seq_geq(seg->ack, c->rtt_seq)) {
+		c->rtt_timing = false;
+		tcp_in_rtt_sample(c, (uint32_t)(now_us - c->rtt_time_us));
+	}
+}
+
 /**
  * tcp_in_negotiate() - take the peer's SYN options (RFC 7323, RFC 2018)
  * @c: the connection; ws_ok/sack_ok/ts_ok say what we offer
@@ -430,6 +461,7 @@ static bool tcp_in_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_
 		tcp_out_challenge_ack(c, now_us);
 		return false;
 	}
+	tcp_rate_ack_begin(c);
 	sacked_before = tcp_ranges_bytes(&c->sacked, c->snd_una, c->snd_max);
 	dupack = seg->ack == c->snd_una && !seg->len && !(seg->flags & (TCP_SYN | TCP_FIN)) &&
 		 wnd == c->snd_wnd && c->snd_una != c->snd_max;
@@ -452,13 +484,6 @@ static bool tcp_in_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_
 		if (seq_lt(c->snd_nxt, c->snd_una))
 			c->snd_nxt = c->snd_una;
 		tcp_ranges_trim_below(&c->sacked, c->snd_una);
-		/* RTT: RFC 7323 4.1 with timestamps, else Karn's one timed segment */
-		if (c->ts_ok && seg->opts.has_ts && seg->opts.ts_ecr)
-			tcp_in_ts_rtt(c, seg, now_us);
-		else if (c->rtt_timing && seq_geq(seg->ack, c->rtt_seq)) {
-			c->rtt_timing = false;
-			tcp_in_rtt_sample(c, (uint32_t)(now_us - c->rtt_time_us));
-		}
 		c->retries = 0;
 		c->persist_backoff = 0;
 	}
@@ -481,12 +506,21 @@ static bool tcp_in_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_
 	/* RFC 6937 DeliveredData: newly acked + newly SACKed (what was SACKed below the new snd_una is in both) */
 	delivered = acked + sacked_after > sacked_before ? acked + sacked_after - sacked_before : 0;
 	tcp_rack_on_ack(c, &seg->opts, dsack, now_us);
+	tcp_in_ack_rtt(c, seg, acked, now_us);
 	tcp_undo_on_ack(c, seg, acked > 0, dsack);
 	tcp_recovery_on_ack(c, acked, dupack, delivered, now_us);
 	tcp_recovery_tlp_on_ack(c, seg, acked, delivered, dsack, now_us);
+	tcp_rate_ack_end(c, now_us);
+	if (c->cc->cong_control)
+		c->cc->cong_control(c, &c->rs, now_us);	/* BBR: cwnd and the pacing rate from its model */
+	else
+		tcp_pace_update_rate(c);
+	tcp_trace_emit(c, TCP_TRACE_ACK, now_us);
 	if (c->snd_una == c->snd_max) {
 		c->t_rtx_us = TCP_NO_DEADLINE;
 		c->t_tlp_us = TCP_NO_DEADLINE;
+		if (c->snd_nxt == c->snd_buf_seq + c->snd.len)
+			c->t_pace_us = TCP_NO_DEADLINE;	/* nothing left to pace */
 		c->backoff = 0;
 		tcp_timer_update(c);
 	} else if (acked) {

@@ -101,10 +101,112 @@ struct tcp_rack_seg {
 #define TCP_RACK_SACKED		1u
 #define TCP_RACK_LOST		2u	/* deemed lost, not resent since */
 #define TCP_RACK_RETRANS	4u	/* resent at least once */
+#define TCP_RACK_APP_LIMITED	8u	/* sent while the sender was application-limited */
+
+/**
+ * struct tcp_rate_sample - what one ACK says about the path (tcp_rate.c)
+ * @prior_delivered:	C.delivered when the sampled segment left
+ * @prior_us:		C.delivered_time then (0: no segment sampled)
+ * @send_elapsed_us:	the sampled segment's send time - C.first_sent_time then
+ * @interval_us:	the sample's interval, -1 when it has none (too short,
+ *			or nothing was delivered)
+ * @delivered:		bytes delivered over @interval_us
+ * @acked_sacked:	bytes this ACK newly acknowledged or SACKed
+ * @prior_in_flight:	pipe before the ACK (tcp_sack_pipe())
+ * @losses:		bytes this ACK made RACK mark lost
+ * @rtt_us:		this ACK's RTT sample, -1 when it has none
+ * @is_app_limited:	the sampled segment left while application-limited
+ */
+struct tcp_rate_sample {
+	uint64_t prior_delivered;
+	uint64_t prior_us;
+	int64_t send_elapsed_us;
+	int64_t interval_us;
+	uint64_t delivered;
+	uint32_t acked_sacked;
+	uint32_t prior_in_flight;
+	uint32_t losses;
+	int64_t rtt_us;
+	bool is_app_limited;
+};
 #define TCP_RACK_MAX_SEGS	8192u	/* then the newest segment grows */
+
+/**
+ * struct tcp_cc_info - a controller's own state, for `ss -ti` and traces
+ * @mode:	its phase ("startup", "probe_bw", ...), or NULL
+ * @bw:		its bandwidth estimate, bytes/s
+ * @min_rtt_us:	its minimum RTT
+ * @pacing_gain, @cwnd_gain: in percent
+ */
+struct tcp_cc_info {
+	const char *mode;
+	uint64_t bw;
+	uint32_t min_rtt_us;
+	uint32_t pacing_gain;
+	uint32_t cwnd_gain;
+};
+
+/* A windowed maximum of three samples (Kathleen Nichols' algorithm), tcp_cc_bbr.c */
+struct tcp_minmax {
+	struct {
+		uint32_t t;	/* when (a round count) */
+		uint64_t v;
+	} s[3];
+};
+
+/*
+ * BBR's model of the path (tcp_cc_bbr.c): bandwidth in bytes/s, times in
+ * microseconds, amounts in bytes unless named _segs.
+ */
+struct tcp_bbr {
+	uint8_t mode;			/* enum in tcp_cc_bbr.c */
+	uint8_t prev_cong_state;	/* enum tcp_cong_state at the last ACK */
+	uint8_t cycle_idx;		/* PROBE_BW's place in its gain cycle */
+	uint8_t full_bw_cnt;		/* rounds without 25 % more bandwidth */
+	uint8_t extra_acked_win_rtts;
+	uint8_t extra_acked_win_idx;
+	bool round_start;		/* this ACK began a round trip */
+	bool packet_conservation;	/* first round of a recovery */
+	bool full_bw_reached;		/* the pipe is full: STARTUP is over */
+	bool has_seen_rtt;
+	bool idle_restart;		/* sending again after application-limited idle */
+	bool probe_rtt_round_done;
+	bool lt_is_sampling, lt_use_bw;	/* policer detection */
+	uint32_t rtt_cnt;		/* round trips so far */
+	uint64_t next_rtt_delivered;	/* C.delivered that ends this round */
+	struct tcp_minmax bw;		/* max delivery rate of the last BBR_BW_RTTS rounds */
+	uint64_t full_bw;		/* the bandwidth full_bw_cnt is counted against */
+	uint32_t min_rtt_us;		/* UINT32_MAX: none yet */
+	uint64_t min_rtt_stamp_us;
+	uint64_t probe_rtt_done_us;	/* PROBE_RTT ends then (0: not yet timed) */
+	uint64_t cycle_stamp_us;	/* the current gain phase began (C.delivered_time) */
+	uint32_t pacing_gain;		/* x BBR_UNIT */
+	uint32_t cwnd_gain;
+	uint32_t prior_cwnd;		/* segments, before a recovery or PROBE_RTT */
+	uint32_t lt_rtt_cnt;
+	uint64_t lt_bw;
+	uint64_t lt_last_delivered, lt_last_lost, lt_last_stamp_us;
+	uint64_t ack_epoch_stamp_us;	/* ACK aggregation: where the epoch began */
+	uint64_t ack_epoch_acked;	/* bytes ACKed since */
+	uint64_t extra_acked[2];	/* max bytes ACKed beyond the model, two windows */
+	uint32_t rng;			/* PROBE_BW's random starting phase */
+};
 
 struct tcp_cc_ops {
 	const char *name;
+	/* optional: the controller's own state (tcp_conn_info(), traces) */
+	void (*get_info)(const struct tcp_conn *c, struct tcp_cc_info *out);
+	/*
+	 * optional: a controller that models the path sets cwnd and the
+	 * pacing rate itself from every ACK's rate sample (BBR); the engine
+	 * then neither calls on_ack nor runs PRR in recovery, and on_loss /
+	 * on_rto only tell it (it keeps cwnd, ssthresh means nothing to it)
+	 */
+	void (*cong_control)(struct tcp_conn *c, const struct tcp_rate_sample *rs, uint64_t now_us);
+	/* optional: a recovery or RTO was undone (else cwnd and ssthresh come back) */
+	void (*undo)(struct tcp_conn *c);
+	/* optional: sending starts with nothing in flight */
+	void (*on_tx_start)(struct tcp_conn *c, uint64_t now_us);
 	void (*init)(struct tcp_conn *c);
 	/* snd_una advanced by @acked bytes outside recovery */
 	void (*on_ack)(struct tcp_conn *c, uint32_t acked, uint64_t now_us);
@@ -114,6 +216,7 @@ struct tcp_cc_ops {
 	void (*on_rto)(struct tcp_conn *c, uint64_t now_us);
 };
 
+const struct tcp_cc_ops *tcp_cc_ops_of(enum tcp_cc_algo cc);
 uint32_t tcp_cc_slow_start(struct tcp_conn *c, uint32_t acked);
 void tcp_hystart_rtt(struct tcp_conn *c, uint32_t rtt_us);
 uint32_t tcp_hystart_growth(const struct tcp_conn *c, uint32_t acked);
@@ -172,6 +275,7 @@ struct tcp_conn {
 	bool sack_ok;
 	bool ts_ok;
 	bool ws_ok;
+	bool traced;		/* matches the stack's trace filter (tcp_trace.c) */
 
 	/* send sequence space (RFC 9293 3.3.1) */
 	uint32_t iss;
@@ -287,6 +391,24 @@ struct tcp_conn {
 	uint64_t rto_count;
 	uint64_t tlp_probes;
 
+	/* pacing (tcp_pace.c) */
+	uint64_t pacing_rate;		/* bytes/s, 0 = not paced */
+	uint64_t pace_next_us;		/* the earliest departure of the next segment */
+	uint64_t t_pace_us;		/* timer: a paced send is due (TCP_NO_DEADLINE = off) */
+
+	/* delivery rate (tcp_rate.c), bytes and microseconds */
+	uint64_t delivered;		/* C.delivered: bytes acknowledged or SACKed */
+	uint64_t delivered_us;		/* C.delivered_time: when it last grew */
+	uint64_t first_tx_us;		/* C.first_sent_time */
+	uint64_t app_limited;		/* C.app_limited: delivered mark, 0 = not */
+	uint64_t lost_total;		/* bytes RACK ever marked lost */
+	uint64_t rate_delivered;	/* the latest sample not app-limited (or larger): */
+	uint64_t rate_interval_us;	/* delivery_rate = rate_delivered / rate_interval_us */
+	uint64_t ack_first_acked_us;	/* this ACK: the earliest never-resent segment acknowledged, */
+	uint64_t ack_first_sacked_us;	/* SACKed (RTT samples) */
+	bool ack_karn;			/* this ACK acknowledged resent data */
+	struct tcp_rate_sample rs;	/* this ACK's */
+
 	/* RACK (RFC 8985 6), tcp_rack.c: emitted segments by sequence */
 	struct tcp_rack_seg *rack_segs;	/* rack_segs[rack_head .. rack_head + rack_n) */
 	uint32_t rack_cap, rack_head, rack_n;
@@ -325,6 +447,8 @@ struct tcp_conn {
 
 	uint64_t last_data_us;		/* latest data segment sent (restart after idle) */
 	uint64_t idle_restarts;
+
+	struct tcp_bbr bbr;		/* tcp_cc_bbr.c, when it is the controller */
 
 	/* HyStart++ (RFC 9406), tcp_cc_hystart.c */
 	bool hs_round_on;
@@ -390,6 +514,10 @@ struct tcp_stack {
 	bool lent_wake;			/* loans ended: WRITABLE due for the waiters */
 	struct tcp_pool pool;
 	uint64_t clock_us;		/* the latest time a caller gave (the pool's clock) */
+	/* tracing (tcp_trace.c) */
+	struct tcp_trace_filter trace_filter;
+	tcp_trace_fn trace_fn;		/* NULL: nothing traced */
+	void *trace_ctx;
 	struct tcp_stack_stats st;
 };
 
@@ -480,8 +608,29 @@ void tcp_undo_start(struct tcp_conn *c);
 void tcp_undo_retransmitted(struct tcp_conn *c, uint32_t seq, uint32_t end, uint64_t now_us);
 void tcp_undo_on_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, bool advanced, bool dsack);
 
+/* tcp_pace.c */
+void tcp_pace_update_rate(struct tcp_conn *c);
+uint32_t tcp_pace_quantum(const struct tcp_conn *c);
+bool tcp_pace_wait(struct tcp_conn *c, uint64_t now_us);
+void tcp_pace_sent(struct tcp_conn *c, uint32_t bytes, uint64_t now_us);
+void tcp_pace_timer(struct tcp_conn *c, uint64_t now_us);
+
+/* tcp_trace.c */
+enum tcp_cong_state tcp_cong_state(const struct tcp_conn *c);
+void tcp_trace_conn_new(struct tcp_conn *c);
+void tcp_trace_emit(struct tcp_conn *c, enum tcp_trace_event ev, uint64_t now_us);
+
+/* tcp_rate.c */
+void tcp_rate_stamp(struct tcp_conn *c, struct tcp_rack_seg *r);
+void tcp_rate_delivered(struct tcp_conn *c, const struct tcp_rack_seg *r, uint64_t now_us);
+void tcp_rate_ack_begin(struct tcp_conn *c);
+void tcp_rate_ack_end(struct tcp_conn *c, uint64_t now_us);
+void tcp_rate_check_app_limited(struct tcp_conn *c, uint32_t unsent, uint32_t pipe);
+uint64_t tcp_rate_delivery_bps(const struct tcp_conn *c);
+
 /* tcp_rack.c */
 bool tcp_rack_on(const struct tcp_conn *c);
+bool tcp_rack_records_on(const struct tcp_conn *c);
 void tcp_rack_sent(struct tcp_conn *c, uint32_t seq, uint32_t end, uint64_t now_us);
 void tcp_rack_on_ack(struct tcp_conn *c, const struct tcp_opts *o, bool dsack, uint64_t now_us);
 bool tcp_rack_detect(struct tcp_conn *c, uint64_t now_us);

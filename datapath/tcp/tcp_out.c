@@ -11,12 +11,14 @@
  * rcv_adv, the delayed ACK) and the retransmission timer in step.
  *
  * tcp_out_push() is the sending loop. While cwnd (in MSS units: cwnd * MSS
- * bytes) exceeds the RFC 6675 pipe it sends, in order:
+ * bytes) exceeds the RFC 6675 pipe, and pacing lets the next segment go
+ * (tcp_pace.c), it sends, in order:
  *   1. lost holes (recovery or after an RTO), one MSS each, from HighRxt;
- *   2. new data from snd_nxt, as one segment of up to gso_max_bytes, limited
- *      by the peer window and the cwnd budget and cut to a multiple of the
- *      MSS unless it ends at the end of the buffered data (emitted with
- *      gso_size = MSS so the link can split it);
+ *   2. new data from snd_nxt, as one segment of up to gso_max_bytes (or
+ *      what pacing lets one send carry), limited by the peer window and the
+ *      cwnd budget and cut to a multiple of the MSS unless it ends at the
+ *      end of the buffered data (emitted with gso_size = MSS so the link can
+ *      split it);
  *   3. the FIN, with the last data or alone.
  * Small segments obey sender SWS avoidance (RFC 9293 3.8.6.2.1) and, when
  * enabled, Nagle. The loop records whether cwnd was what stopped it
@@ -468,19 +470,26 @@ int tcp_out_retransmit(struct tcp_conn *c, uint32_t seq, uint32_t max_len, uint6
 }
 
 /*
- * RFC 5681 4.1: after an idle period longer than the RTO (nothing in
- * flight, nothing sent), cwnd no longer reflects the path: restart from
- * min(IW, cwnd). As in Linux, ssthresh keeps 3/4 of the old cwnd so that
- * slow start finds the old rate again quickly, and CUBIC starts a new
- * epoch. (RFC 7661's part, not growing cwnd while application-limited, is
- * cwnd_limited.)
+ * Sending starts again with nothing in flight. The controller hears it
+ * (on_tx_start: BBR paces at its estimate after idle). RFC 5681 4.1: after
+ * an idle period longer than the RTO (nothing in flight, nothing sent), cwnd
+ * no longer reflects the path: restart from min(IW, cwnd). As in Linux,
+ * ssthresh keeps 3/4 of the old cwnd so that slow start finds the old rate
+ * again quickly, and CUBIC starts a new epoch; a controller with a model of
+ * the path (cong_control) does not restart. (RFC 7661's part, not growing
+ * cwnd while application-limited, is cwnd_limited.)
  */
 static void tcp_out_idle_restart(struct tcp_conn *c, uint64_t now_us)
 {
 	uint32_t keep;
 
-	if (c->snd_una != c->snd_max || !c->last_data_us || now_us - c->last_data_us <= c->rto_us ||
-	    c->cwnd <= TCP_INIT_CWND || !seq_lt(c->snd_nxt, c->snd_buf_seq + c->snd.len))
+	if (c->snd_una != c->snd_max || !seq_lt(c->snd_nxt, c->snd_buf_seq + c->snd.len))
+		return;
+	if (c->cc->on_tx_start)
+		c->cc->on_tx_start(c, now_us);	/* sending starts with nothing in flight */
+	/* a model of the path (BBR) knows its rate after idle: no restart */
+	if (c->cc->cong_control || !c->last_data_us || now_us - c->last_data_us <= c->rto_us ||
+	    c->cwnd <= TCP_INIT_CWND)
 		return;
 	keep = c->cwnd - c->cwnd / 4;
 	if (c->ssthresh < keep)
@@ -528,8 +537,10 @@ void tcp_out_push(struct tcp_conn *c, uint64_t now_us)
 		uint64_t cwnd_bytes = (uint64_t)c->cwnd * c->snd_mss;
 		bool fin;
 
-		if (c->in_recovery) {
-			/* PRR decides, not cwnd (tcp_recovery.c) */
+		if (tcp_pace_wait(c, now_us))
+			break;	/* the pacing timer sends the rest (tcp_pace.c) */
+		if (c->in_recovery && !c->cc->cong_control) {
+			/* PRR decides, not cwnd (tcp_recovery.c); a model (BBR) sets cwnd itself */
 			if (!c->prr_budget)
 				break;
 			budget = c->prr_budget > c->snd_mss ? c->prr_budget : c->snd_mss;
@@ -546,6 +557,7 @@ void tcp_out_push(struct tcp_conn *c, uint64_t now_us)
 			c->high_rxt = s + (uint32_t)n;
 			c->rxt_mark = c->snd_max;
 			tcp_recovery_sent(c, (uint32_t)n);
+			tcp_pace_sent(c, (uint32_t)n, now_us);
 			sent = true;
 			continue;
 		}
@@ -554,8 +566,8 @@ void tcp_out_push(struct tcp_conn *c, uint64_t now_us)
 		wnd_end = c->snd_una + c->snd_wnd;
 		usable = seq_gt(wnd_end, c->snd_nxt) ? wnd_end - c->snd_nxt : 0;
 		len = avail < usable ? avail : usable;
-		if (len > c->gso_max_bytes)
-			len = c->gso_max_bytes;
+		if (len > tcp_pace_quantum(c))
+			len = tcp_pace_quantum(c);
 		if (len > budget)
 			len = budget >= c->snd_mss ? budget : (avail <= budget ? avail : 0);
 		if (len > c->snd_mss && len < avail)
@@ -577,15 +589,18 @@ void tcp_out_push(struct tcp_conn *c, uint64_t now_us)
 		if (fin)
 			c->fin_sent = true;
 		tcp_recovery_sent(c, len + fin);
+		tcp_pace_sent(c, len, now_us);
 		sent = true;
 	}
 	if (!sent && c->ack_now)
 		tcp_out_ack(c, now_us);
 	{
 		/* grow cwnd only when it limits us; in slow start when half used */
-		uint64_t pipe = tcp_sack_pipe(c), cwnd_bytes = (uint64_t)c->cwnd * c->snd_mss;
+		uint32_t pipe = tcp_sack_pipe(c), data_end = c->snd_buf_seq + c->snd.len;
+		uint64_t cwnd_bytes = (uint64_t)c->cwnd * c->snd_mss;
 
-		c->cwnd_limited = pipe + c->snd_mss > cwnd_bytes || (c->cwnd < c->ssthresh && 2 * pipe >= cwnd_bytes);
+		c->cwnd_limited = pipe + c->snd_mss > cwnd_bytes || (c->cwnd < c->ssthresh && 2 * (uint64_t)pipe >= cwnd_bytes);
+		tcp_rate_check_app_limited(c, seq_gt(data_end, c->snd_nxt) ? data_end - c->snd_nxt : 0, pipe);
 	}
 	/* persist: data waits (window or SWS limited) with nothing in flight */
 	if (c->snd_una == c->snd_max && seq_lt(c->snd_nxt, c->snd_buf_seq + c->snd.len))

@@ -70,6 +70,20 @@ bool tcp_rack_on(const struct tcp_conn *c)
 }
 
 /**
+ * tcp_rack_records_on() - whether the connection keeps its records
+ * @c: the connection
+ *
+ * Without SACK the records still give RTT and delivery-rate samples
+ * (tcp_rate.c); only RACK's loss detection needs SACK.
+ *
+ * Return: true unless they could not be kept.
+ */
+bool tcp_rack_records_on(const struct tcp_conn *c)
+{
+	return !c->rack_off;
+}
+
+/**
  * tcp_rack_free() - release the records
  * @c: the connection
  */
@@ -188,16 +202,19 @@ static void tcp_rack_stamp(struct tcp_conn *c, struct tcp_rack_seg *r, uint64_t 
 	}
 	r->xmit_us = now_us;
 	r->order = c->rack_next_order < UINT16_MAX ? c->rack_next_order++ : UINT16_MAX;
+	tcp_rate_stamp(c, r);
 }
 
 static void tcp_rack_set_flags(struct tcp_conn *c, struct tcp_rack_seg *r, uint32_t flags)
 {
 	bool was = r->flags & TCP_RACK_LOST, is = flags & TCP_RACK_LOST;
 
-	if (was && !is)
+	if (was && !is) {
 		c->rack_lost_bytes -= r->end - r->start;
-	else if (!was && is)
+	} else if (!was && is) {
 		c->rack_lost_bytes += r->end - r->start;
+		c->lost_total += r->end - r->start;
+	}
 	r->flags = flags;
 }
 
@@ -216,7 +233,7 @@ void tcp_rack_sent(struct tcp_conn *c, uint32_t seq, uint32_t end, uint64_t now_
 {
 	uint32_t old_end = seq_min(end, c->snd_max);
 
-	if (!tcp_rack_on(c) || !seq_lt(seq, end))
+	if (!tcp_rack_records_on(c) || !seq_lt(seq, end))
 		return;
 	seq = seq_max(seq, c->snd_una);
 	if (seq_lt(seq, old_end) && c->rack_n) {
@@ -257,8 +274,10 @@ void tcp_rack_sent(struct tcp_conn *c, uint32_t seq, uint32_t end, uint64_t now_
 		if (ret == -ENOSPC) {
 			/* full: the newest record grows (its time moves later) */
 			r = tcp_rack_at(c, c->rack_n - 1);
-			if (r->flags & TCP_RACK_LOST)
+			if (r->flags & TCP_RACK_LOST) {
 				c->rack_lost_bytes += end - seq;
+				c->lost_total += end - seq;
+			}
 			r->end = end;
 			tcp_rack_stamp(c, r, now_us);
 			return;
@@ -268,8 +287,8 @@ void tcp_rack_sent(struct tcp_conn *c, uint32_t seq, uint32_t end, uint64_t now_
 		r = tcp_rack_at(c, c->rack_n++);
 		r->start = seq;
 		r->end = seq + len;
-		tcp_rack_stamp(c, r, now_us);
 		r->flags = 0;
+		tcp_rack_stamp(c, r, now_us);
 		seq += len;
 	}
 	return;
@@ -448,6 +467,9 @@ static void tcp_rack_sacked(struct tcp_conn *c, const struct tcp_range *g, uint3
 			continue;
 		tcp_rack_set_flags(c, r, (r->flags & ~TCP_RACK_LOST) | TCP_RACK_SACKED);
 		tcp_rack_delivered(c, r, o, true, now_us);
+		tcp_rate_delivered(c, r, now_us);
+		if (!(r->flags & TCP_RACK_RETRANS) && (!c->ack_first_sacked_us || r->xmit_us < c->ack_first_sacked_us))
+			c->ack_first_sacked_us = r->xmit_us;
 	}
 }
 
@@ -462,7 +484,7 @@ void tcp_rack_on_ack(struct tcp_conn *c, const struct tcp_opts *o, bool dsack, u
 {
 	unsigned int k;
 
-	if (!tcp_rack_on(c))
+	if (!tcp_rack_records_on(c))
 		return;
 	/* cumulatively acknowledged records */
 	while (c->rack_n) {
@@ -472,18 +494,31 @@ void tcp_rack_on_ack(struct tcp_conn *c, const struct tcp_opts *o, bool dsack, u
 			if (seq_lt(r->start, c->snd_una)) {
 				if (r->flags & TCP_RACK_LOST)
 					c->rack_lost_bytes -= c->snd_una - r->start;
+				if (!(r->flags & TCP_RACK_SACKED)) {
+					c->delivered += c->snd_una - r->start;	/* a part: no sample of its own */
+					c->rs.acked_sacked += c->snd_una - r->start;
+				}
 				r->start = c->snd_una;
 			}
 			break;
 		}
-		if (!(r->flags & TCP_RACK_SACKED))
-			tcp_rack_delivered(c, r, o, false, now_us);
+		if (!(r->flags & TCP_RACK_SACKED)) {
+			if (tcp_rack_on(c))
+				tcp_rack_delivered(c, r, o, false, now_us);
+			tcp_rate_delivered(c, r, now_us);
+			if (r->flags & TCP_RACK_RETRANS)
+				c->ack_karn = true;	/* the ACK may be for either copy: no RTT (Karn) */
+			else if (!c->ack_first_acked_us)
+				c->ack_first_acked_us = r->xmit_us;
+		}
 		tcp_rack_set_flags(c, r, 0);
 		c->rack_head++;
 		c->rack_n--;
 	}
 	if (!c->rack_n)
 		c->rack_head = 0;
+	if (!tcp_rack_on(c))
+		return;
 	/* records the ACK's SACK blocks completed */
 	for (k = 0; c->rack_n && k < o->nsack && k < TCP_SACK_MAX_BLOCKS; k++) {
 		unsigned int j;

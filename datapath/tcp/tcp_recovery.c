@@ -52,7 +52,8 @@ static void tcp_recovery_enter(struct tcp_conn *c, uint64_t now_us)
 	if (!c->after_rto)
 		tcp_undo_start(c);
 	c->cc->on_loss(c, now_us);
-	c->cwnd = c->ssthresh;
+	if (!c->cc->cong_control)
+		c->cwnd = c->ssthresh;	/* a model (BBR) keeps its own cwnd */
 	c->cwnd_acc = 0;
 	c->in_recovery = true;
 	c->recover = c->snd_max;
@@ -150,9 +151,11 @@ void tcp_recovery_on_ack(struct tcp_conn *c, uint32_t acked, bool dupack, uint32
 			c->in_recovery = false;
 			c->dupacks = 0;
 			tcp_rack_recovery_done(c);
-			c->cwnd = c->ssthresh < flight ? c->ssthresh : flight;
-			if (c->cwnd < 2)
-				c->cwnd = 2;
+			if (!c->cc->cong_control) {
+				c->cwnd = c->ssthresh < flight ? c->ssthresh : flight;
+				if (c->cwnd < 2)
+					c->cwnd = 2;
+			}
 		} else if (c->sack_ok && !tcp_rack_on(c) && seq_gt(tcp_sack_highest(c), c->rxt_mark) &&
 			   tcp_sack_holes(c, c->snd_una, c->high_rxt)) {
 			/*
@@ -171,11 +174,11 @@ void tcp_recovery_on_ack(struct tcp_conn *c, uint32_t acked, bool dupack, uint32
 				c->high_rxt = seq_max(c->high_rxt, c->snd_una + (uint32_t)n);
 			tcp_recovery_sent(c, (uint32_t)n);
 		}
-		if (c->in_recovery)
+		if (c->in_recovery && !c->cc->cong_control)
 			tcp_recovery_prr(c, delivered);
 		return;
 	}
-	if (acked && c->cwnd_limited)
+	if (acked && c->cwnd_limited && !c->cc->cong_control)
 		c->cc->on_ack(c, acked, now_us);
 	if (c->after_rto || c->snd_una == c->snd_max)
 		return;
@@ -186,7 +189,8 @@ void tcp_recovery_on_ack(struct tcp_conn *c, uint32_t acked, bool dupack, uint32
 		if (seq_lt(c->snd_una, c->recover) && c->fast_recoveries + c->rto_count)
 			return;
 		tcp_recovery_enter(c, now_us);
-		tcp_recovery_prr(c, delivered);
+		if (!c->cc->cong_control)
+			tcp_recovery_prr(c, delivered);
 	}
 }
 
@@ -213,6 +217,7 @@ void tcp_recovery_rack_timer(struct tcp_conn *c, uint64_t now_us)
 		if (c->prr_budget < c->snd_mss)
 			c->prr_budget = c->snd_mss;
 	}
+	tcp_trace_emit(c, TCP_TRACE_RACK, now_us);
 	tcp_out_push(c, now_us);
 }
 
@@ -255,7 +260,7 @@ void tcp_recovery_tlp_on_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, u
 			c->tlp_check = false;
 			if (!c->in_recovery && !c->after_rto && c->fast_recoveries + c->rto_count == c->tlp_episodes) {
 				c->cc->on_loss(c, now_us);
-				if (c->cwnd > c->ssthresh)
+				if (!c->cc->cong_control && c->cwnd > c->ssthresh)
 					c->cwnd = c->ssthresh;
 				c->cwnd_acc = 0;
 				c->tlp_recoveries++;

@@ -421,4 +421,20 @@ void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out)
 	out->iss = c->iss;
 	out->irs = c->irs;
 	out->deferred = c->deferred;
+	out->cong_state = (uint8_t)tcp_cong_state(c);
+	out->pipe = tcp_sack_pipe(c);
+	out->sacked_bytes = tcp_ranges_bytes(&c->sacked, c->snd_una, c->snd_max);
+	out->lost_bytes = c->rack_lost_bytes;
+	out->min_rtt_us = c->rack_min_rtt_us;
+	out->delivered = c->delivered;
+	out->delivery_rate = tcp_rate_delivery_bps(c);
+	out->pacing_rate = c->pacing_rate;
+	out->app_limited = c->app_limited != 0;
+	if (c->cc->get_info) {
+		struct tcp_cc_info ci;
+
+		c->cc->get_info(c, &ci);
+		out->cc_mode = ci.mode;
+		out->cc_bw = ci.bw;
+	}
 }

@@ -144,6 +144,8 @@ void tcp_timer_update(struct tcp_conn *c)
 		d = c->t_tlp_us;
 	if (c->t_rack_us && c->t_rack_us < d)
 		d = c->t_rack_us;
+	if (c->t_pace_us < d)
+		d = c->t_pace_us;
 	if (c->state == TCPS_TIME_WAIT && d == TCP_NO_DEADLINE) {
 		c->deadline_us = c->t_close_us;	/* on the FIFO, its timer */
 		tcp_timer_heap_remove(c);
@@ -285,6 +287,7 @@ static void tcp_timer_tlp_fire(struct tcp_conn *c, uint64_t now_us)
 	c->tlp_episodes = c->fast_recoveries + c->rto_count;
 	c->tlp_probes++;
 	tcp_timer_rtx_arm(c, now_us);
+	tcp_trace_emit(c, TCP_TRACE_TLP, now_us);
 }
 
 /**
@@ -398,6 +401,7 @@ static void tcp_timer_rtx_fire(struct tcp_conn *c, uint64_t now_us)
 			c->high_rxt = c->snd_una + (uint32_t)n;
 	}
 	tcp_timer_rtx_arm(c, now_us);
+	tcp_trace_emit(c, TCP_TRACE_RTO, now_us);
 	tcp_out_push(c, now_us);
 }
 
@@ -465,6 +469,8 @@ static void tcp_timer_fire(struct tcp_conn *c, uint64_t now_us)
 		tcp_timer_tlp_fire(c, now_us);
 	if (c->state != TCPS_CLOSED && c->t_persist_us <= now_us)
 		tcp_timer_persist_fire(c, now_us);
+	if (c->state != TCPS_CLOSED && c->t_pace_us <= now_us)
+		tcp_pace_timer(c, now_us);
 	if (c->state != TCPS_CLOSED && c->t_keep_us <= now_us)
 		tcp_timer_keep_fire(c, now_us);
 }

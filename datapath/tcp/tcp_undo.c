@@ -98,12 +98,16 @@ void tcp_undo_retransmitted(struct tcp_conn *c, uint32_t seq, uint32_t end, uint
 /* The episode's losses were spurious: restore what it cut. */
 static void tcp_undo(struct tcp_conn *c)
 {
-	if (c->cwnd < c->undo_cwnd)
-		c->cwnd = c->undo_cwnd;
-	if (c->ssthresh < c->undo_ssthresh)
-		c->ssthresh = c->undo_ssthresh;
-	if (c->cubic_wmax < c->undo_wmax)
-		c->cubic_wmax = c->undo_wmax;
+	if (c->cc->undo) {
+		c->cc->undo(c);	/* a model of the path (BBR) keeps its cwnd */
+	} else {
+		if (c->cwnd < c->undo_cwnd)
+			c->cwnd = c->undo_cwnd;
+		if (c->ssthresh < c->undo_ssthresh)
+			c->ssthresh = c->undo_ssthresh;
+		if (c->cubic_wmax < c->undo_wmax)
+			c->cubic_wmax = c->undo_wmax;
+	}
 	c->cubic_epoch_us = 0;
 	c->cwnd_acc = 0;
 	if (c->in_recovery || c->after_rto) {

@@ -180,7 +180,7 @@ static void *server_main(void *arg)
 	struct pollfd p = { .fd = s->fd, .events = POLLIN };
 
 	while (s->serve && poll(&p, 1, 5000) == 1) {
-		control_answer(s->fd, server_print, s);
+		control_answer(s->fd, server_print, NULL, s);
 		s->serve--;
 	}
 	return NULL;

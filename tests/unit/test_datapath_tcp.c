@@ -2485,6 +2485,7 @@ static uint64_t cc_recovery_time(enum tcp_cc_algo cc, uint32_t *w_out)
 	uint64_t t_loss;
 	int i;
 
+	H.lopts.no_pacing = true;	/* whole rounds at one instant (bulk_round()) */
 	H.lopts.cc = cc;
 	H.lopts.gso_max_bytes = 65535;
 	establish_passive();
@@ -2763,6 +2764,7 @@ START_TEST(test_rack_reordering_no_retransmit)
 	struct tcp_conn_info info;
 	uint64_t t0;
 
+	H.lopts.no_pacing = true;	/* one instant per flight: RACK's times are what is measured */
 	establish_passive_rtt(10 * MS);
 	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), sizeof(d));
 	h_drain();
@@ -2818,6 +2820,7 @@ START_TEST(test_rack_lost_retransmission)
 	uint64_t t0;
 	int n;
 
+	H.lopts.no_pacing = true;	/* one instant per flight: RACK's times are what is measured */
 	establish_passive_rtt(10 * MS);
 	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), sizeof(d));
 	h_drain();
@@ -2907,6 +2910,7 @@ START_TEST(test_restart_after_idle)
 	struct tcp_conn_info info;
 	unsigned int n;
 
+	H.lopts.no_pacing = true;	/* bursts at one instant: what is measured here */
 	establish_passive_rtt(10 * MS);
 	ck_assert_int_eq(tcp_send(H.conn, d, 10 * 1448, H.now), 10 * 1448);
 	h_drain();
@@ -2987,6 +2991,7 @@ START_TEST(test_hystart_exits_slow_start)
 	struct tcp_conn_info info;
 	unsigned int r, n, prev = 0;
 
+	H.lopts.no_pacing = true;	/* bursts at one instant: what is measured here */
 	establish_passive_rtt(10 * MS);
 	for (r = 0; r < 3; r++)
 		ss_round(10 * MS);	/* 10, 20, 40 segments */
@@ -3017,6 +3022,7 @@ START_TEST(test_hystart_steady_rtt)
 	struct tcp_conn_info info;
 	unsigned int r;
 
+	H.lopts.no_pacing = true;	/* bursts at one instant: what is measured here */
 	establish_passive_rtt(10 * MS);
 	for (r = 0; r < 5; r++)
 		ss_round(10 * MS + r * 2 * MS);	/* +2 ms per round: below RttThresh */
@@ -3137,6 +3143,7 @@ START_TEST(test_prr_paces_recovery)
 	static uint8_t d[30 * 1448];
 	unsigned int k, sent = 0;
 
+	H.lopts.no_pacing = true;	/* bursts at one instant: what is measured here */
 	establish_passive();
 	ck_assert_int_eq(tcp_send(H.conn, d, sizeof(d), H.now), sizeof(d));
 	h_drain();	/* 10 segments out (cwnd 10), 20 more waiting */

@@ -357,6 +357,17 @@ static bool sim_done(void)
 	       S.side[1].recvd == S.cfg.bytes;
 }
 
+/* SIM_TRACE=1: every sample of both senders on stderr (tcp_trace.c), to study a run */
+static void sim_trace(void *ctx, const struct tcp_trace_sample *t)
+{
+	fprintf(stderr, "%c %.6f %-10s %-8s una %8u nxt %8u cwnd %4u ssth %10u pipe %7u sacked %7u lost %7u "
+		"srtt %6u rtt %6lld acked %6u rate %.1f pace %.1f rtx %llu rec %llu\n",
+		(int)(intptr_t)ctx, (double)t->t_us / 1e6, tcp_trace_event_name(t->event),
+		tcp_cong_state_name(t->cong_state), t->snd_una, t->snd_nxt, t->cwnd, t->ssthresh, t->pipe, t->sacked,
+		t->lost, t->srtt_us, (long long)t->rtt_us, t->acked_sacked, t->delivery_rate * 8 / 1e6,
+		t->pacing_rate * 8 / 1e6, (unsigned long long)t->retrans, (unsigned long long)t->recoveries);
+}
+
 static void sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 {
 	struct tcp_endpoint la, lb;
@@ -383,6 +394,11 @@ static void sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		sc.isn_fixed = cfg->isn ? cfg->isn + (uint32_t)i * 0x40000000u : 0;
 		S.side[i].s = tcp_stack_new(&sc);
 		ck_assert_ptr_nonnull(S.side[i].s);
+		if (getenv("SIM_TRACE")) {
+			struct tcp_trace_filter all = { .any_addr = true };
+
+			tcp_stack_set_trace(S.side[i].s, &all, sim_trace, (void *)(intptr_t)("AB"[i]));
+		}
 	}
 	memset(&la, 0, sizeof(la));
 	la.addr.family = AF_INET;
