@@ -72,6 +72,7 @@ struct dp_opts {
 	unsigned int n_specs;
 	struct svc_spec specs[DP_MAX_SVCS];
 	struct stack_limits limits;
+	struct stack_tcp_settings tcp_settings;
 	struct policy policy;
 	unsigned int max_deaths;
 	unsigned int death_window_s;
@@ -135,6 +136,9 @@ struct dp {
 int config_accept(const char *path, int *fdp, char *err, size_t err_len);
 struct shards;
 int config_receive(struct shards *sh, int fd, uint32_t *done_seq, char *err, size_t err_len);
+
+/* tcp_settings.c */
+int tcp_settings_parse(struct stack_tcp_settings *t, const char *opt, const char *val, char *err, size_t err_len);
 
 /* limits.c */
 int limits_parse(struct stack_limits *lim, const char *opt, const char *val, char *err, size_t err_len);

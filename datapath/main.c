@@ -107,6 +107,10 @@ static const char usage[] =
 	"                      goes (default 4096)\n"
 	"  --max-udp-flows-per-source N  --publish udp flows per source address; then\n"
 	"                      that source's least recently used goes (default 256, 0 = off)\n"
+	"TCP toward the network (docs/tcp.md; each for every link, or [LINK=] for one):\n"
+	"  --tcp-cc [LINK=]cubic|reno|bbr   congestion control (default cubic)\n"
+	"  --tcp-ecn [LINK=]off|accept|on   ECN: never, when the peer asks (default), always ask\n"
+	"  --tcp-pacing on|off              spread each window over the round trip (default on)\n"
 	"See datapath(8).\n";
 
 
@@ -311,6 +315,9 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "max-neigh", required_argument, NULL, 'L' },
 		{ "max-udp-flows", required_argument, NULL, 'L' },
 		{ "max-udp-flows-per-source", required_argument, NULL, 'L' },
+		{ "tcp-cc", required_argument, NULL, 'T' },
+		{ "tcp-ecn", required_argument, NULL, 'T' },
+		{ "tcp-pacing", required_argument, NULL, 'T' },
 		{ "egress-allow", required_argument, NULL, 'P' },
 		{ "egress-deny", required_argument, NULL, 'P' },
 		{ "ingress-allow", required_argument, NULL, 'P' },
@@ -353,6 +360,12 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		switch (c) {
 		case 'L':
 			if (limits_parse(&o->limits, lopts[li].name, optarg, err, sizeof(err)) < 0) {
+				fprintf(stderr, "datapath: %s\n", err);
+				return 2;
+			}
+			break;
+		case 'T':
+			if (tcp_settings_parse(&o->tcp_settings, lopts[li].name, optarg, err, sizeof(err)) < 0) {
 				fprintf(stderr, "datapath: %s\n", err);
 				return 2;
 			}
@@ -650,6 +663,7 @@ static int dp_worker(struct dp_opts *o)
 	dp.st.policy = &o->policy;
 	dp.name = o->name;
 	dp.st.ledger = &lg;
+	dp.st.tcp_settings = o->tcp_settings;
 	/* the supervisor's secret: ISNs and timestamps continue the dead one's */
 	ret = stack_set_secret(&dp.st, lg.head->secret);
 	if (ret >= 0)

@@ -265,6 +265,7 @@ int shards_grow(struct shards *s, unsigned int n, char *err, size_t err_len)
 			snprintf(err, err_len, "shard %u: out of memory", i);
 			return -ENOMEM;
 		}
+		st->tcp_settings = st0->tcp_settings;
 		sh = shard_new(s, i, loop, st);
 		if (!sh) {
 			stack_fini(st);

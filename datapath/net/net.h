@@ -145,6 +145,26 @@ struct stack_limits {
 };
 
 /**
+ * struct stack_tcp_settings - how the stack's own TCP connections (the
+ * network side's) behave: --tcp-cc, --tcp-ecn, --tcp-pacing
+ * @cc:		enum tcp_cc_algo of every link
+ * @ecn:	enum tcp_ecn_mode of every link
+ * @no_pacing:	send as cwnd allows (BBR paces anyway)
+ * @n_links, @link: what one link, by name, has instead
+ */
+struct stack_tcp_settings {
+	uint8_t cc;
+	uint8_t ecn;
+	bool no_pacing;
+	unsigned int n_links;
+	struct {
+		char name[16];
+		int16_t cc;	/* -1: as every link */
+		int16_t ecn;
+	} link[PROTO_MAX_LINKS];
+};
+
+/**
  * struct stack - everything the network layer knows
  * @loop:	the loop (time, timers)
  * @links:	the links netsetup gave us (the outer links: routes, addresses)
@@ -193,6 +213,7 @@ struct stack {
 	uint64_t ctr[CTR_MAX];
 	uint64_t drop[DROP_MAX];
 	struct stack_limits limits;	/* caps; zero = default (config.c) */
+	struct stack_tcp_settings tcp_settings;	/* the network side's TCP (tcp_glue.c) */
 	bool has_secret;		/* @secret keys the TCP engines (stack_set_secret()) */
 	uint8_t secret[32];
 	struct ledger *ledger;		/* the supervisor's ledger (datapath/ledger.c), or NULL */

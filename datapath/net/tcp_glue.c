@@ -103,6 +103,28 @@ void tcp_glue_conn_opts_link(const struct link *l, uint8_t family, struct tcp_co
 	o->gso_max_bytes = gso > o->mss ? gso : o->mss;
 }
 
+/*
+ * --tcp-cc, --tcp-ecn, --tcp-pacing: the stack's own, or those given for
+ * link @l by name (a listener, with no link: the stack's).
+ */
+static void tcp_glue_conn_settings(const struct stack *st, const struct link *l, struct tcp_conn_opts *o)
+{
+	const struct stack_tcp_settings *t = &st->tcp_settings;
+	unsigned int i;
+
+	o->cc = (enum tcp_cc_algo)t->cc;
+	o->ecn = t->ecn;
+	o->no_pacing = t->no_pacing;
+	for (i = 0; l && i < t->n_links; i++) {
+		if (strcmp(t->link[i].name, l->name))
+			continue;
+		if (t->link[i].cc >= 0)
+			o->cc = (enum tcp_cc_algo)t->link[i].cc;
+		if (t->link[i].ecn >= 0)
+			o->ecn = (uint8_t)t->link[i].ecn;
+	}
+}
+
 /**
  * tcp_glue_conn_opts() - settings for an outer connection of @family to @remote
  * @st:		stack
@@ -122,6 +144,7 @@ void tcp_glue_conn_opts(const struct stack *st, uint8_t family, const struct net
 
 		if (r && r->link) {
 			tcp_glue_conn_opts_link(r->link, family, o);
+			tcp_glue_conn_settings(st, r->link, o);
 			return;
 		}
 	}
@@ -135,6 +158,7 @@ void tcp_glue_conn_opts(const struct stack *st, uint8_t family, const struct net
 	}
 	if (o->gso_max_bytes < o->mss)
 		o->gso_max_bytes = o->mss;
+	tcp_glue_conn_settings(st, NULL, o);
 }
 
 /**

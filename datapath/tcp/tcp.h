@@ -187,7 +187,16 @@ enum tcp_state {
 enum tcp_cc_algo {
 	TCP_CC_CUBIC,
 	TCP_CC_RENO,
+	TCP_CC_BBR,
 	TCP_CC_MAX
+};
+
+/* ECN (RFC 3168) for a connection */
+enum tcp_ecn_mode {
+	TCP_ECN_ACCEPT,		/* use it when the peer's SYN asks (default, as Linux's tcp_ecn=2) */
+	TCP_ECN_OFF,		/* never */
+	TCP_ECN_ON,		/* ask for it on our SYNs too */
+	TCP_ECN_MODE_MAX
 };
 
 enum tcp_event {
@@ -252,7 +261,8 @@ typedef int (*tcp_emit_fn)(void *ctx, const struct tcp_seg_out *seg);
  * @cc:			congestion control (default CUBIC)
  * @no_sack, @no_ts, @no_wscale: do not offer these options
  * @no_pacing:		send as cwnd allows, not spread at the pacing rate
-
+ *			(BBR paces anyway)
+ * @ecn:		enum tcp_ecn_mode
  * @sndbuf_max, @rcvbuf_max: buffer limits, default 4 MiB and 6 MiB
  * @rcvbuf_init:	initial receive buffer, default 128 KiB
  * @keepalive_idle_ms:	0 = no keepalive, else idle time before probing
@@ -266,6 +276,7 @@ struct tcp_conn_opts {
 	bool no_ts;
 	bool no_wscale;
 	bool no_pacing;
+	uint8_t ecn;
 	enum tcp_cc_algo cc;
 	uint32_t sndbuf_max;
 	uint32_t rcvbuf_max;
@@ -520,6 +531,9 @@ const char *tcp_cong_state_name(enum tcp_cong_state st);
 int tcp_stack_set_trace(struct tcp_stack *s, const struct tcp_trace_filter *f, tcp_trace_fn fn, void *ctx);
 const char *tcp_event_name(enum tcp_event ev);
 const char *tcp_cc_name(enum tcp_cc_algo cc);
+int tcp_cc_by_name(const char *name);
+const char *tcp_ecn_mode_name(enum tcp_ecn_mode m);
+int tcp_ecn_mode_by_name(const char *name);
 
 struct tcp_stack *tcp_stack_new(const struct tcp_stack_cfg *cfg);
 void tcp_stack_free(struct tcp_stack *s);

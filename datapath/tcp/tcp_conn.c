@@ -54,7 +54,7 @@ static const char *const tcp_event_names[] = {
 };
 _Static_assert(sizeof(tcp_event_names) / sizeof(tcp_event_names[0]) == TCP_EV_MAX, "event names");
 
-static const char *const tcp_cc_names[] = { [TCP_CC_CUBIC] = "cubic", [TCP_CC_RENO] = "reno" };
+static const char *const tcp_cc_names[] = { [TCP_CC_CUBIC] = "cubic", [TCP_CC_RENO] = "reno", [TCP_CC_BBR] = "bbr" };
 _Static_assert(sizeof(tcp_cc_names) / sizeof(tcp_cc_names[0]) == TCP_CC_MAX, "cc names");
 
 /**
@@ -79,6 +79,38 @@ const char *tcp_event_name(enum tcp_event ev)
 	return (unsigned int)ev < TCP_EV_MAX ? tcp_event_names[ev] : "?";
 }
 
+static const char *const tcp_ecn_mode_names[] = {
+	[TCP_ECN_ACCEPT] = "accept", [TCP_ECN_OFF] = "off", [TCP_ECN_ON] = "on"
+};
+_Static_assert(sizeof(tcp_ecn_mode_names) / sizeof(tcp_ecn_mode_names[0]) == TCP_ECN_MODE_MAX, "ecn mode names");
+
+/**
+ * tcp_ecn_mode_name() - the name of an ECN mode
+ * @m: the mode
+ *
+ * Return: its name, "?" when out of range.
+ */
+const char *tcp_ecn_mode_name(enum tcp_ecn_mode m)
+{
+	return (unsigned int)m < TCP_ECN_MODE_MAX ? tcp_ecn_mode_names[m] : "?";
+}
+
+/**
+ * tcp_ecn_mode_by_name() - the enum tcp_ecn_mode of "off", "accept" or "on"
+ * @name: the name
+ *
+ * Return: it, or -EINVAL.
+ */
+int tcp_ecn_mode_by_name(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < TCP_ECN_MODE_MAX; i++)
+		if (!strcmp(name, tcp_ecn_mode_names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
 /**
  * tcp_cc_ops_of() - the controller behind a name of enum tcp_cc_algo
  * @cc: which (out of range: the default, CUBIC)
@@ -90,9 +122,27 @@ const struct tcp_cc_ops *tcp_cc_ops_of(enum tcp_cc_algo cc)
 	switch (cc) {
 	case TCP_CC_RENO:
 		return &tcp_cc_reno_ops;
+	case TCP_CC_BBR:
+		return &tcp_cc_bbr_ops;
 	default:
 		return &tcp_cc_cubic_ops;
 	}
+}
+
+/**
+ * tcp_cc_by_name() - the enum tcp_cc_algo of a name ("cubic", "reno", "bbr")
+ * @name: the name
+ *
+ * Return: it, or -EINVAL for no controller of that name.
+ */
+int tcp_cc_by_name(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < TCP_CC_MAX; i++)
+		if (!strcmp(name, tcp_cc_names[i]))
+			return (int)i;
+	return -EINVAL;
 }
 
 /**

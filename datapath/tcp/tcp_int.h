@@ -222,6 +222,7 @@ void tcp_hystart_rtt(struct tcp_conn *c, uint32_t rtt_us);
 uint32_t tcp_hystart_growth(const struct tcp_conn *c, uint32_t acked);
 extern const struct tcp_cc_ops tcp_cc_reno_ops;
 extern const struct tcp_cc_ops tcp_cc_cubic_ops;
+extern const struct tcp_cc_ops tcp_cc_bbr_ops;
 
 struct tcp_listener {
 	struct tcp_stack *stack;

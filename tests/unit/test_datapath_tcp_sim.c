@@ -15,6 +15,11 @@
  * delivery and both stacks' tcp_next_deadline(). A transfer that does not
  * finish within its virtual time bound is a stall and fails the test,
  * printing both connections' state.
+ *
+ * A bottleneck may sit in each direction (rate_Bps): a packet leaves it one
+ * serialization time after the one before, and a queue of queue_bytes
+ * drops what does not fit (tail drop), before the delay. With one_way only
+ * A sends data; B only answers.
  */
 #include <check.h>
 #include <errno.h>
@@ -73,6 +78,12 @@ struct sim_cfg {
 	bool slow_reader;	/* B reads only 64 KiB per ms tick */
 	uint32_t isn;
 	uint64_t limit_us;
+	uint64_t rate_Bps;	/* bottleneck bytes per second each way, 0: none */
+	uint32_t queue_bytes;	/* its queue, 0: unbounded */
+	bool one_way;		/* only A sends */
+	bool no_pacing;
+	uint32_t app_chunk;	/* A writes this much every app_gap_us (0: all it can) */
+	uint64_t app_gap_us;
 };
 
 /* One per thread: test_sim_concurrent runs two simulations at once. */
@@ -85,8 +96,18 @@ static __thread struct sim {
 	uint64_t now;
 	uint64_t rng;
 	uint64_t pkts, lost, dups;
+	uint64_t btl_free_at[2];	/* the bottleneck toward each side is busy until then */
+	uint64_t qdrops;		/* packets its queue dropped */
+	uint64_t qdelay_sum_us, qdelay_n;	/* time data spent in its queue */
+	uint64_t app_allow;		/* what A may have written by now (app_chunk) */
 	struct tcp_listener *lis;
 } S;
+
+/* What side @i sends. */
+static uint64_t side_bytes(int i)
+{
+	return i && S.cfg.one_way ? 0 : S.cfg.bytes;
+}
 
 static uint64_t rng_next(uint64_t *x)
 {
@@ -167,9 +188,25 @@ static void sim_enqueue(int to, const struct tcp_seg_in *seg, const uint8_t *dat
 		S.dups++;
 	}
 	for (i = 0; i < copies; i++) {
+		uint64_t depart = S.now;
 		struct sim_pkt p;
 
-		p.at = S.now + S.cfg.delay_us + (S.cfg.jitter_us ? rng_next(&S.rng) % S.cfg.jitter_us : 0);
+		if (S.cfg.rate_Bps) {
+			uint64_t wire = seg->len + 52, start = S.btl_free_at[to] > S.now ? S.btl_free_at[to] : S.now;
+			uint64_t backlog = (start - S.now) * S.cfg.rate_Bps / SEC;
+
+			if (S.cfg.queue_bytes && backlog + wire > S.cfg.queue_bytes) {
+				S.qdrops++;
+				continue;
+			}
+			depart = start + wire * SEC / S.cfg.rate_Bps;
+			S.btl_free_at[to] = depart;
+			if (seg->len) {
+				S.qdelay_sum_us += start - S.now;
+				S.qdelay_n++;
+			}
+		}
+		p.at = depart + S.cfg.delay_us + (S.cfg.jitter_us ? rng_next(&S.rng) % S.cfg.jitter_us : 0);
 		p.order = S.order++;
 		p.to = to;
 		p.seg = *seg;
@@ -231,13 +268,18 @@ static void side_send(struct sim_side *sd)
 {
 	uint8_t buf[16384];
 
-	while (sd->c && !sd->reset && sd->sent < S.cfg.bytes) {
+	uint64_t want = side_bytes(sd == &S.side[1]);
+
+	if (sd == &S.side[0] && S.cfg.app_chunk && want > S.app_allow)
+		want = S.app_allow;	/* the application has written no more yet */
+
+	while (sd->c && !sd->reset && sd->sent < want) {
 		uint64_t st = sd->gen_state;
 		size_t n = sizeof(buf), i;
 		ssize_t w;
 
-		if (n > S.cfg.bytes - sd->sent)
-			n = S.cfg.bytes - sd->sent;
+		if (n > want - sd->sent)
+			n = want - sd->sent;
 		for (i = 0; i < n; i++)
 			buf[i] = gen_byte(&st);
 		w = tcp_send(sd->c, buf, n, S.now);
@@ -248,7 +290,7 @@ static void side_send(struct sim_side *sd)
 			gen_byte(&sd->gen_state);
 		sd->sent += (uint64_t)w;
 	}
-	if (sd->c && !sd->reset && sd->sent == S.cfg.bytes && !sd->shut) {
+	if (sd->c && !sd->reset && sd->sent == side_bytes(sd == &S.side[1]) && !sd->shut) {
 		sd->shut = true;
 		CHECK(tcp_shutdown_write(sd->c, S.now) == 0, "shutdown failed");
 	}
@@ -349,12 +391,17 @@ struct sim_result {
 	uint64_t undos;
 	uint64_t ooo_drops;	/* segments a receiver had no out-of-order range for */
 	uint64_t paws_drops;	/* segments a receiver dropped for an old timestamp */
+	uint64_t qdrops;	/* packets the bottleneck's queue dropped */
+	uint64_t qdelay_avg_us;	/* time data waited in it, on average */
+	const char *cc_mode_a;	/* A's controller's phase at the end (BBR) */
+	uint64_t cc_bw_a;	/* its bandwidth estimate, bytes/s */
+	uint64_t rtos_a;
 };
 
 static bool sim_done(void)
 {
-	return S.side[0].closed_ev && S.side[1].closed_ev && S.side[0].recvd == S.cfg.bytes &&
-	       S.side[1].recvd == S.cfg.bytes;
+	return S.side[0].closed_ev && S.side[1].closed_ev && S.side[0].recvd == side_bytes(1) &&
+	       S.side[1].recvd == side_bytes(0);
 }
 
 /* SIM_TRACE=1: every sample of both senders on stderr (tcp_trace.c), to study a run */
@@ -373,7 +420,7 @@ static void sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	struct tcp_endpoint la, lb;
 	struct tcp_conn_opts oa, ob;
 	struct tcp_stack_cfg sc;
-	uint64_t start, next_tick;
+	uint64_t start, next_tick, next_write;
 	uint64_t expect_a = 0, expect_b = 0, g;
 	struct tcp_conn_info ia, ib;
 	int i;
@@ -410,6 +457,7 @@ static void sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	oa.cc = cfg->cc;
 	oa.no_sack = cfg->no_sack;
 	oa.no_ts = cfg->no_ts;
+	oa.no_pacing = cfg->no_pacing;
 	oa.gso_max_bytes = cfg->gso_a;
 	ob = oa;
 	ob.gso_max_bytes = cfg->gso_b;
@@ -417,6 +465,8 @@ static void sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	ck_assert_int_eq(tcp_connect(S.side[0].s, &la, &lb, &oa, sim_event, &S.side[0], S.now, &S.side[0].c), 0);
 	start = S.now;
 	next_tick = S.now + MS;
+	S.app_allow = cfg->app_chunk;
+	next_write = S.now + cfg->app_gap_us;
 
 	while (!sim_done()) {
 		uint64_t t = S.nq ? S.q[0].at : UINT64_MAX, d;
@@ -428,6 +478,8 @@ static void sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		}
 		if (cfg->slow_reader && next_tick < t)
 			t = next_tick;
+		if (cfg->app_chunk && S.app_allow < side_bytes(0) && next_write < t)
+			t = next_write;
 		if (t == UINT64_MAX || t - start > cfg->limit_us) {
 			fprintf(stderr, "seed %llu: %s at %.3f s (queue %zu)\n", (unsigned long long)cfg->seed,
 				t == UINT64_MAX ? "nothing left to do" : "time limit", (double)(S.now - start) / 1e6,
@@ -448,13 +500,18 @@ static void sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 			tcp_timers_run(S.side[i].s, S.now);
 			tcp_stack_tx_done(S.side[i].s);
 		}
+		if (cfg->app_chunk && S.app_allow < side_bytes(0) && S.now >= next_write) {
+			S.app_allow += cfg->app_chunk;
+			next_write += cfg->app_gap_us;
+			side_send(&S.side[0]);
+		}
 		if (cfg->slow_reader && S.now >= next_tick) {
 			side_read(&S.side[1], 65536);
 			next_tick = S.now + MS;
 		}
 		/* each side closes once it has everything and sent everything */
 		for (i = 0; i < 2; i++)
-			if (S.side[i].c && S.side[i].peer_fin && S.side[i].recvd < S.cfg.bytes)
+			if (S.side[i].c && S.side[i].peer_fin && S.side[i].recvd < side_bytes(!i))
 				side_read(&S.side[i], SIZE_MAX);
 	}
 	res->elapsed_us = S.now - start;
@@ -478,6 +535,11 @@ static void sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		res->ooo_drops = sa.drop_ooo_full + sb.drop_ooo_full;
 		res->paws_drops = sa.drop_paws + sb.drop_paws;
 	}
+	res->qdrops = S.qdrops;
+	res->qdelay_avg_us = S.qdelay_n ? S.qdelay_sum_us / S.qdelay_n : 0;
+	res->cc_mode_a = ia.cc_mode;
+	res->cc_bw_a = ia.cc_bw;
+	res->rtos_a = ia.rto_count;
 	if (getenv("SIM_VERBOSE"))
 		fprintf(stderr,
 			"seed %3llu loss %2u%% jitter %2llums gso %5u/%5u %s%s%s%s: %7.3f s, pkts %llu lost %llu "
@@ -493,17 +555,23 @@ static void sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 			(unsigned long long)(ia.tlp_probes + ib.tlp_probes),
 			(unsigned long long)(ia.tlp_recoveries + ib.tlp_recoveries),
 			(unsigned long long)res->paws_drops);
-	ck_assert_uint_eq(ia.bytes_acked, cfg->bytes + 1);	/* + FIN */
-	ck_assert_uint_eq(ib.bytes_acked, cfg->bytes + 1);
+	if (getenv("SIM_VERBOSE") && cfg->rate_Bps)
+		fprintf(stderr, "  bottleneck %.1f Mbit/s: goodput %.1f Mbit/s, queue drops %llu, queueing %.1f ms; "
+			"A: %s %s bw %.1f Mbit/s\n", cfg->rate_Bps * 8 / 1e6,
+			side_bytes(0) * 8.0 / ((double)res->elapsed_us / SEC) / 1e6, (unsigned long long)S.qdrops,
+			res->qdelay_avg_us / 1000.0, tcp_cc_name(cfg->cc), ia.cc_mode ? ia.cc_mode : "-",
+			ia.cc_bw * 8 / 1e6);
+	ck_assert_uint_eq(ia.bytes_acked, side_bytes(0) + 1);	/* + FIN */
+	ck_assert_uint_eq(ib.bytes_acked, side_bytes(1) + 1);
 
 	/* compare with the streams regenerated from the seeds */
 	g = cfg->seed * 7 + 1;
 	expect_b = 14695981039346656037ULL;
-	for (uint64_t n = 0; n < cfg->bytes; n++)
+	for (uint64_t n = 0; n < side_bytes(0); n++)
 		expect_b = fnv(expect_b, gen_byte(&g));
 	g = cfg->seed * 13 + 2;
 	expect_a = 14695981039346656037ULL;
-	for (uint64_t n = 0; n < cfg->bytes; n++)
+	for (uint64_t n = 0; n < side_bytes(1); n++)
 		expect_a = fnv(expect_a, gen_byte(&g));
 	ck_assert_msg(!S.side[0].mismatch && !S.side[1].mismatch, "seed %llu: content differs at byte %llu/%llu",
 		      (unsigned long long)cfg->seed, (unsigned long long)S.side[0].mismatch,
@@ -582,7 +650,7 @@ START_TEST(test_sim_lossy_seeds)
 	c.jitter_us = (seed % 3) * 4 * MS;		/* reordering */
 	c.gso_a = seed % 2 ? 65536 : 0;
 	c.gso_b = seed % 4 < 2 ? 32768 : 0;
-	c.cc = seed % 5 == 0 ? TCP_CC_RENO : TCP_CC_CUBIC;
+	c.cc = seed % 5 == 0 ? TCP_CC_RENO : seed % 5 == 1 ? TCP_CC_BBR : TCP_CC_CUBIC;
 	c.no_sack = seed % 7 == 3;
 	c.no_ts = seed % 11 == 5;
 	c.slow_reader = seed % 4 == 1;
@@ -630,8 +698,101 @@ START_TEST(test_sim_heavy_loss)
 	c.bytes = 256 << 10;
 	c.gso_a = 65536;
 	c.no_sack = _i % 2;
+	c.cc = _i % 4 >= 2 ? TCP_CC_BBR : TCP_CC_CUBIC;
 	sim_run(&c, &r);
 	ck_assert_uint_gt(r.retrans, 0);
+}
+END_TEST
+
+/* A one-way transfer from A through a bottleneck of @mbit Mbit/s. */
+static struct sim_cfg bottleneck_cfg(uint64_t seed, enum tcp_cc_algo cc, unsigned int mbit, uint64_t delay_us,
+				     uint32_t queue_bytes)
+{
+	struct sim_cfg c = base_cfg(seed);
+
+	c.cc = cc;
+	c.one_way = true;
+	c.rate_Bps = (uint64_t)mbit * 1000000 / 8;
+	c.delay_us = delay_us;
+	c.queue_bytes = queue_bytes;
+	c.gso_a = 65536;
+	c.bytes = 8 << 20;
+	return c;
+}
+
+static double goodput_share(const struct sim_cfg *c, const struct sim_result *r)
+{
+	return (double)c->bytes / ((double)r->elapsed_us / SEC) / (double)c->rate_Bps;
+}
+
+/*
+ * BBR finds the bottleneck: 20 Mbit/s, 20 ms of round trip, a queue of two
+ * BDPs. It leaves STARTUP, its bandwidth estimate is the bottleneck's, it
+ * moves 8 MiB at nearly the bottleneck's rate, and it keeps the queue
+ * shorter than CUBIC, which fills it until it overflows.
+ */
+START_TEST(test_sim_bbr_bottleneck)
+{
+	struct sim_cfg b = bottleneck_cfg(1000, TCP_CC_BBR, 20, 10 * MS, 100000);
+	struct sim_cfg c = bottleneck_cfg(1000, TCP_CC_CUBIC, 20, 10 * MS, 100000);
+	struct sim_result rb, rc;
+
+	sim_run(&b, &rb);
+	sim_run(&c, &rc);
+	ck_assert_str_eq(rb.cc_mode_a, "probe_bw");
+	ck_assert_uint_gt(rb.cc_bw_a, b.rate_Bps * 85 / 100);
+	ck_assert_uint_lt(rb.cc_bw_a, b.rate_Bps * 115 / 100);
+	ck_assert_msg(goodput_share(&b, &rb) > 0.85, "BBR moved %.2f of the bottleneck's rate", goodput_share(&b, &rb));
+	ck_assert_uint_eq(rb.rtos_a, 0);
+	ck_assert_msg(rb.qdelay_avg_us < rc.qdelay_avg_us, "BBR queued %llu us on average, CUBIC %llu",
+		      (unsigned long long)rb.qdelay_avg_us, (unsigned long long)rc.qdelay_avg_us);
+}
+END_TEST
+
+/*
+ * Random loss is not congestion: with 1 % of the packets lost each way at
+ * 40 ms, BBR still moves most of what the bottleneck carries, where CUBIC,
+ * which halves for every loss, moves far less (the kernel's two behave so
+ * on the same path, docs/benchmarks.md).
+ */
+START_TEST(test_sim_bbr_random_loss)
+{
+	struct sim_cfg b = bottleneck_cfg(1100, TCP_CC_BBR, 20, 20 * MS, 200000);
+	struct sim_cfg c = bottleneck_cfg(1100, TCP_CC_CUBIC, 20, 20 * MS, 200000);
+	struct sim_result rb, rc;
+
+	b.loss_ppm = c.loss_ppm = 10000;
+	sim_run(&b, &rb);
+	sim_run(&c, &rc);
+	ck_assert_msg(goodput_share(&b, &rb) > 0.7, "BBR moved %.2f of the bottleneck's rate", goodput_share(&b, &rb));
+	ck_assert_msg(goodput_share(&b, &rb) > 2 * goodput_share(&c, &rc), "BBR %.2f, CUBIC %.2f of the rate",
+		      goodput_share(&b, &rb), goodput_share(&c, &rc));
+}
+END_TEST
+
+/*
+ * Pacing: an application that writes 64 KiB every 60 ms (below the RTO:
+ * cwnd stays what the last burst left) through 20 Mbit/s at 10 ms with a
+ * queue of ten packets. Unpaced, each write leaves as a burst of whole
+ * windows and overflows the queue; paced, it leaves spread over the round
+ * trip and far less is lost at the bottleneck.
+ */
+START_TEST(test_sim_pacing_shallow_queue)
+{
+	struct sim_cfg p = bottleneck_cfg(1200, TCP_CC_CUBIC, 20, 5 * MS, 15000);
+	struct sim_cfg u;
+	struct sim_result rp, ru;
+
+	p.bytes = 4 << 20;
+	p.app_chunk = 64 << 10;
+	p.app_gap_us = 60 * MS;
+	p.limit_us = 1200 * SEC;
+	u = p;
+	u.no_pacing = true;
+	sim_run(&p, &rp);
+	sim_run(&u, &ru);
+	ck_assert_msg(rp.qdrops * 2 < ru.qdrops, "paced: %llu dropped at the queue, unpaced %llu",
+		      (unsigned long long)rp.qdrops, (unsigned long long)ru.qdrops);
 }
 END_TEST
 
@@ -708,6 +869,15 @@ static Suite *sim_suite(void)
 	tc = tcase_create("concurrent");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_sim_concurrent);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("bbr");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_sim_bbr_bottleneck);
+	tcase_add_test(tc, test_sim_bbr_random_loss);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("pacing");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_sim_pacing_shallow_queue);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("heavy_loss");
 	tcase_set_timeout(tc, 120);
