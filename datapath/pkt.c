@@ -67,6 +67,7 @@ void pkt_reset(struct pkt *p)
 	memset(&p->vnet, 0, sizeof(p->vnet));
 	p->ifindex = 0;
 	p->l3_off = 0;
+	p->tos = 0;
 	p->csum_ok = false;
 }
 
@@ -104,6 +105,7 @@ struct pkt *pkt_clone(const struct pkt *p)
 	memcpy(pkt_put(c, p->len), pkt_data(p), p->len);
 	c->vnet = p->vnet;
 	c->ifindex = p->ifindex;
+	c->tos = p->tos;
 	c->csum_ok = p->csum_ok;
 	c->l3_off = p->l3_off >= p->off ? PKT_HEADROOM + (p->l3_off - p->off) : 0;
 	if (p->pl)

@@ -93,6 +93,7 @@ struct pkt {
 	struct virtio_net_hdr vnet;
 	uint32_t ifindex;
 	uint32_t l3_off;
+	uint8_t tos;		/* the IP header's DS field to send (DSCP and ECN), 0 by default */
 	bool csum_ok;
 	bool pooled;
 };

@@ -173,7 +173,7 @@ int face_ip_output(struct face *f, struct pkt *p, const struct net_addr *src, co
 			goto nomem;
 		total += sizeof(*ih);
 		ih->ver_ihl = 0x45;
-		ih->tos = 0;
+		ih->tos = p->tos;
 		ih->tot_len = htons((uint16_t)total);
 		ih->id = htons(f->ipv4_id);
 		f->ipv4_id = (uint16_t)(f->ipv4_id + vnet_gso_segs(&p->vnet, total - p->vnet.hdr_len));
@@ -189,7 +189,7 @@ int face_ip_output(struct face *f, struct pkt *p, const struct net_addr *src, co
 
 		if (!ih || total > 65535)
 			goto nomem;
-		ih->ver_tc_flow = htonl(6u << 28);
+		ih->ver_tc_flow = htonl(6u << 28 | (uint32_t)p->tos << 20);
 		ih->payload_len = htons((uint16_t)total);
 		ih->nexthdr = proto;
 		ih->hop_limit = FACE_TTL;

@@ -476,11 +476,14 @@ static int face_tcp_inner_syn(struct tcp_listener *l, void *user, struct tcp_con
 	tcp_conn_set_user(c, face_pair_inner_event, pr);
 	ca = in_remote.addr;
 	tcp_glue_conn_opts_link(face_tun_for(f, &ca), dst.family, &io);
-	tcp_conn_set_mss(c, io.mss, io.gso_max_bytes);
+	tcp_conn_set_path(c, &io);
 	/* the container's address and, where free, its port */
 	local = in_remote;
 	remote = in_local;
 	tcp_glue_conn_opts(f->st, dst.family, &dst, &oo);
+	/* the container's program asked for ECN: so does its connection on the network (unless off) */
+	if ((syn->flags & (TCP_ECE | TCP_CWR)) == (TCP_ECE | TCP_CWR) && oo.ecn == TCP_ECN_ACCEPT)
+		oo.ecn = TCP_ECN_ON;
 	ret = tcp_connect(tcp_glue_stack(f->st), &local, &remote, &oo, face_pair_outer_event, pr,
 			  face_now_us(f), &pr->outer);
 	if (ret == -EADDRINUSE) {
@@ -539,11 +542,14 @@ static int face_tcp_outer_syn(struct tcp_listener *l, void *user, struct tcp_con
 	pr->syn_seq = syn->seq;
 	tcp_conn_set_user(c, face_pair_outer_event, pr);
 	tcp_glue_conn_opts(f->st, ra.family, &ra, &oo);
-	tcp_conn_set_mss(c, oo.mss, oo.gso_max_bytes);
+	tcp_conn_set_path(c, &oo);
 	/* from the client's own address and port */
 	local = out_remote;
 	remote = out_local;
 	tcp_glue_conn_opts_link(tun, ca.family, &io);
+	/* the client asked for ECN: so does the connection to the container's kernel */
+	if ((syn->flags & (TCP_ECE | TCP_CWR)) == (TCP_ECE | TCP_CWR) && oo.ecn != TCP_ECN_OFF)
+		io.ecn = TCP_ECN_ON;
 	ret = tcp_connect(tcp_glue_engine(f->tcp), &local, &remote, &io, face_pair_inner_event, pr,
 			  face_now_us(f), &pr->inner);
 	if (ret < 0) {

@@ -292,7 +292,7 @@ int ipv4_output(struct stack *st, struct pkt *p, struct in_addr src, struct in_a
 		return -ENOBUFS;
 	}
 	ih->ver_ihl = 0x45;
-	ih->tos = 0;
+	ih->tos = p->tos;
 	/* BIG TCP: a GSO frame over 64 KiB says 0, the kernel takes the frame's length */
 	ih->tot_len = htons(total > IPV4_MAX_LEN ? 0 : (uint16_t)total);
 	ih->id = htons(st->ipv4_id);

@@ -306,7 +306,7 @@ static struct pkt *ipv6_push_hdr(struct stack *st, struct pkt *p, const struct i
 		pkt_free(p);
 		return NULL;
 	}
-	h->ver_tc_flow = htonl(6u << 28);
+	h->ver_tc_flow = htonl(6u << 28 | (uint32_t)p->tos << 20);
 	h->payload_len = htons((uint16_t)plen);
 	h->nexthdr = nh;
 	h->hop_limit = hop_limit;

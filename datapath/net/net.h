@@ -227,6 +227,27 @@ struct stack {
 	unsigned int steer_n, steer_index;
 };
 
+/*
+ * The ECN field (RFC 3168 5: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE) of the IP
+ * header a delivered packet kept at @p->l3_off, 0 when it has none there.
+ */
+static inline uint8_t ip_ecn(const struct pkt *p)
+{
+	const uint8_t *h;
+
+	if (!p->l3_off || p->l3_off + 2 > p->off || p->off > p->cap)
+		return 0;
+	h = p->buf + p->l3_off;
+	switch (h[0] >> 4) {
+	case 4:
+		return h[1] & 3;		/* the TOS byte's low bits */
+	case 6:
+		return (h[1] >> 4) & 3;		/* the traffic class's low bits */
+	default:
+		return 0;
+	}
+}
+
 static inline void stack_count(struct stack *st, enum dp_ctr c)
 {
 	st->ctr[c]++;

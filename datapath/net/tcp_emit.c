@@ -116,6 +116,7 @@ static int tcp_glue_emit_one(struct tcp_glue *g, const struct tcp_seg_out *seg, 
 		g->c.emit_errors++;
 		return -ENOBUFS;
 	}
+	p->tos = seg->ecn;
 	th = pkt_put(p, hlen);
 	memcpy(th, h, hlen);
 	th->seq = htonl(seq);
@@ -243,6 +244,7 @@ static int tcp_glue_emit_sw(struct tcp_glue *g, const struct tcp_seg_out *seg, s
 		memcpy(th, h, hlen);
 		th->seq = htonl(seq);
 		th->flags = flags;
+		p->tos = seg->ecn;
 		/* the header is even-sized, so the payload's words line up */
 		l4 = (uint32_t)(hlen + n);
 		sum = hsum + (l4 >> 16) + (l4 & 0xffff) + (seq >> 16) + (seq & 0xffff) + flags;

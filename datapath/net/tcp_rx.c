@@ -80,6 +80,7 @@ void tcp_glue_segment(struct tcp_glue *g, struct pkt *p, const struct net_addr *
 	seg.wnd = ntohs(th->wnd);
 	seg.data = pkt_data(p) + doff;
 	seg.len = p->len - doff;
+	seg.ecn = ip_ecn(p);
 	tcp_input(g->tcp, &seg, tcp_glue_now_us(st));
 }
 

@@ -119,6 +119,9 @@ void tcp_glue_print(struct tcp_glue *g, struct out *o, const char *counters, con
 	out_u64(o, "rack_lost", s.rack_marked);
 	out_u64(o, "dsacks_rx", s.dsacks_rx);
 	out_u64(o, "undos", s.undos);
+	out_u64(o, "ecn_ce_rcvd", s.ecn_ce_rcvd);
+	out_u64(o, "ecn_reductions", s.ecn_reductions);
+	out_u64(o, "sack_reneges", s.sack_reneges);
 	out_u64(o, "syn_deferred", s.syn_deferred);
 	out_u64(o, "syn_deferred_dropped", s.syn_deferred_dropped);
 	out_obj_end(o);
@@ -195,6 +198,10 @@ static int tcp_glue_ss_row(struct tcp_conn *c, void *arg)
 	out_u64f(o, "rtos", " rtos:%llu", i.rto_count);
 	out_u64f(o, "tlp_probes", " tlp:%llu", i.tlp_probes);
 	out_u64f(o, "undos", NULL, i.undos);
+	out_boolf(o, "ecn", i.ecn ? " ecn" : NULL, i.ecn);
+	out_u64f(o, "ce_rcvd", i.ce_rcvd ? " ce:%llu" : NULL, i.ce_rcvd);
+	out_u64f(o, "ece_rcvd", i.ece_rcvd ? " ece:%llu" : NULL, i.ece_rcvd);
+	out_u64f(o, "ecn_reductions", i.ecn_reductions ? " ecn_reductions:%llu" : NULL, i.ecn_reductions);
 	out_u64f(o, "bytes_sent", "\n\tbytes_sent:%llu", i.bytes_sent);
 	out_u64f(o, "bytes_acked", " bytes_acked:%llu", i.bytes_acked);
 	out_u64f(o, "bytes_received", " bytes_received:%llu", i.bytes_received);

@@ -60,6 +60,12 @@
 #define TCP_ECE	0x40
 #define TCP_CWR	0x80
 
+/* The IP header's ECN field (RFC 3168 5), as segments carry it */
+#define TCP_ECN_NOT_ECT	0
+#define TCP_ECN_ECT1	1
+#define TCP_ECN_ECT0	2
+#define TCP_ECN_CE	3
+
 #define TCP_SACK_MAX_BLOCKS	4
 /* Longest option block a header can carry (60-byte header - 20). */
 #define TCP_OPTS_MAX_BYTES	40
@@ -127,6 +133,7 @@ struct tcp_opts {
  * @seq, @ack, @flags, @wnd: header fields (@wnd unscaled, as on the wire)
  * @opts:		parsed options (tcp_opts_parse())
  * @data, @len:		payload (may be a coalesced GSO/GRO segment)
+ * @ecn:		the IP header's ECN field (TCP_ECN_*)
  */
 struct tcp_seg_in {
 	struct net_addr src;
@@ -140,6 +147,7 @@ struct tcp_seg_in {
 	struct tcp_opts opts;
 	const uint8_t *data;
 	size_t len;
+	uint8_t ecn;
 };
 
 #define TCP_SEG_OUT_IOV_MAX	2
@@ -152,6 +160,7 @@ struct tcp_seg_in {
  * @iov, @iovcnt, @len: payload, pointing into the send buffer
  * @gso_size:	0 when @len fits one segment, else the payload bytes per
  *		on-wire segment the link must split into
+ * @ecn:	the ECN field the IP header must carry (TCP_ECN_*)
  */
 struct tcp_seg_out {
 	struct net_addr src;
@@ -167,6 +176,7 @@ struct tcp_seg_out {
 	int iovcnt;
 	size_t len;
 	uint16_t gso_size;
+	uint8_t ecn;
 };
 
 enum tcp_state {
@@ -381,6 +391,11 @@ struct tcp_conn_info {
 	bool app_limited;
 	const char *cc_mode;		/* the controller's phase (BBR), or NULL */
 	uint64_t cc_bw;			/* its bandwidth estimate, bytes/s */
+	/* ECN (tcp_ecn.c) */
+	bool ecn;			/* negotiated */
+	uint64_t ce_rcvd;		/* segments that arrived CE-marked */
+	uint64_t ece_rcvd;		/* ACKs that echoed one of ours */
+	uint64_t ecn_reductions;	/* cwnd reductions for them */
 };
 
 /**
@@ -523,6 +538,9 @@ struct tcp_stack_stats {
 	uint64_t snd_lent_limited;	/* tcp_send()s cut short by a loan (tcp_pool.c) */
 	uint64_t rcv_sunk_bytes;	/* received bytes a sink took, never stored (tcp_conn_set_sink()) */
 	uint64_t acks_at_push;		/* ACKs due that waited for tcp_push() (tcp_conn_ack_at_push()) */
+	uint64_t ecn_ce_rcvd;		/* segments that arrived CE-marked on ECN connections */
+	uint64_t ecn_reductions;	/* cwnd reductions for an ECN echo */
+	uint64_t sack_reneges;		/* SACK scoreboards forgotten: the receiver reneged (RFC 2018 8) */
 };
 
 const char *tcp_state_name(enum tcp_state s);
@@ -564,7 +582,7 @@ void tcp_listener_close(struct tcp_listener *l);
 int tcp_listen_any(struct tcp_stack *s, const struct tcp_conn_opts *opts, tcp_syn_fn syn, tcp_event_fn ev,
 		   void *user, struct tcp_listener **out);
 int tcp_conn_answer(struct tcp_conn *c, uint64_t now_us);
-int tcp_conn_set_mss(struct tcp_conn *c, uint16_t mss, uint32_t gso_max_bytes);
+int tcp_conn_set_path(struct tcp_conn *c, const struct tcp_conn_opts *o);
 void tcp_conn_refuse(struct tcp_conn *c, bool rst, uint64_t now_us);
 int tcp_icmp_error(struct tcp_stack *s, const struct tcp_endpoint *local, const struct tcp_endpoint *remote,
 		   uint32_t seq, int err, uint64_t now_us);

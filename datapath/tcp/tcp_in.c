@@ -216,6 +216,7 @@ void tcp_in_negotiate(struct tcp_conn *c, const struct tcp_seg_in *syn)
 	if (c->gso_max_bytes < c->snd_mss)
 		c->gso_max_bytes = c->snd_mss;
 	c->rcv_mss = c->snd_mss;
+	tcp_ecn_negotiate(c, syn);
 	c->snd_wnd = syn->wnd;	/* RFC 7323 2.2: never scaled on a SYN */
 	c->max_snd_wnd = c->snd_wnd;
 	c->snd_wl1 = syn->seq;
@@ -488,6 +489,7 @@ static bool tcp_in_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_
 		c->persist_backoff = 0;
 	}
 	tcp_sack_update(c, &seg->opts);
+	tcp_sack_check_renege(c);
 	dsack = tcp_sack_dsack(c, &seg->opts, seg->ack);
 	/* RFC 9293 3.10.7.4: send window update */
 	if (seq_lt(c->snd_wl1, seg->seq) || (c->snd_wl1 == seg->seq && seq_leq(c->snd_wl2, seg->ack))) {
@@ -510,6 +512,7 @@ static bool tcp_in_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_
 	tcp_undo_on_ack(c, seg, acked > 0, dsack);
 	tcp_recovery_on_ack(c, acked, dupack, delivered, now_us);
 	tcp_recovery_tlp_on_ack(c, seg, acked, delivered, dsack, now_us);
+	tcp_ecn_ack(c, seg, now_us);
 	tcp_rate_ack_end(c, now_us);
 	if (c->cc->cong_control)
 		c->cc->cong_control(c, &c->rs, now_us);	/* BBR: cwnd and the pacing rate from its model */
@@ -784,6 +787,7 @@ static void tcp_in_conn(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64
 	if (c->ts_ok && seg->opts.has_ts && seq_leq(seg->seq, c->last_ack_sent) &&
 	    seq_geq(seg->opts.ts_val, c->ts_recent))
 		c->ts_recent = seg->opts.ts_val;
+	tcp_ecn_in(c, seg);
 	/* RFC 5961 3.2 */
 	if (seg->flags & TCP_RST) {
 		if (seg->seq != c->rcv_nxt) {

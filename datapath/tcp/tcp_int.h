@@ -277,6 +277,15 @@ struct tcp_conn {
 	bool ts_ok;
 	bool ws_ok;
 	bool traced;		/* matches the stack's trace filter (tcp_trace.c) */
+	/* ECN (RFC 3168), tcp_ecn.c */
+	bool ecn_ok;		/* negotiated */
+	bool ecn_peer_asked;	/* passive: the SYN asked for it */
+	bool ecn_ece;		/* receiver: echo ECE until a CWR comes */
+	bool ecn_cwr_pending;	/* sender: set CWR on the next new segment */
+	bool ecn_reacted;	/* sender: reduced once, @ecn_high is valid */
+	uint32_t ecn_high;	/* no new reduction until snd_una is past it */
+	uint64_t ce_rcvd, ece_rcvd, ecn_reductions;
+	uint64_t sack_reneges;	/* scoreboards forgotten (tcp_sack_renege()) */
 
 	/* send sequence space (RFC 9293 3.3.1) */
 	uint32_t iss;
@@ -595,6 +604,8 @@ bool tcp_sack_next_lost(const struct tcp_conn *c, uint32_t *seq, uint32_t *len);
 bool tcp_sack_is_lost(const struct tcp_conn *c, uint32_t seq);
 uint32_t tcp_sack_highest(const struct tcp_conn *c);
 uint32_t tcp_sack_holes(const struct tcp_conn *c, uint32_t from, uint32_t to);
+void tcp_sack_renege(struct tcp_conn *c);
+bool tcp_sack_check_renege(struct tcp_conn *c);
 
 /* tcp_recovery.c */
 void tcp_recovery_on_ack(struct tcp_conn *c, uint32_t acked, bool dupack, uint32_t delivered, uint64_t now_us);
@@ -608,6 +619,13 @@ bool tcp_sack_dsack(struct tcp_conn *c, const struct tcp_opts *o, uint32_t ack);
 void tcp_undo_start(struct tcp_conn *c);
 void tcp_undo_retransmitted(struct tcp_conn *c, uint32_t seq, uint32_t end, uint64_t now_us);
 void tcp_undo_on_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, bool advanced, bool dsack);
+
+/* tcp_ecn.c */
+void tcp_ecn_negotiate(struct tcp_conn *c, const struct tcp_seg_in *syn);
+uint8_t tcp_ecn_syn_flags(const struct tcp_conn *c);
+uint8_t tcp_ecn_out(struct tcp_conn *c, uint8_t *flags, bool new_data);
+void tcp_ecn_in(struct tcp_conn *c, const struct tcp_seg_in *seg);
+void tcp_ecn_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_t now_us);
 
 /* tcp_pace.c */
 void tcp_pace_update_rate(struct tcp_conn *c);
@@ -638,6 +656,7 @@ bool tcp_rack_detect(struct tcp_conn *c, uint64_t now_us);
 bool tcp_rack_next_lost(const struct tcp_conn *c, uint32_t *seq, uint32_t *len);
 void tcp_rack_mark_all_lost(struct tcp_conn *c);
 void tcp_rack_unmark_lost(struct tcp_conn *c);
+void tcp_rack_unsack_all(struct tcp_conn *c);
 void tcp_rack_recovery_done(struct tcp_conn *c);
 void tcp_rack_spurious(struct tcp_conn *c);
 void tcp_rack_free(struct tcp_conn *c);

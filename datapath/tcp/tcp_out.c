@@ -211,6 +211,7 @@ static int tcp_out_send(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_
 	wnd = tcp_out_wnd(c, flags & TCP_SYN);
 	o.wnd = (flags & TCP_RST) ? 0 : wnd;
 	if (flags & TCP_SYN) {
+		o.flags |= tcp_ecn_syn_flags(c);
 		o.opts.has_mss = true;
 		o.opts.mss = tcp_out_mss_opt(&c->opts);
 		o.opts.sack_perm = c->sack_ok;
@@ -235,6 +236,7 @@ static int tcp_out_send(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_
 		if (!len || tcp_opts_len(&with) + (len < c->snd_mss ? len : c->snd_mss) <= mss_total)
 			o.opts = with;
 	}
+	o.ecn = tcp_ecn_out(c, &o.flags, len && seq_geq(seq, c->snd_max));
 	if (len) {
 		n = tcp_ring_iov(&c->snd, seq - c->snd_buf_seq, len, o.iov);
 		if (n < 0)
@@ -572,6 +574,8 @@ void tcp_out_push(struct tcp_conn *c, uint64_t now_us)
 			len = budget >= c->snd_mss ? budget : (avail <= budget ? avail : 0);
 		if (len > c->snd_mss && len < avail)
 			len -= len % c->snd_mss;
+		if (c->ecn_cwr_pending && len > c->snd_mss)
+			len = c->snd_mss;	/* CWR leaves on one segment, not on every one of a GSO frame */
 		fin = c->fin_queued && !c->fin_sent && len == avail;
 		if (!len && !fin)
 			break;

@@ -597,3 +597,15 @@ void tcp_rack_unmark_lost(struct tcp_conn *c)
 	for (i = 0; i < c->rack_n; i++)
 		tcp_rack_set_flags(c, tcp_rack_at(c, i), tcp_rack_at(c, i)->flags & ~TCP_RACK_LOST);
 }
+
+/**
+ * tcp_rack_unsack_all() - the receiver reneged: nothing is SACKed any more
+ * @c: the connection
+ */
+void tcp_rack_unsack_all(struct tcp_conn *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->rack_n; i++)
+		tcp_rack_at(c, i)->flags &= ~TCP_RACK_SACKED;
+}

@@ -22,7 +22,16 @@
  * unacknowledged segment is lost, and each duplicate ACK stands for one
  * segment that left the network (like Linux's Reno emulation of SACK).
  * Pipe (RFC 6675 4): bytes outstanding, minus SACKed bytes, minus lost bytes
- * not yet retransmitted (holes between HighRxt and the lost edge). Segments
+ * not yet retransmitted (holes between HighRxt and the lost edge).
+ *
+ * Reneging (RFC 2018 8: a receiver may throw away data it SACKed): an ACK
+ * whose first unacknowledged byte the scoreboard holds SACKed says so (a
+ * receiver that had that byte would acknowledge it, as Linux's
+ * tcp_check_sack_reneging() reads it), and so does a second RTO in a row.
+ * Then the scoreboard is forgotten (tcp_sack_renege()): what was SACKed is
+ * in flight again, RACK times it like the rest, and an RTO resends it. A
+ * peer that reneges cannot stall the connection behind data we believe it
+ * has. Segments
  * are retransmitted in order from HighRxt (NextSeg() rule 1), at most one
  * MSS each, whenever cwnd * MSS - pipe allows; new data follows in
  * tcp_out.c when no lost hole remains.
@@ -188,5 +197,33 @@ bool tcp_sack_next_lost(const struct tcp_conn *c, uint32_t *seq, uint32_t *len)
 		return false;
 	*seq = s;
 	*len = edge - s;
+	return true;
+}
+
+/**
+ * tcp_sack_renege() - forget the scoreboard: the receiver may not have it
+ * @c: the connection
+ */
+void tcp_sack_renege(struct tcp_conn *c)
+{
+	if (!c->sacked.n)
+		return;
+	c->sacked.n = 0;
+	tcp_rack_unsack_all(c);
+	c->sack_reneges++;
+	c->stack->st.sack_reneges++;
+}
+
+/**
+ * tcp_sack_check_renege() - after an ACK: did the receiver renege?
+ * @c: the connection (snd_una advanced, the ACK's blocks added)
+ *
+ * Return: true when it did (the scoreboard was forgotten).
+ */
+bool tcp_sack_check_renege(struct tcp_conn *c)
+{
+	if (!c->sack_ok || !c->sacked.n || c->sacked.r[0].start != c->snd_una)
+		return false;
+	tcp_sack_renege(c);
 	return true;
 }

@@ -281,24 +281,33 @@ int tcp_conn_answer(struct tcp_conn *c, uint64_t now_us)
 }
 
 /**
- * tcp_conn_set_mss() - the MSS and GSO limit of a catch-all's connection
+ * tcp_conn_set_path() - the settings of a catch-all's connection for its path
  * @c: a connection tcp_syn_fn got, still unanswered
- * @mss: largest on-wire payload we take (the SYN-ACK's MSS option)
- * @gso_max_bytes: largest payload of one emitted segment
+ * @o: its settings: mss (the largest on-wire payload we take, the SYN-ACK's
+ *     MSS option), gso_max_bytes (the largest payload of one emitted
+ *     segment), the congestion control, the ECN mode and pacing
  *
  * A catch-all serves every destination, so its settings may differ per
- * connection (the route, the family): they are set here, before the answer.
+ * connection (the route, the family, the link): they are set here, before
+ * the answer. ECN is used when the SYN asked and @o's mode is not off.
  *
  * Return: 0, or -EINVAL when @c is not waiting for an answer.
  */
-int tcp_conn_set_mss(struct tcp_conn *c, uint16_t mss, uint32_t gso_max_bytes)
+int tcp_conn_set_path(struct tcp_conn *c, const struct tcp_conn_opts *o)
 {
+	uint16_t mss = o->mss;
+	uint32_t gso_max_bytes = o->gso_max_bytes;
 	int snd;
 
 	if (!c->deferred || mss < TCP_MIN_MSS)
 		return -EINVAL;
 	c->opts.mss = mss;
 	c->opts.gso_max_bytes = gso_max_bytes;
+	c->opts.cc = o->cc;
+	c->cc = tcp_cc_ops_of(o->cc);	/* it starts when the handshake completes */
+	c->opts.ecn = o->ecn;
+	c->ecn_ok = c->ecn_peer_asked && o->ecn != TCP_ECN_OFF;
+	c->opts.no_pacing = o->no_pacing;
 	snd = c->peer_mss < mss ? c->peer_mss : mss;
 	if (c->ts_ok)
 		snd -= TCP_TS_OPT_BYTES;
@@ -430,6 +439,10 @@ void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out)
 	out->delivery_rate = tcp_rate_delivery_bps(c);
 	out->pacing_rate = c->pacing_rate;
 	out->app_limited = c->app_limited != 0;
+	out->ecn = c->ecn_ok;
+	out->ce_rcvd = c->ce_rcvd;
+	out->ece_rcvd = c->ece_rcvd;
+	out->ecn_reductions = c->ecn_reductions;
 	if (c->cc->get_info) {
 		struct tcp_cc_info ci;
 

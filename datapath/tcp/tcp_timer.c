@@ -389,6 +389,8 @@ static void tcp_timer_rtx_fire(struct tcp_conn *c, uint64_t now_us)
 	c->cc->on_rto(c, now_us);
 	c->in_recovery = false;
 	c->after_rto = true;
+	if (c->retries >= 2)
+		tcp_sack_renege(c);	/* RFC 2018 8: the receiver may have thrown away what it SACKed */
 	tcp_rack_mark_all_lost(c);
 	c->recover = c->snd_max;
 	c->high_rxt = c->snd_una;

@@ -14,14 +14,20 @@
  *   byte 0     scenario: low 4 bits the state the connection is driven into
  *              with well-formed segments (enum fz_scene), bit 4 the peer
  *              offers no options, bit 5 we queue 3000 bytes first, bit 6 the
- *              service orphans the connection (tcp_close) where it can
+ *              service orphans the connection (tcp_close) where it can, bit
+ *              7 our side runs BBR and both sides negotiate ECN (CUBIC and
+ *              no ECN otherwise)
  *   then       records of FZ_REC bytes, each one action (struct fz_rec): a
  *              segment from the peer whose seq/ack are offsets from what the
  *              peer would send next and from what we sent last, with a
  *              window, options (built from bits, or raw bytes through
- *              tcp_opts_parse()) and a payload length; or a clock step and
- *              tcp_timers_run(); or a service call (send, recv, shutdown,
- *              close, abort, a second connect); or a PMTU update.
+ *              tcp_opts_parse()) and a payload length, and an IP ECN field
+ *              (a CE mark); or a clock step and tcp_timers_run(); or a
+ *              service call (send, recv, shutdown, close, abort, a second
+ *              connect); or a PMTU update; or an ACK of a misbehaving peer
+ *              (fz_bad_ack(): a SACK block it reneges on, a D-SACK of data
+ *              never resent, SACKs of all that is out, a window that
+ *              shrinks, ECE).
  *
  * Invariants checked with abort(), beyond "no crash, no leak, no sanitizer
  * report":
@@ -81,6 +87,8 @@ static struct fz {
 	bool conn_dead;			/* RESET or CLOSED seen */
 	bool orphan;
 	bool peer_opts;
+	bool bbr_ecn;			/* BBR on our side, ECN negotiated */
+	uint8_t in_ecn;			/* the IP ECN field of the next segment in */
 	uint64_t now;
 	uint32_t peer_nxt;		/* the peer's next sequence number */
 	uint32_t peer_tsval;
@@ -126,6 +134,15 @@ static struct tcp_endpoint fz_ep(uint8_t last, uint16_t port)
 	e.addr.a.bytes[3] = last;
 	e.port = port;
 	return e;
+}
+
+/* FUZZ_TCP_TRACE=1: the engine's own samples too (tcp_trace.c) */
+static void fz_sample(void *ctx, const struct tcp_trace_sample *t)
+{
+	(void)ctx;
+	fprintf(stderr, "  [%s %s] una %u nxt %u cwnd %u ssth %u pipe %u sacked %u lost %u rtx %llu %s\n",
+		tcp_trace_event_name(t->event), tcp_cong_state_name(t->cong_state), t->snd_una, t->snd_nxt, t->cwnd,
+		t->ssthresh, t->pipe, t->sacked, t->lost, (unsigned long long)t->retrans, t->cc_mode ? t->cc_mode : "");
 }
 
 static int fz_emit(void *ctx, const struct tcp_seg_out *seg)
@@ -273,6 +290,7 @@ static void fz_peer(uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd, con
 		fz_payload[i] = fz_byte(seq + ((flags & TCP_SYN) ? 1 : 0) + (uint32_t)i, false);
 	in.data = len ? fz_payload : NULL;
 	in.len = len;
+	in.ecn = F.in_ecn;
 	if (fz_trace)
 		fprintf(stderr, "in  flags %02x seq %u ack %u len %zu wnd %u (peer_nxt %u our_nxt %u)\n", flags,
 			seq, ack, len, wnd, F.peer_nxt, F.our_nxt);
@@ -366,10 +384,15 @@ static void fz_scene(enum fz_scene scene, bool queue_data)
 {
 	struct tcp_listener *l;
 
+	struct tcp_conn_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.cc = F.bbr_ecn ? TCP_CC_BBR : TCP_CC_CUBIC;
+	o.ecn = F.bbr_ecn ? TCP_ECN_ON : TCP_ECN_ACCEPT;
 	F.local = fz_ep(1, 80);
 	F.remote = fz_ep(2, 40000);
 	F.local_port = 80;
-	if (tcp_listen(F.s, &F.local, 16, NULL, fz_accept, fz_event, NULL, &l))
+	if (tcp_listen(F.s, &F.local, 16, &o, fz_accept, fz_event, NULL, &l))
 		fz_fail("tcp_listen");
 	F.lis = l;
 	if (scene == FZ_LISTEN)
@@ -377,20 +400,20 @@ static void fz_scene(enum fz_scene scene, bool queue_data)
 	if (scene == FZ_SYN_SENT || scene == FZ_ESTABLISHED_ACTIVE) {
 		F.local = fz_ep(1, 5555);
 		F.local_port = 5555;
-		if (tcp_connect(F.s, &F.local, &F.remote, NULL, fz_event, NULL, F.now, &F.conn))
+		if (tcp_connect(F.s, &F.local, &F.remote, &o, fz_event, NULL, F.now, &F.conn))
 			fz_fail("tcp_connect");
 		F.data_iss = F.iss;
 		fz_check();
 		if (scene == FZ_SYN_SENT)
 			return;
-		fz_peer_ok(TCP_SYN | TCP_ACK, 0);
+		fz_peer_ok(TCP_SYN | TCP_ACK | (F.bbr_ecn ? TCP_ECE : 0), 0);
 		F.rd_seq = F.peer_nxt;
 		if (!fz_state_is(TCPS_ESTABLISHED))
 			fz_fail("active open did not reach ESTABLISHED");
 		return;
 	}
 	F.our_nxt = FZ_OUR_ISS;
-	fz_peer_ok(TCP_SYN, 0);
+	fz_peer_ok(TCP_SYN | (F.bbr_ecn ? TCP_ECE | TCP_CWR : 0), 0);
 	F.rd_seq = F.peer_nxt;
 	if (scene == FZ_SYN_RECEIVED)
 		return;
@@ -449,6 +472,40 @@ static void fz_scene(enum fz_scene scene, bool queue_data)
 	}
 }
 
+/*
+ * An ACK of a misbehaving peer at @ack, with ECE when @shape has 0x80 and a
+ * window of @wnd: SACK blocks by @shape & 3: 0 a block that starts at the
+ * ACK (it threw away what it had SACKed: reneging), 1 a D-SACK of @n bytes
+ * below the ACK (as if data arrived twice that we never resent), 2 one
+ * block over everything above the ACK, 3 none.
+ */
+static void fz_bad_ack(uint8_t shape, uint32_t ack, uint16_t wnd, uint32_t n)
+{
+	struct tcp_opts o;
+
+	fz_opts(&o, false);
+	switch (shape & 3) {
+	case 0:
+		o.nsack = 1;
+		o.sack[0].start = ack;
+		o.sack[0].end = ack + n;
+		break;
+	case 1:
+		o.nsack = 1;
+		o.sack[0].start = ack - n;
+		o.sack[0].end = ack;
+		break;
+	case 2:
+		o.nsack = 1;
+		o.sack[0].start = ack + 1;
+		o.sack[0].end = F.our_nxt;
+		break;
+	default:
+		break;
+	}
+	fz_peer(TCP_ACK | ((shape & 0x80) ? TCP_ECE : 0), F.peer_nxt, ack, wnd, &o, 0);
+}
+
 /* One action record. */
 static void fz_action(const uint8_t *r, const uint8_t **raw, size_t *raw_left)
 {
@@ -462,6 +519,7 @@ static void fz_action(const uint8_t *r, const uint8_t **raw, size_t *raw_left)
 	struct tcp_opts o;
 
 	F.now += (uint64_t)dt * ((r[0] & 0x20) ? FZ_SEC : 1000);
+	F.in_ecn = r[0] >> 6;	/* the IP ECN field of a segment in: CE when 3 */
 	switch (kind) {
 	case 0:
 	case 1:
@@ -560,6 +618,9 @@ static void fz_action(const uint8_t *r, const uint8_t **raw, size_t *raw_left)
 		tcp_pmtu_update(F.s, &F.local.addr, &F.remote.addr, (uint32_t)(wnd % 10000), F.now);
 		fz_check();
 		break;
+	case 6:		/* a misbehaving peer's ACK */
+		fz_bad_ack(r[1], F.our_nxt + (uint32_t)ack_off * ack_scale, wnd, (uint32_t)len + 1);
+		break;
 	default:	/* a well-formed in-order segment */
 		fz_peer_ok((r[1] & (TCP_FIN | TCP_PSH)) | TCP_ACK, len % 2000);
 		break;
@@ -584,6 +645,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	scene = (data[0] & 15) % FZ_SCENE_MAX;
 	F.peer_opts = !(data[0] & 0x10);
 	F.orphan = data[0] & 0x40;
+	F.bbr_ecn = data[0] & 0x80;
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.emit = fz_emit;
@@ -594,6 +656,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	F.s = tcp_stack_new(&cfg);
 	if (!F.s)
 		fz_fail("tcp_stack_new");
+	if (fz_trace) {
+		struct tcp_trace_filter all = { .any_addr = true };
+
+		tcp_stack_set_trace(F.s, &all, fz_sample, NULL);
+	}
 
 	fz_scene(scene, data[0] & 0x20);
 	if (F.orphan && scene >= FZ_FIN_WAIT_1)

@@ -13,6 +13,9 @@
  * seeded share of the packets both ways, so the kernel's SACK/RACK and our
  * recovery meet. Transfers run in both directions at once with content
  * compared by hash, then a half-close, on the real clock with a time bound.
+ * The adapter carries the IP header's ECN field both ways and can mark a
+ * seeded share of the ECN-capable packets CE in either direction, as a
+ * router with an AQM would.
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -51,6 +54,9 @@ static struct kt {
 	struct tcp_conn *c;
 	struct tcp_listener *lis;
 	uint32_t loss_ppm;
+	uint32_t ce_to_kernel_ppm;	/* ECT packets of ours marked CE */
+	uint32_t ce_to_us_ppm;		/* ECT packets of the kernel's marked CE */
+	uint64_t ce_marked;
 	uint64_t rng;
 	uint16_t ip_id;
 	/* our side */
@@ -98,6 +104,16 @@ static uint16_t csum_fold(uint32_t sum)
 	return (uint16_t)~sum;
 }
 
+/* Mark an ECN-capable packet CE with probability @ppm. Return: its ECN field. */
+static uint8_t ce_mark(uint8_t ecn, uint32_t ppm)
+{
+	if (ecn && ecn != TCP_ECN_CE && ppm && xr(&K.rng) % 1000000 < ppm) {
+		K.ce_marked++;
+		return TCP_ECN_CE;
+	}
+	return ecn;
+}
+
 static bool drop_now(void)
 {
 	if (K.loss_ppm && xr(&K.rng) % 1000000 < K.loss_ppm) {
@@ -121,6 +137,7 @@ static void kt_write_one(const struct tcp_seg_out *o, const uint8_t *payload, si
 	CHECK(total <= MTU, "packet of %zu bytes over the MTU", total);
 	memset(pkt, 0, 40);
 	ip[0] = 0x45;
+	ip[1] = ce_mark(o->ecn, K.ce_to_kernel_ppm);
 	ip[2] = (uint8_t)(total >> 8);
 	ip[3] = (uint8_t)total;
 	ip[4] = (uint8_t)(K.ip_id >> 8);
@@ -218,6 +235,7 @@ static void kt_input(const uint8_t *p, size_t n)
 		return;
 	s.data = th + doff;
 	s.len = tot - ihl - doff;
+	s.ecn = ce_mark(p[1] & 3, K.ce_to_us_ppm);
 	K.pkts_in++;
 	if (drop_now())
 		return;
@@ -529,6 +547,167 @@ START_TEST(test_we_connect_to_kernel)
 }
 END_TEST
 
+/* A counter of /proc/self/net/netstat (this test's namespace): "TcpExt" or "IpExt", @name. */
+static long long netstat(const char *group, const char *name)
+{
+	char names[4096], vals[4096];
+	long long v = -1;
+	FILE *f = fopen("/proc/self/net/netstat", "r");
+
+	if (!f)
+		return -1;
+	while (v < 0 && fgets(names, sizeof(names), f) && fgets(vals, sizeof(vals), f)) {
+		char *sn, *sv, *n, *x;
+
+		if (strncmp(names, group, strlen(group)) || names[strlen(group)] != ':')
+			continue;
+		n = strtok_r(names, " \n", &sn);
+		x = strtok_r(vals, " \n", &sv);
+		while ((n = strtok_r(NULL, " \n", &sn)) && (x = strtok_r(NULL, " \n", &sv)))
+			if (!strcmp(n, name))
+				v = atoll(x);
+	}
+	fclose(f);
+	return v;
+}
+
+static void sysctl_write(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_msg(f, "%s: %s", path, strerror(errno));
+	ck_assert_int_ge(fputs(val, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Connect from our stack with @o to a kernel listener (CUBIC) on 10.9.0.1:@port, run the transfer. */
+static void we_connect(const struct tcp_conn_opts *o, uint16_t port, const char *name)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct tcp_endpoint l = ep4("10.9.0.2", 0), r = ep4("10.9.0.1", port);
+	uint64_t t0 = now_us(), start;
+	int ls, ks = -1, one = 1;
+
+	ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* CUBIC reacts to ECN echoes; this namespace's default may be BBR, which does not */
+	ck_assert_int_eq(setsockopt(ls, IPPROTO_TCP, TCP_CONGESTION, "cubic", 5), 0);
+	inet_pton(AF_INET, "10.9.0.1", &sa.sin_addr);
+	ck_assert_int_eq(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(ls, 4), 0);
+	ck_assert_int_eq(tcp_connect(K.s, &l, &r, o, our_event, NULL, now_us(), &K.c), 0);
+	start = now_us();
+	while (ks < 0) {
+		uint8_t buf[MTU + 100];
+		ssize_t n;
+
+		CHECK(now_us() - start < 20000000, "no connection to the kernel");
+		usleep(1000);
+		while ((n = read(K.tun, buf, sizeof(buf))) > 0)
+			kt_input(buf, (size_t)n);
+		tcp_timers_run(K.s, now_us());
+		ks = accept4(ls, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	}
+	kt_pump(ks, 60000000);
+	kt_report(name, t0);
+	close(ks);
+	close(ls);
+}
+
+/*
+ * ECN with the kernel as the receiver: we ask for it (--tcp-ecn on), the
+ * kernel agrees, our data leaves ECT(0) and the adapter marks 1 % of it CE
+ * on the way in. The kernel counts the CE packets and echoes them; we
+ * reduce for the echoes (not once per packet: once per window), send CWR,
+ * and the stream arrives intact without a single loss.
+ */
+START_TEST(test_ecn_we_send_kernel_echoes)
+{
+	struct tcp_conn_opts o = kt_opts();
+	struct tcp_conn_info i;
+	long long ce0 = netstat("IpExt", "InCEPkts");
+
+	sysctl_write("/proc/sys/net/ipv4/tcp_ecn", "1");
+	o.ecn = TCP_ECN_ON;
+	K.ce_to_kernel_ppm = 10000;
+	we_connect(&o, 9191, "ECN, we send, 1 % CE");
+	tcp_conn_info(K.c, &i);
+	fprintf(stderr, "  marked %llu; ece %llu, reductions %llu, retrans %llu; kernel InCEPkts +%lld\n",
+		(unsigned long long)K.ce_marked, (unsigned long long)i.ece_rcvd, (unsigned long long)i.ecn_reductions,
+		(unsigned long long)i.retrans_segs, netstat("IpExt", "InCEPkts") - ce0);
+	ck_assert(i.ecn);
+	ck_assert_uint_gt(K.ce_marked, 0);
+	ck_assert_int_eq(netstat("IpExt", "InCEPkts") - ce0, (long long)K.ce_marked);
+	ck_assert_uint_gt(i.ece_rcvd, 0);
+	ck_assert_uint_gt(i.ecn_reductions, 0);
+	ck_assert_uint_le(i.ecn_reductions, K.ce_marked);
+	ck_assert_uint_eq(i.retrans_segs, 0);	/* no loss: marks instead of drops */
+	tcp_close(K.c, now_us());
+}
+END_TEST
+
+/*
+ * ECN with the kernel as the sender (CUBIC): it asks on its SYN, we accept
+ * (the default), its data arrives ECT and the adapter marks 1 % CE. We echo
+ * until its CWR, and the kernel's own counter says its packets were
+ * delivered CE-echoed (TCPDeliveredCE).
+ */
+START_TEST(test_ecn_kernel_sends_we_echo)
+{
+	struct tcp_endpoint l = ep4("10.9.0.2", 8181);
+	struct tcp_conn_opts o = kt_opts();
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(8181) };
+	long long ce0 = netstat("TcpExt", "TCPDeliveredCE");
+	struct tcp_conn_info i;
+	uint64_t t0 = now_us();
+	int ks;
+
+	sysctl_write("/proc/sys/net/ipv4/tcp_ecn", "1");
+	K.ce_to_us_ppm = 10000;
+	ck_assert_int_eq(tcp_listen(K.s, &l, 8, &o, our_accept, our_event, NULL, &K.lis), 0);
+	ks = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	ck_assert_int_eq(setsockopt(ks, IPPROTO_TCP, TCP_CONGESTION, "cubic", 5), 0);
+	inet_pton(AF_INET, "10.9.0.2", &sa.sin_addr);
+	ck_assert(connect(ks, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EINPROGRESS);
+	kt_pump(ks, 60000000);
+	kt_report("ECN, the kernel sends, 1 % CE", t0);
+	tcp_conn_info(K.c, &i);
+	fprintf(stderr, "  marked %llu; we got %llu CE; kernel TCPDeliveredCE +%lld\n",
+		(unsigned long long)K.ce_marked, (unsigned long long)i.ce_rcvd,
+		netstat("TcpExt", "TCPDeliveredCE") - ce0);
+	ck_assert(i.ecn);
+	ck_assert_uint_gt(K.ce_marked, 0);
+	ck_assert_uint_eq(i.ce_rcvd, K.ce_marked);
+	ck_assert_int_gt(netstat("TcpExt", "TCPDeliveredCE") - ce0, 0);
+	close(ks);
+	tcp_close(K.c, now_us());
+}
+END_TEST
+
+/*
+ * BBR against the kernel (CUBIC) with 1 % loss each way: both streams
+ * arrive intact, BBR left STARTUP, and its model holds a bandwidth.
+ */
+START_TEST(test_bbr_to_kernel_lossy)
+{
+	struct tcp_conn_opts o = kt_opts();
+	struct tcp_conn_info i;
+
+	o.cc = TCP_CC_BBR;
+	K.loss_ppm = 10000;
+	we_connect(&o, 9292, "BBR, we connect, 1 % loss");
+	tcp_conn_info(K.c, &i);
+	fprintf(stderr, "  %s %s bw %.1f Mbit/s min_rtt %u us cwnd %u\n", i.cc, i.cc_mode ? i.cc_mode : "-",
+		(double)i.cc_bw * 8 / 1e6, i.min_rtt_us, i.cwnd);
+	ck_assert_str_eq(i.cc, "bbr");
+	ck_assert_ptr_nonnull(i.cc_mode);
+	ck_assert_str_ne(i.cc_mode, "startup");
+	ck_assert_uint_gt(i.cc_bw, 0);
+	ck_assert_uint_gt(i.retrans_segs, 0);
+	tcp_close(K.c, now_us());
+}
+END_TEST
+
 /* ---- many kernel clients against an echo service on our stack ---- */
 
 #define NCLIENTS	1000
@@ -716,6 +895,17 @@ static Suite *kernel_suite(void)
 	tcase_add_checked_fixture(tc, kt_setup, kt_teardown);
 	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, test_we_connect_to_kernel);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("ecn");
+	tcase_add_checked_fixture(tc, kt_setup, kt_teardown);
+	tcase_set_timeout(tc, 90);
+	tcase_add_test(tc, test_ecn_we_send_kernel_echoes);
+	tcase_add_test(tc, test_ecn_kernel_sends_we_echo);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("bbr");
+	tcase_add_checked_fixture(tc, kt_setup, kt_teardown);
+	tcase_set_timeout(tc, 90);
+	tcase_add_test(tc, test_bbr_to_kernel_lossy);
 	suite_add_tcase(s, tc);
 	return s;
 }
