@@ -4,8 +4,8 @@
 #   make check           install missing Debian packages, then build and run every
 #                        test twice (plain, then ASan+UBSan) and the fuzz targets briefly
 #   make demo            run the main job on a demo network it creates itself
-#   make bench           UDP, TCP, container-face and nginx benchmarks next to the kernel
-#                        (docs/benchmarks.md)
+#   make bench           UDP, TCP, container-face, nginx and WAN (delay and loss)
+#                        benchmarks next to the kernel (docs/benchmarks.md)
 #   make fuzz            run every libFuzzer target for FUZZ_SECONDS each
 #   make install         PREFIX=/usr/local DESTDIR=
 #
@@ -182,6 +182,7 @@ bench: deps all tools
 	bench/face.sh $(abspath $(O))
 	bench/nginx.sh $(abspath $(O))
 	bench/udp.sh $(abspath $(O))
+	bench/wan.sh $(abspath $(O))
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8
