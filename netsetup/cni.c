@@ -28,7 +28,9 @@
  * The plugin's own configuration keys (all optional) are documented in
  * docs/runtime.md: "datapath", "datapathArgs", "publish", "forward", "policy"
  * ("egress-deny=RULE"... in order: docs/face.md), "gso", "channels", "user",
- * "face" (false: no container face, the container stays dark), "stateDir"
+ * "face" (false: no container face, the container stays dark),
+ * "tcpCongestionControl", "tcpEcn", "tcpPacing" (the network side's TCP:
+ * --tcp-cc, --tcp-ecn, --tcp-pacing of datapath(8)), "stateDir"
  * (instead of $SANDNET_STATE_DIR or /run/sandnet). Every malformed
  * document, wrong type or missing field is a CNI error naming the field,
  * with the spec's well-known codes (1 version, 4 environment, 6 decoding,
@@ -219,6 +221,52 @@ bad:
 	return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration", why);
 }
 
+/*
+ * "tcpCongestionControl": "bbr", "tcpEcn": "on", "tcpPacing": false into the
+ * datapath's --tcp-cc, --tcp-ecn and --tcp-pacing for the network side's
+ * connections (docs/tcp.md).
+ */
+static int conf_tcp(struct cni *c, char **argv, unsigned int *argc)
+{
+	static const char *const keys[] = { "tcpCongestionControl", "tcpEcn" };
+	static const char *const opts[] = { "tcp-cc", "tcp-ecn" };
+	static const char *const flags[] = { "--tcp-cc", "--tcp-ecn" };
+	json_t *pacing = json_object_get(c->conf, "tcpPacing");
+	struct ns_err e = { "" };
+	unsigned int i;
+	char what[32];
+	int err;
+
+	for (i = 0; i < 2; i++) {
+		const char *v = NULL;
+
+		if ((err = conf_string(c, keys[i], &v)))
+			return err;
+		if (!v)
+			continue;
+		snprintf(what, sizeof(what), "\"%s\"", keys[i]);
+		if (ns_tcp_setting_check(what, opts[i], v, &e))
+			return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration", e.text);
+		if (*argc + 2 >= CNI_MAX_ARGS)
+			goto full;
+		argv[(*argc)++] = (char *)flags[i];
+		argv[(*argc)++] = (char *)v;
+	}
+	if (pacing) {
+		if (!json_is_boolean(pacing))
+			return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration",
+					 "\"tcpPacing\": expected true or false");
+		if (*argc + 2 >= CNI_MAX_ARGS)
+			goto full;
+		argv[(*argc)++] = "--tcp-pacing";
+		argv[(*argc)++] = json_is_true(pacing) ? "on" : "off";
+	}
+	return 0;
+full:
+	snprintf(what, sizeof(what), "more than %d arguments", CNI_MAX_ARGS);
+	return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration", what);
+}
+
 /* "policy": ["egress-deny=RULE", ...] into datapath flags, in order. */
 static int conf_policy(struct cni *c, char **argv, unsigned int *argc)
 {
@@ -273,7 +321,7 @@ static int cni_add(struct cni *c)
 	    (err = conf_string(c, "user", &user)))
 		return err;
 	argv[n++] = (char *)datapath;
-	if ((err = conf_strings(c, "datapathArgs", NULL, argv, &n)) ||
+	if ((err = conf_strings(c, "datapathArgs", NULL, argv, &n)) || (err = conf_tcp(c, argv, &n)) ||
 	    (err = conf_strings(c, "publish", "--publish", argv, &n)) ||
 	    (err = conf_strings(c, "forward", "--forward", argv, &n)) || (err = conf_policy(c, argv, &n)))
 		return err;

@@ -443,6 +443,7 @@ int ns_shards_check(const struct ns_opts *o, const char *channels, const char *s
 int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e);
 int ns_face_parse(const char *s, bool *no_face);
 int ns_policy_item_parse(const char *item, const char **flag, const char **rule);
+int ns_tcp_setting_check(const char *what, const char *opt, const char *val, struct ns_err *e);
 #define NS_POLICY_ITEM_FORMS	"egress-allow=RULE, egress-deny=RULE, ingress-allow=RULE or ingress-deny=RULE"
 extern const char ns_usage[];
 

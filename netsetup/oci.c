@@ -25,7 +25,10 @@
  * the datapath arguments after "--", then from the annotation
  * "sandnet.policy" ("egress-deny=RULE,ingress-deny=RULE", in order: the first
  * match wins, docs/face.md); the container face
- * is on unless --face off or the annotation "sandnet.face" says "off". A hook that fails
+ * is on unless --face off or the annotation "sandnet.face" says "off". The
+ * annotations "sandnet.tcp-cc" and "sandnet.tcp-ecn" (comma-separated
+ * VALUE or LINK=VALUE) and "sandnet.tcp-pacing" (on or off) become the
+ * datapath's --tcp-cc, --tcp-ecn and --tcp-pacing. A hook that fails
  * exits non-zero with one message on stderr; the runtime then fails the
  * container's creation. With --none-ok (sandnet-runtime adds it, runtime.c)
  * a namespace with no link but loopback (Docker's --network none) is left
@@ -43,6 +46,7 @@
 
 #define OCI_MAX_ARGS	96
 #define OCI_STATE_MAX_BYTES (1 << 20)
+#define OCI_LIST_ANNOTATIONS 5
 
 static const char oci_usage[] =
 	"usage: netsetup oci-hook [create|poststop] [--datapath PATH] [--gso auto|hw|sw|off]\n"
@@ -60,7 +64,7 @@ struct oci {
 	struct ns_opts o;
 	json_t *state;
 	json_t *config;
-	char *annot_copy[3];		/* strtok'd copies of the annotations */
+	char *annot_copy[OCI_LIST_ANNOTATIONS];	/* strtok'd copies of the list annotations */
 };
 
 static int push(struct oci *h, const char *flag, const char *val, struct ns_err *e)
@@ -253,9 +257,14 @@ static const char *annotation(struct oci *h, const char *key)
 
 static int oci_annotations(struct oci *h, struct ns_err *e)
 {
-	static const char *const keys[3] = { "sandnet.publish", "sandnet.forward", "sandnet.policy" };
-	const char *flag, *rule;
-	char *tok, *save;
+	/* comma-separated lists, each item one datapath option's value (policy: the option's too) */
+	static const char *const keys[OCI_LIST_ANNOTATIONS] = { "sandnet.publish", "sandnet.forward",
+								"sandnet.policy", "sandnet.tcp-cc",
+								"sandnet.tcp-ecn" };
+	static const char *const flags[OCI_LIST_ANNOTATIONS] = { "--publish", "--forward", NULL, "--tcp-cc",
+								 "--tcp-ecn" };
+	const char *flag, *rule, *pacing;
+	char *tok, *save, what[48];
 	int k, err;
 
 	const char *face = annotation(h, "sandnet.face"), *shards;
@@ -270,7 +279,7 @@ static int oci_annotations(struct oci *h, struct ns_err *e)
 		return -EINVAL;
 	if (ns_shards_check(&h->o, "--channels", shards ? "annotation sandnet.shards" : "--shards", e))
 		return -EINVAL;
-	for (k = 0; k < 3; k++) {
+	for (k = 0; k < OCI_LIST_ANNOTATIONS; k++) {
 		const char *v = annotation(h, keys[k]);
 
 		if (!v)
@@ -280,19 +289,41 @@ static int oci_annotations(struct oci *h, struct ns_err *e)
 			ns_err_set(e, "out of memory");
 			return -ENOMEM;
 		}
+		snprintf(what, sizeof(what), "annotation %s", keys[k]);
 		for (tok = strtok_r(h->annot_copy[k], ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-			flag = k == 0 ? "--publish" : "--forward";
+			flag = flags[k];
 			rule = tok;
-			if (k == 2 && ns_policy_item_parse(tok, &flag, &rule) < 0) {
-				ns_err_set(e, "annotation sandnet.policy: '%s': expected %s", tok, NS_POLICY_ITEM_FORMS);
+			if (!flag && ns_policy_item_parse(tok, &flag, &rule) < 0) {
+				ns_err_set(e, "%s: '%s': expected %s", what, tok, NS_POLICY_ITEM_FORMS);
 				return -EINVAL;
 			}
+			/* "--tcp-cc" -> "tcp-cc" */
+			if (k >= 3 && ns_tcp_setting_check(what, flag + 2, tok, e))
+				return -EINVAL;
 			err = push(h, flag, rule, e);
 			if (err)
 				return err;
 		}
 	}
+	pacing = annotation(h, "sandnet.tcp-pacing");
+	if (pacing) {
+		if (ns_tcp_setting_check("annotation sandnet.tcp-pacing", "tcp-pacing", pacing, e))
+			return -EINVAL;
+		err = push(h, "--tcp-pacing", pacing, e);
+		if (err)
+			return err;
+	}
 	return 0;
+}
+
+static void oci_free(struct oci *h)
+{
+	unsigned int k;
+
+	for (k = 0; k < OCI_LIST_ANNOTATIONS; k++)
+		free(h->annot_copy[k]);
+	json_decref(h->config);
+	json_decref(h->state);
 }
 
 static int oci_create(struct oci *h, const char *owner, struct ns_err *e)
@@ -383,11 +414,7 @@ int ns_oci_main(int argc, char **argv, FILE *in, struct ns_err *e)
 	else
 		err = oci_poststop(owner, e);
 out:
-	free(h.annot_copy[0]);
-	free(h.annot_copy[1]);
-	free(h.annot_copy[2]);
-	json_decref(h.config);
-	json_decref(h.state);
+	oci_free(&h);
 	return err;
 }
 
@@ -424,9 +451,6 @@ int ns_oci_check(int argc, char **argv, FILE *in, struct ns_err *e)
 	if (!strcmp(h.stage, "create"))
 		err = oci_annotations(&h, e);
 out:
-	free(h.annot_copy[0]);
-	free(h.annot_copy[1]);
-	free(h.annot_copy[2]);
-	json_decref(h.state);
+	oci_free(&h);
 	return err;
 }

@@ -111,6 +111,40 @@ int ns_face_parse(const char *s, bool *no_face)
 }
 
 /**
+ * ns_tcp_setting_check() - an early check of a front end's TCP setting
+ * @what:	where the value came from, for the message ("\"tcpEcn\"")
+ * @opt:	"tcp-cc", "tcp-ecn" or "tcp-pacing": the datapath's option
+ * @val:	VALUE, or LINK=VALUE for one link (not for tcp-pacing)
+ * @e:		receives what was wrong
+ *
+ * The datapath parses these options itself (datapath(8)) and is the
+ * authority; the CNI plugin and the OCI hook check a value before they
+ * start it, so that a typo in a network configuration or an annotation is
+ * an error naming the key rather than a datapath that exits at start.
+ *
+ * Return: 0, or -EINVAL when @val is none of the words @opt takes.
+ */
+int ns_tcp_setting_check(const char *what, const char *opt, const char *val, struct ns_err *e)
+{
+	static const char *const cc[] = { "cubic", "reno", "bbr", NULL };
+	static const char *const ecn[] = { "off", "accept", "on", NULL };
+	static const char *const pacing[] = { "on", "off", NULL };
+	const char *const *words = !strcmp(opt, "tcp-cc") ? cc : !strcmp(opt, "tcp-ecn") ? ecn : pacing;
+	const char *eq = strchr(val, '='), *v = val;
+	unsigned int i;
+
+	if (eq && words != pacing && eq != val)
+		v = eq + 1;
+	for (i = 0; words[i] && (!eq || words != pacing); i++)
+		if (!strcmp(v, words[i]))
+			return 0;
+	ns_err_set(e, "%s '%s': expected %s", what, val,
+		   words == cc ? "cubic, reno or bbr (or LINK=one of them)"
+		   : words == ecn ? "off, accept or on (or LINK=one of them)" : "on or off");
+	return -EINVAL;
+}
+
+/**
  * ns_policy_item_parse() - "egress-deny=RULE" into the datapath's flag and rule
  * @item:	one policy item of the CNI configuration or the OCI annotation
  * @flag:	receives "--egress-allow", "--egress-deny", "--ingress-allow"

@@ -8,6 +8,9 @@
 #     connections are reset, never given back, and CHECK passes after each;
 #   - more deaths: the crash loop; dark and fenced; CHECK fails with the
 #     reason, `datapath stats --all` shows it;
+#   - the configuration's TCP settings ("tcpCongestionControl": "bbr",
+#     "tcpEcn": "on") are those of a connection to the peer, before the
+#     deaths and after them;
 #   - DEL gives back byte-identical what ptp made;
 #   - the supervisor itself killed with SIGKILL: dark, CHECK says so, DEL
 #     gives back byte-identical.
@@ -29,6 +32,7 @@ cni() {
 python3 - "$SN_TMP/ptp-result.json" "$SN_TMP/sandnet.json" "$DATAPATH" <<'EOF'
 import json, sys
 conf = {"cniVersion": "1.0.0", "name": "sandnet-fc", "type": "sandnet", "datapath": sys.argv[3],
+        "tcpCongestionControl": "bbr", "tcpEcn": "on", "tcpPacing": True,
         "prevResult": json.load(open(sys.argv[1]))}
 json.dump(conf, open(sys.argv[2], "w"))
 EOF
@@ -44,11 +48,15 @@ FC_STATUS=$STATE.status FC_CTL=$STATE.ctl
 sn_wait_for 5 grep -q "^state serving" "$FC_STATUS" || sn_fail "status: $(cat "$FC_STATUS")"
 SUP=$(awk '$1 == "datapath" { print $2 }' "$STATE")
 [ "$(fc_status supervisor)" = "$SUP" ] || sn_fail "the state file's datapath $SUP is not the supervisor: $(cat "$FC_STATUS")"
+sn_log "\"tcpCongestionControl\": \"bbr\", \"tcpEcn\": \"on\": the network side's connection runs them"
+ns_tcp_conn_check "$FC_CTL" "$CT" "$HOSTNS" "$GW" 7412 bbr true
 fc_probe_start
 for sig in KILL SEGV ABRT; do
 	fc_kill_heal "$sig"
 	cni CHECK >"$SN_TMP/check.out" || sn_fail "CHECK after SIG$sig: $(cat "$SN_TMP/check.out")"
 done
+sn_log "the datapath that healed keeps the TCP settings"
+ns_tcp_conn_check "$FC_CTL" "$CT" "$HOSTNS" "$GW" 7413 bbr true
 
 sn_log "the crash loop: dark, and CHECK says why"
 fc_crash_loop

@@ -4,7 +4,9 @@
 # Debian's crun runs a busybox-static rootfs whose config.json joins that
 # netns by path and declares the hooks: createRuntime `netsetup oci-hook
 # create --datapath DATAPATH` and poststop `netsetup oci-hook poststop`, with
-# the annotation sandnet.publish=udp:5000=127.0.0.1:6000. crun, the hooks and
+# the annotations sandnet.publish=udp:5000=127.0.0.1:6000, sandnet.tcp-cc=bbr
+# and sandnet.tcp-ecn=eth0=on (`datapath ss` shows them on a connection of
+# the container's to the peer). crun, the hooks and
 # the datapath run in the ptp "host" namespace (ip netns exec gives crun a
 # private mount namespace; a tmpfs over /sys/fs/cgroup there makes crun see
 # no cgroup hierarchy, since it refuses this machine's hybrid one). The peer
@@ -46,6 +48,11 @@ ns_expect_fail "unknown option" "unknown option" -- hook --frob <<<'{}'
 ns_expect_fail "a malformed policy annotation" \
 	"annotation sandnet.policy: 'egress-block=10.0.0.0/8': expected egress-allow=RULE, egress-deny=RULE" -- \
 	hook create <<<'{"id": "x", "status": "creating", "pid": 5, "annotations": {"sandnet.policy": "egress-block=10.0.0.0/8"}}'
+ns_expect_fail "a congestion control sandnet does not have" \
+	"annotation sandnet.tcp-cc 'vegas': expected cubic, reno or bbr" -- \
+	hook create <<<'{"id": "x", "status": "creating", "pid": 5, "annotations": {"sandnet.tcp-cc": "vegas"}}'
+ns_expect_fail "a malformed ECN annotation" "annotation sandnet.tcp-ecn 'eth0=yes': expected off, accept or on" -- \
+	hook create <<<'{"id": "x", "status": "creating", "pid": 5, "annotations": {"sandnet.tcp-ecn": "eth0=yes"}}'
 hook poststop <<<'{"id": "never-attached", "status": "stopped"}' || sn_fail "poststop with nothing attached"
 ns_snapshot "$CT" "$SN_TMP/after-errors"
 ns_same "$SN_TMP/before" "$SN_TMP/after-errors" "namespace after refused hooks"
@@ -115,7 +122,8 @@ c["hooks"] = {
                        "env": env, "timeout": 30}],
     "poststop": [{"path": netsetup, "args": ["netsetup", "oci-hook", "poststop"], "env": env, "timeout": 30}],
 }
-c["annotations"] = {"sandnet.publish": "udp:5000=127.0.0.1:6000"}
+c["annotations"] = {"sandnet.publish": "udp:5000=127.0.0.1:6000", "sandnet.tcp-cc": "bbr",
+                    "sandnet.tcp-ecn": "eth0=on"}
 json.dump(c, open(path, "w"), indent=1)
 EOF
 crun_() {
@@ -158,6 +166,9 @@ else:
 assert d == b"sandnet-oci"[::-1] and a == (sys.argv[1], 5000), (d, a)
 print("published udp:5000 answered", d, "from", a)
 EOF
+
+sn_log "the annotations sandnet.tcp-cc and sandnet.tcp-ecn: the network side's connection runs BBR with ECN"
+ns_tcp_conn_check "$STATE.ctl" "$CT" "$HOSTNS" "$GW" 7411 bbr true
 
 sn_log "the container's own programs: wget to the peer, httpd for the peer (the container face)"
 sn_wait_for 25 cmp -s "$B/rootfs/www/got" "$SN_TMP/from-peer" ||

@@ -6,6 +6,11 @@
 #   ns_same FILE1 FILE2 WHAT                  # fail with a diff when they differ
 #   ns_settle NS                              # wait until no IPv6 address is tentative
 #   ns_expect_fail "what" WORDS -- CMD...     # CMD must fail and say WORDS (a grep -E pattern)
+#   ns_tcp_conn_check CTL CT PEER IP PORT CC ECN
+#                                             # a connection from CT to a server in PEER at IP:PORT,
+#                                             # held open while `datapath ss --control CTL --json`
+#                                             # must show its network side with congestion control
+#                                             # CC and ECN true/false (PEER's kernel accepts ECN)
 #
 # State files go to a private directory so tests never touch /run/sandnet.
 export SANDNET_STATE_DIR=$SN_TMP/state
@@ -60,4 +65,43 @@ ns_expect_fail() {
 	! echo "$out" | grep -Eq 'Sanitizer|runtime error' || sn_fail "$what: sanitizer report: $out"
 	echo "$out" | grep -Eq -e "$words" || sn_fail "$what: message does not say '$words': $out"
 	echo "ok: $what: $(echo "$out" | head -n 1)"
+}
+
+ns_tcp_conn_check() {
+	local ctl=$1 ct=$2 peer=$3 ip=$4 port=$5 cc=$6 ecn=$7 srv cli
+	ip netns exec "$peer" sysctl -qw net.ipv4.tcp_ecn=2 || sn_fail "tcp_ecn in $peer"
+	ip netns exec "$peer" python3 -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(1); s.settimeout(15)
+c, _ = s.accept(); c.settimeout(15); c.recv(16); time.sleep(10)' "$ip" "$port" &
+	srv=$!
+	sn_on_exit "kill $srv"
+	sn_wait_for 5 sh -c "ip netns exec '$peer' ss -Htln 'sport = :$port' | grep -q LISTEN" ||
+		sn_fail "the test server on $ip:$port did not listen"
+	ip netns exec "$ct" python3 -c '
+import socket, sys, time
+c = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10); c.sendall(b"hold"); time.sleep(10)' \
+		"$ip" "$port" &
+	cli=$!
+	sn_on_exit "kill $cli"
+	# the network side's row of the connection: exit 1 while there is none
+	cat >"$SN_TMP/ss_row.py" <<'EOF'
+import json, sys
+rows = [r for r in json.load(sys.stdin) if r["engine"] == "network" and r["remote"].endswith(":" + sys.argv[1])
+        and r["state"] == "ESTABLISHED"]
+if len(sys.argv) == 2:
+    sys.exit(0 if len(rows) == 1 else 1)
+assert len(rows) == 1, rows
+r, cc, ecn = rows[0], sys.argv[2], sys.argv[3] == "true"
+assert r["cc"] == cc and r["ecn"] == ecn, ("got", r["cc"], r["ecn"], "expected", cc, ecn)
+print("ok: datapath ss:", r["local"], "->", r["remote"], "cc", r["cc"], "ecn", r["ecn"])
+EOF
+	sn_wait_for 8 sh -c "'$DATAPATH' ss --control '$ctl' --json | python3 '$SN_TMP/ss_row.py' $port" ||
+		sn_fail "datapath ss shows no network connection to $ip:$port"
+	"$DATAPATH" ss --control "$ctl" --json | python3 "$SN_TMP/ss_row.py" "$port" "$cc" "$ecn" ||
+		sn_fail "the connection does not run with cc $cc, ecn $ecn"
+	kill "$cli" "$srv" 2>/dev/null
+	wait "$cli" "$srv" 2>/dev/null
+	return 0
 }

@@ -134,6 +134,16 @@ START_TEST(refusals)
 		     7, "\\\"datapathArgs\\\"");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"datapath\": 5}", 7,
 		     "\\\"datapath\\\"");
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"tcpCongestionControl\": \"vegas\"}",
+		     7, "\\\"tcpCongestionControl\\\" 'vegas': expected cubic, reno or bbr");
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"tcpCongestionControl\": \"=bbr\"}",
+		     7, "\\\"tcpCongestionControl\\\" '=bbr'");
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"tcpCongestionControl\": 1}",
+		     7, "\\\"tcpCongestionControl\\\": expected a non-empty string");
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"tcpEcn\": \"eth0=yes\"}",
+		     7, "\\\"tcpEcn\\\" 'eth0=yes': expected off, accept or on");
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"tcpPacing\": \"on\"}",
+		     7, "\\\"tcpPacing\\\": expected true or false");
 	expect_error("CHECK", "{\"cniVersion\": \"0.3.1\", \"name\": \"n\", \"prevResult\": {}}", 1,
 		     "CHECK needs cniVersion 0.4.0");
 	expect_error("CHECK", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}}", 101,

@@ -92,6 +92,15 @@ START_TEST(refusals)
 	REFUSED("annotation sandnet.face 'maybe': expected on or off",
 		"{\"id\": \"c1\", \"pid\": 42, \"status\": \"creating\", \"annotations\": {\"sandnet.face\": \"maybe\"}}",
 		"create", NULL);
+	REFUSED("annotation sandnet.tcp-cc 'vegas': expected cubic, reno or bbr",
+		"{\"id\": \"c1\", \"pid\": 42, \"status\": \"creating\", \"annotations\": {\"sandnet.tcp-cc\": \"bbr,vegas\"}}",
+		"create", NULL);
+	REFUSED("annotation sandnet.tcp-ecn 'eth0=': expected off, accept or on",
+		"{\"id\": \"c1\", \"pid\": 42, \"status\": \"creating\", \"annotations\": {\"sandnet.tcp-ecn\": \"eth0=\"}}",
+		"create", NULL);
+	REFUSED("annotation sandnet.tcp-pacing 'eth0=off': expected on or off",
+		"{\"id\": \"c1\", \"pid\": 42, \"status\": \"creating\", \"annotations\": {\"sandnet.tcp-pacing\": \"eth0=off\"}}",
+		"create", NULL);
 	REFUSED("unexpected argument 'extra'", "{}", "create", "extra", NULL);
 }
 END_TEST
