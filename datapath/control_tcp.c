@@ -25,7 +25,9 @@
  *
  * The client (control_ss_client()) asks for the list, or with a trace
  * file starts a trace, reads every TRACE_POLL_MS into the file, and stops
- * it after the given time or on SIGINT/SIGTERM.
+ * it after the given time or on SIGINT/SIGTERM. The file gets the samples
+ * and, once at the end, one {"trace":"end",...} line with the reads'
+ * samples and drops summed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -339,6 +341,42 @@ static int control_ss_ask(const char *path, const char *req, FILE *out, char *er
 	return 0;
 }
 
+/* What the reads of one trace brought: the end line the file gets once. */
+struct control_ss_totals {
+	unsigned long long samples, dropped;
+};
+
+/*
+ * One "trace read": its sample lines go to @out as they are; its closing
+ * {"trace":"end",...} line is added to @t instead, so that the file ends
+ * with one such line for the whole trace.
+ */
+static int control_ss_read(const char *path, FILE *out, struct control_ss_totals *t, char *err, size_t err_len)
+{
+	static const char end[] = "{\"trace\":\"end\",";
+	char *text, *line, *next;
+	unsigned long long n, d;
+	size_t len;
+	int ret = control_request(path, CONTROL_REQ_TRACE_READ "\n", &text, &len, err, err_len);
+
+	if (ret < 0)
+		return ret;
+	for (line = text; line < text + len; line = next) {
+		char *nl = memchr(line, '\n', (size_t)(text + len - line));
+
+		next = nl ? nl + 1 : text + len;
+		if (!strncmp(line, end, sizeof(end) - 1) &&
+		    sscanf(line, "{\"trace\":\"end\",\"samples\":%llu,\"dropped\":%llu}", &n, &d) == 2) {
+			t->samples += n;
+			t->dropped += d;
+			continue;
+		}
+		fwrite(line, 1, (size_t)(next - line), out);
+	}
+	free(text);
+	return 0;
+}
+
 /**
  * control_ss_client() - `datapath ss`: list the connections, or trace them
  * @path:	the control socket
@@ -356,6 +394,7 @@ int control_ss_client(const char *path, bool json, const char *filter, const cha
 {
 	struct sigaction sa = { .sa_handler = control_ss_signal };
 	const struct timespec poll = { .tv_nsec = TRACE_POLL_MS * 1000000L };
+	struct control_ss_totals totals = { 0, 0 };
 	struct timespec start, now;
 	char req[CONTROL_REQ_LINE_MAX];
 	FILE *f;
@@ -386,7 +425,7 @@ int control_ss_client(const char *path, bool json, const char *filter, const cha
 	sigaction(SIGTERM, &sa, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		ret = control_ss_ask(path, CONTROL_REQ_TRACE_READ "\n", f, err, err_len);
+		ret = control_ss_read(path, f, &totals, err, err_len);
 		if (ret < 0 || control_ss_stop)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -396,6 +435,8 @@ int control_ss_client(const char *path, bool json, const char *filter, const cha
 	}
 	if (ret >= 0) {
 		ret = control_ss_ask(path, CONTROL_REQ_TRACE_STOP "\n", NULL, err, err_len);
+		fprintf(f, "{\"trace\":\"end\",\"samples\":%llu,\"dropped\":%llu}\n", totals.samples,
+			totals.dropped);
 	} else {
 		char ignored[64];
 

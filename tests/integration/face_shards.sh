@@ -12,6 +12,9 @@
 #  - both shards' channels and queues carried frames and connections; the
 #    totals are their sum; each shard that asked for the peer's addresses
 #    has them, whichever heard the answer;
+#  - `datapath ss --trace` of every connection while that traffic runs has
+#    samples of both shards and ends cleanly on SIGINT; `datapath ss --json`
+#    answers meanwhile;
 #  - SANDNET_NO_STEERING=1 (what a kernel that refuses the program gets):
 #    one line says so, one channel and one queue, and the container is
 #    served all the same;
@@ -76,7 +79,29 @@ grep -q "^datapath: serving 1 link(s), 0 service(s) as uid [0-9]* in 2 shards" "
 	{ cat "$DP_LOG" >&2; sn_fail "the datapath does not run two shards"; }
 [ "$(dp_stat "raw['n_shards']")" = 2 ] || sn_fail "stats do not show two shards"
 [ "$(dp_stat "raw['links']['eth0']['channels']")" = 1 ] || sn_fail "shard 0 reads more than its channel of eth0"
+# every TCP connection traced while the traffic runs: each shard's engines
+# queue samples that the control socket's thread reads (under ThreadSanitizer
+# in make check's tsan step: one writer, one reader, no lock)
+ip netns exec "$DPNS" "$DATAPATH" ss --control "$DP_CTL" --trace "$SN_TMP/trace.jsonl" --seconds 30 &
+trace_pid=$!
+sn_on_exit "kill $trace_pid"
+sn_wait_for 5 test -e "$SN_TMP/trace.jsonl" || sn_fail "datapath ss --trace did not start"
 traffic
+ip netns exec "$DPNS" "$DATAPATH" ss --control "$DP_CTL" --json >"$SN_TMP/ss.json" || sn_fail "datapath ss --json"
+kill -INT "$trace_pid"
+wait "$trace_pid" || sn_fail "datapath ss --trace did not end cleanly on SIGINT"
+python3 - "$SN_TMP/trace.jsonl" "$SN_TMP/ss.json" <<'EOF' || sn_fail "the trace does not cover both shards"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+end = lines[-1]
+assert end.get("trace") == "end", end
+samples = lines[:-1]
+shards = {(s["shard"], s["engine"]) for s in samples}
+assert {0, 1} <= {s for s, _ in shards}, shards
+assert all(s["event"] in ("ack", "rto", "tlp", "rack_timer", "ece") and s["cwnd"] > 0 for s in samples)
+json.load(open(sys.argv[2]))
+print(len(samples), "samples from", sorted(shards), "dropped", end["dropped"])
+EOF
 read -r c0 c1 <<<"$(per_shard eth0)"
 read -r q0 q1 <<<"$(per_shard sn-eth0)"
 sn_log "eth0's channels read $c0 and $c1 frames, the TUN's queues $q0 and $q1 (shard 0, shard 1)"
