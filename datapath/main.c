@@ -57,7 +57,7 @@
 
 static const char usage[] =
 	"usage: datapath [--listen SOCKET | --fd N] [--user USER] [--control SOCKET]\n"
-	"                [--publish SPEC]... [--forward SPEC]... [POLICY]... [CAPS]\n"
+	"                [--publish SPEC]... [--forward SPEC]... [POLICY]... [CAPS] [TCP]\n"
 	"       datapath stats (--control SOCKET | --all [--dir DIR]) [--json]\n"
 	"       datapath metrics --listen ADDRESS:PORT [--dir DIR]   (Prometheus exporter)\n"
 	"       datapath ss --control SOCKET [--json] [--trace FILE [--seconds N]] [FILTER]\n"

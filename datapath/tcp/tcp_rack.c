@@ -363,7 +363,7 @@ static uint32_t tcp_rack_reo_wnd(struct tcp_conn *c)
 	if (c->srtt_us && w > c->srtt_us)
 		w = c->srtt_us;
 	if (w < TCP_RACK_REO_MIN_US)
-		w = TCP_RACK_REO_MIN_US;	/* the datapath's clock ticks in ms */
+		w = TCP_RACK_REO_MIN_US;	/* on a veth a batch reorders by more than min_RTT / 4 */
 	return (uint32_t)w;
 }
 
