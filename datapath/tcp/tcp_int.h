@@ -320,7 +320,8 @@ struct tcp_conn {
 	uint32_t sndbuf_max;
 	uint32_t rcvbuf_max;
 	struct tcp_ranges ooo;	/* received above rcv_nxt, stored in rcv */
-	uint32_t ooo_last_seq;	/* latest out-of-order arrival, SACK block 1 */
+	uint32_t ooo_recent[TCP_SACK_MAX_BLOCKS];	/* a byte of each range that changed last, newest first */
+	uint8_t ooo_n_recent;
 	bool ooo_fin;		/* a FIN arrived out of order at ooo_fin_seq */
 	bool dsack;		/* report [dsack_start, dsack_end) once (RFC 2883) */
 	uint32_t dsack_start, dsack_end;
@@ -596,6 +597,7 @@ int tcp_ranges_add(struct tcp_ranges *rs, uint32_t start, uint32_t end);
 void tcp_ranges_free(struct tcp_ranges *rs);
 void tcp_ranges_trim_below(struct tcp_ranges *rs, uint32_t seq);
 uint32_t tcp_ranges_bytes(const struct tcp_ranges *rs, uint32_t from, uint32_t to);
+int tcp_ranges_find(const struct tcp_ranges *rs, uint32_t seq);
 
 /* tcp_sack.c */
 void tcp_sack_update(struct tcp_conn *c, const struct tcp_opts *o);

@@ -15,9 +15,38 @@
  * first range, tcp_ooo_pull() makes it readable without a copy.
  *
  * The same list gives the SACK blocks of our ACKs (RFC 2018 4): the block
- * holding the latest arrival first, then the others from the lowest.
+ * holding the latest arrival first, then the blocks that changed most
+ * recently before it, newest first (c->ooo_recent keeps a byte of each of
+ * the last TCP_SACK_MAX_BLOCKS; a range two of them fell into when a hole
+ * filled counts once), then, if room is left, the others from the lowest.
+ * So every range is reported by the three or four ACKs after its last
+ * change, as the RFC asks: with ACKs lost on the way, the sender still
+ * learns its whole extent at once. Reported only while it was the newest
+ * (the lowest ranges taking the other places), a range whose last ACK was
+ * lost came back in a later ACK as newly SACKed below data SACKed long
+ * before: a Linux sender reads that as reordering, raised its reordering
+ * window to the maximum and sent D-SACKed retransmissions (1 % and 2 %
+ * loss at 40 ms: 0.6-0.8x the rate it reached against its own kernel).
  */
 #include "datapath/tcp/tcp_int.h"
+
+/* The range holding @seq changed last: first in the recency list, every other entry of that range gone. */
+static void tcp_ooo_recent(struct tcp_conn *c, uint32_t seq)
+{
+	int k = tcp_ranges_find(&c->ooo, seq);
+	uint32_t keep[TCP_SACK_MAX_BLOCKS];
+	unsigned int i, n = 0;
+
+	keep[n++] = seq;
+	for (i = 0; i < c->ooo_n_recent && n < TCP_SACK_MAX_BLOCKS; i++) {
+		int j = tcp_ranges_find(&c->ooo, c->ooo_recent[i]);
+
+		if (j >= 0 && j != k)	/* still held above rcv_nxt, in another range */
+			keep[n++] = c->ooo_recent[i];
+	}
+	memcpy(c->ooo_recent, keep, n * sizeof(keep[0]));
+	c->ooo_n_recent = (uint8_t)n;
+}
 
 /**
  * tcp_ooo_insert() - store a segment that starts above rcv_nxt
@@ -41,7 +70,7 @@ int tcp_ooo_insert(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32
 		return -ENOSPC;
 	}
 	tcp_ring_write_at(&c->rcv, off, data, len);
-	c->ooo_last_seq = seq;
+	tcp_ooo_recent(c, seq);
 	return 0;
 }
 
@@ -98,7 +127,8 @@ uint32_t tcp_ooo_bytes(const struct tcp_conn *c)
 int tcp_ooo_sack_blocks(const struct tcp_conn *c, uint32_t first_start, uint32_t first_end,
 			struct tcp_opts *o, unsigned int max)
 {
-	unsigned int i, n = 0, latest = UINT32_MAX;
+	int used[TCP_SACK_MAX_BLOCKS];
+	unsigned int i, j, n = 0, n_used = 0;
 
 	if (max > TCP_SACK_MAX_BLOCKS)
 		max = TCP_SACK_MAX_BLOCKS;
@@ -107,17 +137,22 @@ int tcp_ooo_sack_blocks(const struct tcp_conn *c, uint32_t first_start, uint32_t
 		o->sack[n].end = first_end;
 		n++;
 	}
-	for (i = 0; i < c->ooo.n; i++) {
-		if (seq_geq(c->ooo_last_seq, c->ooo.r[i].start) && seq_lt(c->ooo_last_seq, c->ooo.r[i].end))
-			latest = i;
-	}
-	if (latest != UINT32_MAX && n < max) {
-		o->sack[n].start = c->ooo.r[latest].start;
-		o->sack[n].end = c->ooo.r[latest].end;
+	for (i = 0; i < c->ooo_n_recent && n < max; i++) {
+		int k = tcp_ranges_find(&c->ooo, c->ooo_recent[i]);
+
+		for (j = 0; j < n_used && used[j] != k; j++)
+			;
+		if (k < 0 || j < n_used)	/* gone below rcv_nxt, or merged with a newer one */
+			continue;
+		used[n_used++] = k;
+		o->sack[n].start = c->ooo.r[k].start;
+		o->sack[n].end = c->ooo.r[k].end;
 		n++;
 	}
 	for (i = 0; i < c->ooo.n && n < max; i++) {
-		if (i == latest)
+		for (j = 0; j < n_used && used[j] != (int)i; j++)
+			;
+		if (j < n_used)
 			continue;
 		o->sack[n].start = c->ooo.r[i].start;
 		o->sack[n].end = c->ooo.r[i].end;

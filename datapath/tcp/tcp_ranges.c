@@ -121,6 +121,28 @@ void tcp_ranges_trim_below(struct tcp_ranges *rs, uint32_t seq)
 }
 
 /**
+ * tcp_ranges_find() - the range that holds @seq
+ * @rs: the set
+ * @seq: a sequence number
+ *
+ * Return: its index, or -1 when no range holds it.
+ */
+int tcp_ranges_find(const struct tcp_ranges *rs, uint32_t seq)
+{
+	unsigned int lo = 0, hi = rs->n;
+
+	while (lo < hi) {	/* the first range that ends above @seq */
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (seq_leq(rs->r[mid].end, seq))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < rs->n && seq_geq(seq, rs->r[lo].start) ? (int)lo : -1;
+}
+
+/**
  * tcp_ranges_bytes() - bytes of the set inside [from, to)
  * @rs: the set
  * @from: lower bound

@@ -1008,6 +1008,54 @@ START_TEST(test_ooo_reassembly)
 }
 END_TEST
 
+/* The blocks of an ACK, as "start-end ..." relative to P0. */
+static const char *sack_str(const struct cap *c)
+{
+	static char buf[128];
+	size_t n = 0;
+	unsigned int i;
+
+	buf[0] = 0;
+	for (i = 0; i < c->h.opts.nsack; i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%u-%u", i ? " " : "",
+				      c->h.opts.sack[i].start - P0, c->h.opts.sack[i].end - P0);
+	return buf;
+}
+
+/*
+ * RFC 2018 4: after the block of the latest arrival, the blocks that
+ * changed most recently, so that each is in the ACKs after its last change
+ * (three of them, with timestamps), not the lowest ones. Five ranges arrive
+ * in order, then the second grows, then a segment joins the third and the
+ * fourth.
+ */
+START_TEST(test_sack_blocks_most_recent)
+{
+	uint8_t d[1000] = { 0 };
+	struct cap *c = NULL;
+	int i;
+
+	establish_passive();
+	for (i = 1; i <= 5; i++) {
+		in(TCP_ACK, P0 + 1000 * i, O0, d, 100);
+		c = expect_seg(TCP_ACK, O0, P0, 0);
+	}
+	ck_assert_uint_eq(c->h.opts.nsack, 3);	/* timestamps: room for three */
+	ck_assert_str_eq(sack_str(c), "5000-5100 4000-4100 3000-3100");
+	in(TCP_ACK, P0 + 2100, O0, d, 100);
+	c = expect_seg(TCP_ACK, O0, P0, 0);
+	ck_assert_str_eq(sack_str(c), "2000-2200 5000-5100 4000-4100");
+	in(TCP_ACK, P0 + 3100, O0, d, 900);	/* 3000-4100 now one range */
+	c = expect_seg(TCP_ACK, O0, P0, 0);
+	ck_assert_str_eq(sack_str(c), "3000-4100 2000-2200 5000-5100");
+	in(TCP_ACK, P0, O0, d, 1000);	/* the first hole filled: 1000-1100 is in order now */
+	c = expect_seg(TCP_ACK, O0, P0 + 1100, 0);
+	ck_assert_str_eq(sack_str(c), "3000-4100 2000-2200 5000-5100");
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
 START_TEST(test_ooo_bounded)
 {
 	struct tcp_stack_stats st;
@@ -2890,6 +2938,7 @@ static Suite *tcp_suite(void)
 	ADD("no_nagle_default", test_no_nagle_default);
 	ADD("ooo_reassembly", test_ooo_reassembly);
 	ADD("ooo_bounded", test_ooo_bounded);
+	ADD("sack_blocks_most_recent", test_sack_blocks_most_recent);
 	ADD("out_of_window_data", test_out_of_window_data);
 	ADD("window_update_on_read", test_window_update_on_read);
 	ADD("scaled_window_fits_ring", test_scaled_window_fits_ring);
