@@ -19,9 +19,15 @@
  * queued segments may still point into it. It grows while the service fills it, up to
  * min(sndbuf_max, 2 * max(cwnd * mss, peer window)) (at least 256 KiB): the
  * buffer follows the bandwidth-delay product and backpressure starts there.
+ * Beyond that it holds what the peer SACKed above a hole, up to sndbuf_max
+ * more (tcp_buf_snd_limit()): those bytes cannot leave the ring until the
+ * hole is repaired, a round trip or more later, and a window's worth of
+ * them at 1-2 % loss (where a hole is always open) left no room for new
+ * data: at 40 ms and 2 % loss a BBR sender moved 0.85x its kernel's rate
+ * with a flat 4 MiB, 1.2x with room for the SACKed data.
  *
  * Both rings round their capacity up to a power of two; the usable part is
- * capped at sndbuf_max / rcvbuf_max, so the limits hold exactly.
+ * capped at the send limit / rcvbuf_max, so the limits hold exactly.
  *
  * Receive ring: offset 0 is the oldest unread byte; rcv.len in-order bytes
  * follow, then out-of-order data stored at its own offset (tcp_ooo.c keeps
@@ -468,6 +474,14 @@ void tcp_buf_rcv_autotune(struct tcp_conn *c, uint32_t delivered, uint64_t now_u
 	c->rcv_space_time_us = now_us;
 }
 
+/* sndbuf_max, and room for the data SACKed above a hole, up to sndbuf_max more */
+static uint32_t tcp_buf_snd_limit(const struct tcp_conn *c)
+{
+	uint32_t sacked = c->sacked.n ? tcp_ranges_bytes(&c->sacked, c->snd_una, c->snd_max) : 0;
+
+	return c->sndbuf_max + (sacked < c->sndbuf_max ? sacked : c->sndbuf_max);
+}
+
 static uint32_t tcp_buf_snd_target(const struct tcp_conn *c)
 {
 	uint64_t t = (uint64_t)c->cwnd * c->snd_mss;
@@ -479,7 +493,7 @@ static uint32_t tcp_buf_snd_target(const struct tcp_conn *c)
 		t = TCP_SNDBUF_INIT;
 	if (t > c->sndbuf_max)
 		t = c->sndbuf_max;
-	return (uint32_t)t;
+	return (uint32_t)t + (tcp_buf_snd_limit(c) - c->sndbuf_max);
 }
 
 /*
@@ -523,7 +537,9 @@ int tcp_buf_snd_grow(struct tcp_conn *c, uint32_t want)
 	}
 	/* the ring is a power of two; the limit need not be; and what a
 	 * queued segment still carries is not free (tcp_pool.c) */
-	target = c->snd.cap < c->sndbuf_max ? c->snd.cap : c->sndbuf_max;
+	target = tcp_buf_snd_limit(c);
+	if (c->snd.cap < target)
+		target = c->snd.cap;
 	need = (uint64_t)c->snd.len + tcp_snd_lent(c);
 	return target > need ? (int)(target - need) : 0;
 }
@@ -544,8 +560,8 @@ size_t tcp_send_space(const struct tcp_conn *c)
 		if (fit < t)
 			t = fit;
 	}
-	if (t > c->sndbuf_max)
-		t = c->sndbuf_max;
+	if (t > tcp_buf_snd_limit(c))
+		t = tcp_buf_snd_limit(c);
 	if (cap < t)
 		cap = t;
 	else	/* no growth: what a queued segment still carries is not free */
