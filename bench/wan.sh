@@ -30,7 +30,9 @@
 #
 # Short flows: the completion time of one 1 MiB and one 10 MiB transfer on a
 # fresh connection (bench/wan_flow.py), up and down, at the (RTT, loss)
-# points of FLOW_POINTS, kernel and sandnet, FLOW_REPS runs each.
+# points of FLOW_POINTS, FLOW_REPS runs each: the kernel with CUBIC and with
+# BBR, sandnet's defaults (CUBIC) and --tcp-cc bbr; down, the peer sends
+# with the row's congestion control; ratios to the kernel with the same one.
 #
 # Trace: at RTT 40 ms and 0.1 % loss, one 1-stream upload per congestion
 # control with sandnet's per-ACK trace (`datapath ss --trace`) and the
@@ -180,13 +182,13 @@ record() {	# record ROW CC DIR RTT LOSS STREAMS LINE
 	RUNS["$1|$2|$3|$4|$5|$6"]+="$7;"
 }
 
-flow_runs() {	# flow_runs ROW RTT LOSS: FLOW_REPS up and down of each size
-	local row=$1 mib d i t
+flow_runs() {	# flow_runs ROW RTT LOSS CC: FLOW_REPS up and down of each size, the sender with CC
+	local row=$1 cc=$4 mib d i t
 	for mib in $FLOWS; do
 		for d in up down; do
 			for ((i = 0; i < FLOW_REPS; i++)); do
 				t=$(timeout 150 ip netns exec "$CT" python3 "$here/wan_flow.py" "$d" 10.71.0.1 5301 \
-					$((mib << 20)) 2>&1 | tail -n1)
+					$((mib << 20)) "$cc" 2>&1 | tail -n1)
 				RUNS["flow|$row|$d|$2|$3|$mib"]+="$t;"
 			done
 		done
@@ -252,9 +254,10 @@ for rtt in $RTTS; do
 		done
 		# short flows at this point?
 		case " $FLOW_POINTS " in *" $rtt:$loss "*)
-			flow_runs kernel "$rtt" "$loss"
-			sandnet_up && { flow_runs sandnet "$rtt" "$loss"; sandnet_down; }
-			sandnet_up --tcp-cc bbr && { flow_runs sandnet-bbr "$rtt" "$loss"; sandnet_down; }
+			flow_runs kernel-cubic "$rtt" "$loss" cubic
+			flow_runs kernel-bbr "$rtt" "$loss" bbr
+			sandnet_up && { flow_runs sandnet "$rtt" "$loss" cubic; sandnet_down; }
+			sandnet_up --tcp-cc bbr && { flow_runs sandnet-bbr "$rtt" "$loss" bbr; sandnet_down; }
 			;;
 		esac
 		# the trace plot's runs
@@ -339,7 +342,9 @@ for (row, d, rtt, loss, mib), items in sorted(flows.items()):
     ts = [float(x) for x in items if not x.startswith("fail")]
     if not ts:
         fo.write(f"{row},{d},{rtt},{loss},{mib},,,{' '.join(items)}\n"); continue
-    kt = [float(x) for x in flows.get(("kernel", d, rtt, loss, mib), []) if not x.startswith("fail")]
+    # the kernel with the same congestion control: CUBIC for netsetup run's defaults
+    kt = [float(x) for x in flows.get(("kernel-bbr" if row.endswith("bbr") else "kernel-cubic", d, rtt, loss, mib), [])
+          if not x.startswith("fail")]
     ratio = f"{statistics.median(ts) / statistics.median(kt):.2f}" if kt and not row.startswith("kernel") else ""
     fo.write(f"{row},{d},{rtt},{loss},{mib},{statistics.median(ts):.3f},{ratio},{' '.join(f'{x:.3f}' for x in ts)}\n")
     flines.append((row, d, rtt, loss, mib, statistics.median(ts), ratio, ts))
@@ -348,7 +353,7 @@ with open(md, "w") as f:
     f.write("| dir | RTT ms | loss % | streams | row | Mbit/s (median) | x kernel, same cc | retrans | RTOs | datapath s/GB | system s/GB | every run |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     for d, rtt, loss, s, row, m, ratio, dp, runs_s in lines:
         f.write(f"| {d} | {rtt} | {loss:g} | {s} | {row} | {m['mbit']:.1f} | {ratio or '-'} | {m['retrans']:g} | {m['rtos']:g} | {dp or '-'} | {m['sys']:.2f} | {runs_s} |\n")
-    f.write("\n| row | dir | RTT ms | loss % | MiB | completion s (median) | x kernel | every run |\n|---|---|---|---|---|---|---|---|\n")
+    f.write("\n| row | dir | RTT ms | loss % | MiB | completion s (median) | x kernel, same cc | every run |\n|---|---|---|---|---|---|---|---|\n")
     for row, d, rtt, loss, mib, mt, ratio, ts in flines:
         f.write(f"| {row} | {d} | {rtt} | {loss} | {mib} | {mt:.3f} | {ratio or '-'} | {' '.join(f'{x:.2f}' for x in ts)} |\n")
 print(open(md).read())

@@ -2,13 +2,16 @@
 """wan_flow.py - one short flow of N bytes, its completion time (bench/wan.sh)
 
   wan_flow.py serve ADDR PORT            the peer: for each connection read a
-                                         line "up N" or "down N"; "up": read N
-                                         bytes, answer "ok"; "down": send N
-                                         bytes, close
-  wan_flow.py up ADDR PORT N             the container sends N bytes; the time
-                                         from connect() to the peer's "ok"
-  wan_flow.py down ADDR PORT N           the container fetches N bytes; the
-                                         time from connect() to the last byte
+                                         line "up N" or "down N [CC]"; "up":
+                                         read N bytes, answer "ok"; "down": send
+                                         N bytes with congestion control CC
+                                         (the host's default without), close
+  wan_flow.py up ADDR PORT N [CC]        the container sends N bytes (with CC);
+                                         the time from connect() to the peer's
+                                         "ok"
+  wan_flow.py down ADDR PORT N [CC]      the container fetches N bytes (the
+                                         peer sends with CC); the time from
+                                         connect() to the last byte
 
 The client prints the seconds; a failure prints "fail WHY" and exits 1. Each
 run is a fresh connection: slow start, the initial window and tail loss are
@@ -29,8 +32,10 @@ def serve(addr, port):
     def one(c):
         try:
             f = c.makefile("rb")
-            kind, n = f.readline().decode().split()
-            n = int(n)
+            words = f.readline().decode().split()
+            kind, n = words[0], int(words[1])
+            if len(words) > 2:
+                c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, words[2].encode())
             if kind == "up":
                 left = n
                 while left > 0:
@@ -54,10 +59,14 @@ def serve(addr, port):
         threading.Thread(target=one, args=(c,), daemon=True).start()
 
 
-def client(kind, addr, port, n):
+def client(kind, addr, port, n, cc=None):
+    s = socket.socket()
+    s.settimeout(120)
+    if cc and kind == "up":
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
     t0 = time.monotonic()
-    s = socket.create_connection((addr, port), timeout=120)
-    s.sendall(f"{kind} {n}\n".encode())
+    s.connect((addr, port))
+    s.sendall(f"{kind} {n}{' ' + cc if cc and kind == 'down' else ''}\n".encode())
     if kind == "up":
         chunk = b"\0" * (1 << 20)
         left = n
@@ -81,9 +90,10 @@ def client(kind, addr, port, n):
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "serve":
         serve(sys.argv[2], int(sys.argv[3]))
-    elif len(sys.argv) == 5 and sys.argv[1] in ("up", "down"):
+    elif len(sys.argv) in (5, 6) and sys.argv[1] in ("up", "down"):
         try:
-            print(f"{client(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])):.4f}")
+            cc = sys.argv[5] if len(sys.argv) == 6 else None
+            print(f"{client(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), cc):.4f}")
         except OSError as e:
             print(f"fail {e}")
             sys.exit(1)
