@@ -25,13 +25,11 @@
  * Every answer is of the whole process or an error line ("error: busy: ..."
  * when a shard did not stop to be read within a second): never one shard's
  * counters in the place of all of them, which a Prometheus scrape would take
- * for a counter reset. The client (control_request()) asks a busy datapath again
- * a few times before it gives up.
+ * for a counter reset. The client (control_client.c) asks a busy datapath
+ * again a few times before it gives up.
  */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +37,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -709,18 +706,8 @@ int control_print_stats(struct dp *dp, FILE *f, bool json)
 	return 0;
 }
 
-/* A busy datapath's answer must arrive, not a timeout of ours just before it. */
-#define CONTROL_CLIENT_WAIT_S	(CONTROL_ANSWER_WAIT_MS / 1000)
-_Static_assert(CONTROL_ANSWER_WAIT_MS % 1000 == 0, "SO_RCVTIMEO is set in whole seconds here");
+/* A busy datapath's answer must arrive, not a timeout of its askers just before it. */
 _Static_assert(CONTROL_ANSWER_WAIT_MS > 2 * SHARD_PARK_MS, "askers outwait a busy datapath");
-
-static void control_timeouts(int fd, time_t rcv_s)
-{
-	struct timeval tv = { .tv_sec = 1 }, rcv = { .tv_sec = rcv_s };
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof(rcv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
 
 /**
  * control_answer() - answer one client of a control socket
@@ -743,7 +730,7 @@ void control_answer(int listen_fd, control_print_fn print, control_request_fn mo
 	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	control_timeouts(fd, 1);
+	control_sock_timeouts(fd, 1);
 	while (got < CONTROL_REQ_MAX && !memchr(req, '\n', got)) {
 		n = recv(fd, req + got, CONTROL_REQ_MAX - got, 0);
 		if (n <= 0)
@@ -888,207 +875,4 @@ void control_close(struct dp *dp)
 	loop_fd_del(dp->loop, &dp->control_lfd);
 	close(dp->control_fd);
 	dp->control_fd = -1;
-}
-
-/* Send @req to the control socket at @path; its answer into @out (malloc'd, NUL-terminated). */
-static int control_ask_once(const char *path, const char *req, char **out, size_t *out_len,
-			    char *err, size_t err_len)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	char buf[4096];
-	ssize_t n;
-	FILE *f;
-	int fd, ret;
-
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		snprintf(err, err_len, "--control %s: path too long", path);
-		return -ENAMETOOLONG;
-	}
-	strcpy(sun.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		ret = -errno;
-		snprintf(err, err_len, "--control %s: %s%s", path, strerror(errno),
-			 errno == ENOENT || errno == ECONNREFUSED ? " (is the datapath running?)" : "");
-		if (fd >= 0)
-			close(fd);
-		return ret;
-	}
-	control_timeouts(fd, CONTROL_CLIENT_WAIT_S);
-	if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0) {
-		ret = -errno;
-		snprintf(err, err_len, "--control %s: send: %s", path, strerror(errno));
-		close(fd);
-		return ret;
-	}
-	*out = NULL;
-	f = open_memstream(out, out_len);
-	if (!f) {
-		close(fd);
-		snprintf(err, err_len, "out of memory");
-		return -ENOMEM;
-	}
-	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
-		fwrite(buf, 1, n, f);
-	ret = n < 0 ? -errno : 0;
-	close(fd);
-	if (fclose(f) && !ret)
-		ret = -ENOMEM;
-	if (ret == -EAGAIN || ret == -EWOULDBLOCK) {
-		/* SO_RCVTIMEO: not "busy", which is asked again */
-		ret = -ETIMEDOUT;
-		snprintf(err, err_len, "--control %s: no answer within %d s", path, CONTROL_CLIENT_WAIT_S);
-		free(*out);
-		*out = NULL;
-		return ret;
-	}
-	if (ret < 0) {
-		snprintf(err, err_len, "--control %s: recv: %s", path, strerror(-ret));
-		free(*out);
-		*out = NULL;
-		return ret;
-	}
-	if (!strncmp(*out, CONTROL_ERROR, strlen(CONTROL_ERROR))) {
-		/* the datapath's own words, without "error: " and the newline */
-		const char *why = *out + strlen(CONTROL_ERROR) + ((*out)[strlen(CONTROL_ERROR)] == ' ');
-
-		snprintf(err, err_len, "--control %s: the datapath answered: %.*s", path,
-			 (int)strcspn(why, "\n"), why);
-		ret = !strncmp(*out, CONTROL_BUSY, strlen(CONTROL_BUSY)) ? -EAGAIN : -EPROTO;
-		free(*out);
-		*out = NULL;
-	}
-	return ret;
-}
-
-#define CONTROL_BUSY_TRIES	5	/* a busy datapath is asked this often */
-#define CONTROL_BUSY_WAIT_MS	200	/* between two tries */
-
-/**
- * control_request() - ask a datapath, and ask a busy one again (a shard of
- * it was too busy to stop and be read): the answer is the whole process or
- * an error, never a part
- * @path:	its control socket
- * @req:	the request line, newline included (control_proto.h)
- * @out:	the answer (malloc'd, NUL-terminated)
- * @out_len:	its length
- * @err:	reason on failure (the datapath's own words for an error answer)
- * @err_len:	size of @err
- *
- * Return: 0, -EAGAIN when it stayed busy, -EPROTO for an error answer, or
- * another negative errno.
- */
-int control_request(const char *path, const char *req, char **out, size_t *out_len, char *err, size_t err_len)
-{
-	const struct timespec wait = { .tv_nsec = CONTROL_BUSY_WAIT_MS * 1000000L };
-	int i, ret = -EAGAIN;
-
-	for (i = 0; i < CONTROL_BUSY_TRIES && ret == -EAGAIN; i++) {
-		if (i)
-			nanosleep(&wait, NULL);
-		ret = control_ask_once(path, req, out, out_len, err, err_len);
-	}
-	return ret;
-}
-
-/**
- * control_client() - `datapath stats`: ask a running datapath
- * @path:	its control socket
- * @json:	ask for JSON
- * @out:	where the answer goes (stdout)
- * @err:	reason on failure
- * @err_len:	size of @err
- *
- * Return: 0, -EAGAIN when it was still busy after CONTROL_BUSY_TRIES tries,
- * or another negative errno.
- */
-int control_client(const char *path, bool json, FILE *out, char *err, size_t err_len)
-{
-	char *text;
-	size_t len;
-	int ret;
-
-	ret = control_request(path, json ? CONTROL_REQ_STATS_JSON : CONTROL_REQ_STATS, &text, &len, err, err_len);
-	if (ret < 0)
-		return ret;
-	fwrite(text, 1, len, out);
-	free(text);
-	return 0;
-}
-
-static int control_name_cmp(const struct dirent **a, const struct dirent **b)
-{
-	return strcmp((*a)->d_name, (*b)->d_name);
-}
-
-static int control_is_socket_file(const struct dirent *d)
-{
-	size_t n = strlen(d->d_name);
-
-	return n > 4 && !strcmp(d->d_name + n - 4, ".ctl");
-}
-
-/**
- * control_client_all() - `datapath stats --all`: the summary of every
- * datapath whose control socket is in @dir (netsetup gives the ones it
- * starts detached STATEFILE.ctl there), in name order
- * @dir:	the folder (/run/sandnet)
- * @json:	one JSON array of the summaries instead of text
- * @err:	the first failure, when one failed
- * @err_len:	size of @err
- *
- * A datapath that does not answer is reported on stderr and skipped: the
- * others are still shown.
- *
- * Return: the number shown, or negative errno when one failed or @dir
- * cannot be read.
- */
-int control_client_all(const char *dir, bool json, char *err, size_t err_len)
-{
-	struct dirent **names;
-	char path[PATH_MAX], why[256];
-	int n, i, shown = 0, ret = 0;
-
-	n = scandir(dir, &names, control_is_socket_file, control_name_cmp);
-	if (n < 0) {
-		ret = -errno;
-		snprintf(err, err_len, "--all: %s: %s", dir, strerror(errno));
-		return ret;
-	}
-	if (json)
-		fputc('[', stdout);
-	for (i = 0; i < n; i++) {
-		char *text = NULL;
-		size_t len = 0;
-		int r;
-
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
-		free(names[i]);
-		r = control_request(path, json ? CONTROL_REQ_SUMMARY_JSON : CONTROL_REQ_SUMMARY, &text, &len, why, sizeof(why));
-		if (r < 0 || !len) {
-			fprintf(stderr, "datapath stats: %s\n", r < 0 ? why : "empty answer");
-			if (!ret) {
-				ret = r < 0 ? r : -EPROTO;
-				snprintf(err, err_len, "%s", r < 0 ? why : "empty answer");
-			}
-			free(text);
-			continue;
-		}
-		if (json) {
-			/* one document each, without its newline, into the array */
-			while (len && text[len - 1] == '\n')
-				len--;
-			if (shown)
-				fputc(',', stdout);
-			fwrite(text, 1, len, stdout);
-		} else {
-			printf("%s== %s\n%s", shown ? "\n" : "", path, text);
-		}
-		shown++;
-		free(text);
-	}
-	free(names);
-	if (json)
-		fputs("]\n", stdout);
-	return ret < 0 ? ret : shown;
 }

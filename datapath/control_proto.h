@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * control_proto.h - the words of the control socket, for both its ends:
- * control.c answers them, control.c's client and metrics_scrape.c ask
- * (docs/datapath.md, "Statistics")
+ * control.c and control_tcp.c answer them, control_client.c and
+ * metrics_scrape.c ask (docs/datapath.md, "Statistics")
  */
 #ifndef SANDNET_DATAPATH_CONTROL_PROTO_H
 #define SANDNET_DATAPATH_CONTROL_PROTO_H
+
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #define CONTROL_REQ_STATS		"stats\n"
 #define CONTROL_REQ_STATS_JSON		"stats json\n"
@@ -33,5 +36,18 @@
  * answer into a timeout of our own (control.c asserts the margin).
  */
 #define CONTROL_ANSWER_WAIT_MS		3000
+
+/* `datapath ss --trace` reads this often; a trace nobody read for the second stops by itself. */
+#define CONTROL_TRACE_POLL_MS		50u
+#define CONTROL_TRACE_IDLE_MS		10000u
+
+/* Either end's socket: sending gives up after a second, receiving after @rcv_s. */
+static inline void control_sock_timeouts(int fd, time_t rcv_s)
+{
+	struct timeval tv = { .tv_sec = 1 }, rcv = { .tv_sec = rcv_s };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof(rcv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
 
 #endif /* SANDNET_DATAPATH_CONTROL_PROTO_H */

@@ -20,22 +20,16 @@
  *   trace stop            stop following
  * Starting and stopping park the shards (the engines' filters change); a
  * read does not: each queue has one writer (its shard) and one reader
- * (this thread). A trace nobody reads for TRACE_IDLE_MS stops by itself,
+ * (this thread). A trace nobody reads for CONTROL_TRACE_IDLE_MS stops by itself,
  * so a client that died cannot leave the engines sampling for ever.
  *
- * The client (control_ss_client()) asks for the list, or with a trace
- * file starts a trace, reads every TRACE_POLL_MS into the file, and stops
- * it after the given time or on SIGINT/SIGTERM. The file gets the samples
- * and, once at the end, one {"trace":"end",...} line with the reads'
- * samples and drops summed.
+ * The client is control_client.c's control_ss_client().
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/out.h"
 #include "datapath/control_proto.h"
@@ -45,8 +39,6 @@
 #include "datapath/shard.h"
 
 #define TRACE_QUEUE_SAMPLES	65536u	/* per engine, between two reads */
-#define TRACE_IDLE_MS		10000u	/* a trace nobody reads stops */
-#define TRACE_POLL_MS		50u	/* the client reads this often */
 
 static unsigned int control_tcp_n_shards(const struct dp *dp)
 {
@@ -177,7 +169,7 @@ static void control_tcp_trace_idle(struct loop_timer *t)
 
 	if (!dp->tracing)
 		return;
-	if (loop_now_ms(dp->loop) - dp->trace_read_ms < TRACE_IDLE_MS) {
+	if (loop_now_ms(dp->loop) - dp->trace_read_ms < CONTROL_TRACE_IDLE_MS) {
 		loop_timer_arm(dp->loop, &dp->trace_timer, 1000);
 		return;
 	}
@@ -186,7 +178,7 @@ static void control_tcp_trace_idle(struct loop_timer *t)
 		return;
 	}
 	control_tcp_trace_stop_all(dp);
-	fprintf(stderr, "datapath: a trace nobody read for %u s stopped\n", TRACE_IDLE_MS / 1000);
+	fprintf(stderr, "datapath: a trace nobody read for %u s stopped\n", CONTROL_TRACE_IDLE_MS / 1000);
 	if (sh)
 		shards_resume(sh);
 }
@@ -316,136 +308,4 @@ void control_tcp_close(struct dp *dp)
 {
 	if (dp->tracing)
 		control_tcp_trace_stop_all(dp);
-}
-
-static volatile sig_atomic_t control_ss_stop;
-
-static void control_ss_signal(int sig)
-{
-	(void)sig;
-	control_ss_stop = 1;
-}
-
-/* Ask @req; an answer "ok" or the document goes to @out (NULL: dropped). */
-static int control_ss_ask(const char *path, const char *req, FILE *out, char *err, size_t err_len)
-{
-	char *text;
-	size_t len;
-	int ret = control_request(path, req, &text, &len, err, err_len);
-
-	if (ret < 0)
-		return ret;
-	if (out)
-		fwrite(text, 1, len, out);
-	free(text);
-	return 0;
-}
-
-/* What the reads of one trace brought: the end line the file gets once. */
-struct control_ss_totals {
-	unsigned long long samples, dropped;
-};
-
-/*
- * One "trace read": its sample lines go to @out as they are; its closing
- * {"trace":"end",...} line is added to @t instead, so that the file ends
- * with one such line for the whole trace.
- */
-static int control_ss_read(const char *path, FILE *out, struct control_ss_totals *t, char *err, size_t err_len)
-{
-	static const char end[] = "{\"trace\":\"end\",";
-	char *text, *line, *next;
-	unsigned long long n, d;
-	size_t len;
-	int ret = control_request(path, CONTROL_REQ_TRACE_READ "\n", &text, &len, err, err_len);
-
-	if (ret < 0)
-		return ret;
-	for (line = text; line < text + len; line = next) {
-		char *nl = memchr(line, '\n', (size_t)(text + len - line));
-
-		next = nl ? nl + 1 : text + len;
-		if (!strncmp(line, end, sizeof(end) - 1) &&
-		    sscanf(line, "{\"trace\":\"end\",\"samples\":%llu,\"dropped\":%llu}", &n, &d) == 2) {
-			t->samples += n;
-			t->dropped += d;
-			continue;
-		}
-		fwrite(line, 1, (size_t)(next - line), out);
-	}
-	free(text);
-	return 0;
-}
-
-/**
- * control_ss_client() - `datapath ss`: list the connections, or trace them
- * @path:	the control socket
- * @json:	the list as JSON
- * @filter:	what to trace (NULL: everything)
- * @trace:	the file the samples go to (JSON lines), NULL to list instead
- * @seconds:	how long to trace, 0 until SIGINT or SIGTERM
- * @err:	reason on failure
- * @err_len:	size of @err
- *
- * Return: 0, or negative errno with @err set.
- */
-int control_ss_client(const char *path, bool json, const char *filter, const char *trace, unsigned int seconds,
-		      char *err, size_t err_len)
-{
-	struct sigaction sa = { .sa_handler = control_ss_signal };
-	const struct timespec poll = { .tv_nsec = TRACE_POLL_MS * 1000000L };
-	struct control_ss_totals totals = { 0, 0 };
-	struct timespec start, now;
-	char req[CONTROL_REQ_LINE_MAX];
-	FILE *f;
-	int ret;
-
-	if (!trace)
-		return control_ss_ask(path, json ? CONTROL_REQ_CONNS_JSON "\n" : CONTROL_REQ_CONNS "\n", stdout,
-				      err, err_len);
-	f = fopen(trace, "a");
-	if (!f) {
-		ret = -errno;
-		snprintf(err, err_len, "--trace %s: %s", trace, strerror(errno));
-		return ret;
-	}
-	if ((size_t)snprintf(req, sizeof(req), "%s %s\n", CONTROL_REQ_TRACE_START, filter ? filter : "") >=
-	    sizeof(req)) {
-		fclose(f);
-		snprintf(err, err_len, "trace filter '%s': too long", filter);
-		return -EINVAL;
-	}
-	ret = control_ss_ask(path, req, NULL, err, err_len);
-	if (ret < 0) {
-		fclose(f);
-		return ret;
-	}
-	control_ss_stop = 0;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (;;) {
-		ret = control_ss_read(path, f, &totals, err, err_len);
-		if (ret < 0 || control_ss_stop)
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (seconds && now.tv_sec - start.tv_sec >= (time_t)seconds)
-			break;
-		nanosleep(&poll, NULL);
-	}
-	if (ret >= 0) {
-		ret = control_ss_ask(path, CONTROL_REQ_TRACE_STOP "\n", NULL, err, err_len);
-		fprintf(f, "{\"trace\":\"end\",\"samples\":%llu,\"dropped\":%llu}\n", totals.samples,
-			totals.dropped);
-	} else {
-		char ignored[64];
-
-		/* the read's error is the one to tell; the trace stops anyway after TRACE_IDLE_MS */
-		control_ss_ask(path, CONTROL_REQ_TRACE_STOP "\n", NULL, ignored, sizeof(ignored));
-	}
-	if (fclose(f) && ret >= 0) {
-		ret = -errno;
-		snprintf(err, err_len, "--trace %s: %s", trace, strerror(errno));
-	}
-	return ret;
 }
