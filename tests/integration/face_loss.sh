@@ -20,22 +20,7 @@ ip netns exec "$CT" sysctl -qw net.ipv4.tcp_sack=1 net.ipv4.tcp_dsack=1
 tcp_peer_csum_off
 tcp_files "$SN_TMP"
 tcp_http "$PEER" 10.77.0.1 8000 "$SN_TMP"
-# a sink in the peer: reads to EOF, answers with the sha256 of what it read
-ip netns exec "$PEER" python3 - <<'PY' &
-import hashlib, socket
-ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind(("10.77.0.1", 7100)); ls.listen(4)
-while True:
-    c, a = ls.accept(); h = hashlib.sha256()
-    while True:
-        d = c.recv(1 << 20)
-        if not d:
-            break
-        h.update(d)
-    c.sendall(h.hexdigest().encode()); c.close()
-PY
-sn_on_exit "kill $!"
-tcp_wait_listen "$PEER" 7100
+tcp_sha_sink "$PEER" 10.77.0.1 7100
 want=$(sha256sum <"$SN_TMP/f64m" | cut -d' ' -f1)
 
 for pct in 1 5; do

@@ -53,22 +53,7 @@ tcp_files "$SN_TMP"
 head -c "$SIZE" /dev/urandom >"$SN_TMP/data"
 want=$(sha256sum <"$SN_TMP/data" | cut -d' ' -f1)
 
-# a sink in the peer: reads to EOF, answers with the sha256 of what it read
-ip netns exec "$PEER" python3 - <<'PY' &
-import hashlib, socket
-ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind(("10.77.0.1", 7100)); ls.listen(4)
-while True:
-    c, a = ls.accept(); h = hashlib.sha256()
-    while True:
-        d = c.recv(1 << 20)
-        if not d:
-            break
-        h.update(d)
-    c.sendall(h.hexdigest().encode()); c.close()
-PY
-sn_on_exit "kill $!"
-tcp_wait_listen "$PEER" 7100
+tcp_sha_sink "$PEER" 10.77.0.1 7100
 
 RELAY_PID=
 relay_start() {

@@ -512,21 +512,22 @@ START_TEST(test_kernel_connects_to_us_lossy)
 }
 END_TEST
 
-START_TEST(test_we_connect_to_kernel)
+/* Connect from our stack with @o to a kernel listener (CUBIC) on 10.9.0.1:@port, run the transfer. */
+static void we_connect(const struct tcp_conn_opts *o, uint16_t port, const char *name)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(9090) };
-	struct tcp_endpoint l = ep4("10.9.0.2", 0), r = ep4("10.9.0.1", 9090);
-	struct tcp_conn_opts o = kt_opts();
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct tcp_endpoint l = ep4("10.9.0.2", 0), r = ep4("10.9.0.1", port);
 	uint64_t t0 = now_us(), start;
 	int ls, ks = -1, one = 1;
 
-	K.loss_ppm = 10000;
 	ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* CUBIC reacts to ECN echoes; this namespace's default may be BBR, which does not */
+	ck_assert_int_eq(setsockopt(ls, IPPROTO_TCP, TCP_CONGESTION, "cubic", 5), 0);
 	inet_pton(AF_INET, "10.9.0.1", &sa.sin_addr);
 	ck_assert_int_eq(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	ck_assert_int_eq(listen(ls, 4), 0);
-	ck_assert_int_eq(tcp_connect(K.s, &l, &r, &o, our_event, NULL, now_us(), &K.c), 0);
+	ck_assert_int_eq(tcp_connect(K.s, &l, &r, o, our_event, NULL, now_us(), &K.c), 0);
 	start = now_us();
 	while (ks < 0) {
 		uint8_t buf[MTU + 100];
@@ -540,10 +541,17 @@ START_TEST(test_we_connect_to_kernel)
 		ks = accept4(ls, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	}
 	kt_pump(ks, 60000000);
-	kt_report("we connect, 1 % loss", t0);
+	kt_report(name, t0);
 	close(ks);
 	close(ls);
-	tcp_close(K.c, now_us());
+}
+
+START_TEST(test_we_connect_to_kernel)
+{
+	struct tcp_conn_opts o = kt_opts();
+
+	K.loss_ppm = 10000;
+	we_connect(&o, 9090, "we connect, 1 % loss");
 }
 END_TEST
 
@@ -578,40 +586,6 @@ static void sysctl_write(const char *path, const char *val)
 	ck_assert_msg(f, "%s: %s", path, strerror(errno));
 	ck_assert_int_ge(fputs(val, f), 0);
 	ck_assert_int_eq(fclose(f), 0);
-}
-
-/* Connect from our stack with @o to a kernel listener (CUBIC) on 10.9.0.1:@port, run the transfer. */
-static void we_connect(const struct tcp_conn_opts *o, uint16_t port, const char *name)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
-	struct tcp_endpoint l = ep4("10.9.0.2", 0), r = ep4("10.9.0.1", port);
-	uint64_t t0 = now_us(), start;
-	int ls, ks = -1, one = 1;
-
-	ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	/* CUBIC reacts to ECN echoes; this namespace's default may be BBR, which does not */
-	ck_assert_int_eq(setsockopt(ls, IPPROTO_TCP, TCP_CONGESTION, "cubic", 5), 0);
-	inet_pton(AF_INET, "10.9.0.1", &sa.sin_addr);
-	ck_assert_int_eq(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	ck_assert_int_eq(listen(ls, 4), 0);
-	ck_assert_int_eq(tcp_connect(K.s, &l, &r, o, our_event, NULL, now_us(), &K.c), 0);
-	start = now_us();
-	while (ks < 0) {
-		uint8_t buf[MTU + 100];
-		ssize_t n;
-
-		CHECK(now_us() - start < 20000000, "no connection to the kernel");
-		usleep(1000);
-		while ((n = read(K.tun, buf, sizeof(buf))) > 0)
-			kt_input(buf, (size_t)n);
-		tcp_timers_run(K.s, now_us());
-		ks = accept4(ls, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	}
-	kt_pump(ks, 60000000);
-	kt_report(name, t0);
-	close(ks);
-	close(ls);
 }
 
 /*
