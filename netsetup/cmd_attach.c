@@ -89,6 +89,7 @@ struct attach {
 	int sock;
 	uint8_t minor;			/* the datapath's protocol minor (HELLO) */
 	int status_fd;			/* the status file, for DONE; -1 once sent or none */
+	struct ns_tcp_defaults tcp;	/* run: the namespace's TCP sysctls, the datapath's first options */
 	pid_t child;
 	sigset_t old_mask;
 	bool mask_set;
@@ -104,7 +105,29 @@ static void fwd_signals(sigset_t *set)
 	sigaddset(set, SIGQUIT);
 }
 
-/* Fork and exec `DATAPATH --fd N [--user USER] ARGS...` on a socketpair. */
+/* run: the namespace's own TCP sysctls (read inside it), for child_start(). */
+static int tcp_defaults(struct attach *a, struct ns_err *e)
+{
+	int orig, err;
+
+	err = ns_netns_enter(&a->ns, &orig, e);
+	if (err)
+		return err;
+	ns_tcp_defaults_read(&a->tcp);
+	if (ns_netns_leave(orig) < 0) {
+		ns_err_set(e, "cannot return to our own netns after reading its TCP settings");
+		return -EIO;
+	}
+	if (a->tcp.note[0])
+		fprintf(stderr, "netsetup: netns %s: %s\n", a->ns.name, a->tcp.note);
+	return 0;
+}
+
+/*
+ * Fork and exec `DATAPATH --fd N [--user USER] [--control PATH --name NAME]
+ * --tcp-cc CC --tcp-ecn ECN ARGS...` on a socketpair: the namespace's TCP
+ * settings (tcp_defaults.c) before ARGS, so that the user's win.
+ */
 static int child_start(struct attach *a, struct ns_err *e)
 {
 	const struct ns_opts *o = a->o;
@@ -120,7 +143,7 @@ static int child_start(struct attach *a, struct ns_err *e)
 		return err;
 	for (i = 0; o->child_argv[i]; i++)
 		;
-	argv = calloc(i + 10, sizeof(*argv));
+	argv = calloc(i + 14, sizeof(*argv));
 	if (!argv) {
 		ns_err_set(e, "run: out of memory");
 		return -ENOMEM;
@@ -165,6 +188,10 @@ static int child_start(struct attach *a, struct ns_err *e)
 			argv[n++] = (char *)o->owner;
 		}
 	}
+	argv[n++] = "--tcp-cc";
+	argv[n++] = (char *)a->tcp.cc;
+	argv[n++] = "--tcp-ecn";
+	argv[n++] = (char *)a->tcp.ecn;
 	for (i = 1; o->child_argv[i]; i++)
 		argv[n++] = o->child_argv[i];
 	argv[n] = NULL;
@@ -652,6 +679,9 @@ int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e)
 		goto out;
 	}
 	if (o->cmd == NS_CMD_RUN) {
+		err = tcp_defaults(&a, e);
+		if (err)
+			goto out;
 		err = child_start(&a, e);
 		if (err)
 			goto out;

@@ -447,6 +447,23 @@ int ns_tcp_setting_check(const char *what, const char *opt, const char *val, str
 #define NS_POLICY_ITEM_FORMS	"egress-allow=RULE, egress-deny=RULE, ingress-allow=RULE or ingress-deny=RULE"
 extern const char ns_usage[];
 
+/* --- tcp_defaults.c: the namespace's TCP sysctls as datapath options --- */
+
+/**
+ * struct ns_tcp_defaults - --tcp-cc and --tcp-ecn values for the datapath
+ * @cc:		"cubic", "reno" or "bbr"
+ * @ecn:	"off", "accept" or "on"
+ * @note:	non-empty when the namespace's choice had to change, in words
+ */
+struct ns_tcp_defaults {
+	const char *cc;
+	const char *ecn;
+	char note[160];
+};
+
+void ns_tcp_defaults_map(const char *cc, int ecn, struct ns_tcp_defaults *d);
+void ns_tcp_defaults_read(struct ns_tcp_defaults *d);
+
 /* --- probe.c --------------------------------------------------------- */
 
 int ns_probe(struct nl_sock *sk, struct ns_net *net, enum ns_gso_request req,

@@ -75,7 +75,7 @@ sn_wait_for 5 grep -q ready "$SN_TMP/relay.err" ||
 
 chmod 755 "$SN_TMP"
 ip netns exec "$DPNS" "$NETSETUP" run --netns "/run/netns/$CT" --gso off --channels 1 -- \
-	"$DATAPATH" --control "$DP_CTL" \
+	"$DATAPATH" --control "$DP_CTL" ${DP_TCP_CC:+--tcp-cc "$DP_TCP_CC"} \
 	--publish tcp:80=127.0.0.1:8081 --forward tcp:127.0.0.1:8080=10.77.0.1:80 \
 	>"$DP_LOG" 2>&1 &
 DP_NS_PID=$!

@@ -6,7 +6,7 @@
 #
 #   ct ns: eth0 (netsetup run: the face) --- mid ns: [ra <-> impair_relay <-> rb] --- peer ns: veth0
 #
-# 1. 20 ms each way, 0.1 % random loss: with CUBIC (the default) every loss
+# 1. 20 ms each way, 0.1 % random loss: with CUBIC every loss
 #    is repaired by fast recovery, never by an RTO; `datapath ss --trace`
 #    writes per-ACK samples whose RTT is the path's (microseconds) and whose
 #    cwnd and bytes in flight move; `datapath ss --json` lists the outer
@@ -20,6 +20,9 @@
 #    for ECN, so the datapath asks the peer (mirrored), and the peer's kernel
 #    echoes the marks: the datapath reduces for them, the queue never
 #    overflows and nothing is retransmitted.
+# 4. No --tcp-cc: the datapath runs the container namespace's own
+#    net.ipv4.tcp_congestion_control (here reno), as the container's kernel
+#    would have, and ECN as its net.ipv4.tcp_ecn says.
 # Frames on the impaired links are MTU-sized: TSO, GSO and GRO are off on all
 # four links (the relay loses whole frames).
 . "$SANDNET_TESTS/lib/common.sh"
@@ -166,5 +169,28 @@ echo "ECN: the relay marked $(relay_count ce_marked), dropped $(relay_count queu
 [ "$red" -gt 0 ] || sn_fail "the datapath never reduced for an ECN echo"
 [ "$(relay_count queue_drops)" -eq 0 ] || sn_fail "the queue overflowed: the sender did not answer the marks"
 [ "$retrans" -eq 0 ] || sn_fail "$retrans retransmissions: marks, not losses, were to tell the sender"
+dp_env_down
+relay_stop
+
+sn_log "4. no --tcp-cc: the container's own tcp_congestion_control (reno)"
+relay_start --delay-ms 20
+ip netns exec "$CT" sysctl -qw net.ipv4.tcp_congestion_control=reno
+DP_TCP_CC= dp_start
+upload "reno" &
+up=$!
+cc=
+for _ in $(seq 100); do
+	cc=$(dp_ss --json 2>/dev/null | python3 -c '
+import json, sys
+print(" ".join(c["cc"] + (" ecn" if c["ecn"] else "") for c in json.load(sys.stdin)
+               if c["engine"] == "network" and c["remote"] == "10.77.0.1:7100" and c["state"] == "ESTABLISHED"))')
+	[ -n "$cc" ] && break
+	sn_alive "$up" || break
+	sleep 0.1
+done
+wait "$up" || sn_fail "the reno upload failed"
+relay_stop
+echo "the upload's network connection: $cc"
+[ "$cc" = "reno ecn" ] || sn_fail "expected reno with ECN (the namespace's tcp_ecn=1), ss said '$cc'"
 dp_env_down
 echo ok

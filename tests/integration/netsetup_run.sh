@@ -20,16 +20,18 @@ ip -n "$CT" -6 route add default via fd22:1::1
 ns_settle "$CT"
 ns_snapshot "$CT" "$SN_TMP/before"
 
-# start_run NAME HOLD: netsetup run in the background; sets RUN_PID
+# start_run NAME HOLD [DATAPATH ARGS]: netsetup run in the background; sets RUN_PID
 start_run() {
-	"$NETSETUP" run --netns "$NSP" --user nobody -- "$SINK" --hold "$2" \
-		>"$SN_TMP/$1.out" 2>"$SN_TMP/$1.err" &
+	local name=$1 hold=$2
+	shift 2
+	"$NETSETUP" run --netns "$NSP" --user nobody -- "$SINK" --hold "$hold" "$@" \
+		>"$SN_TMP/$name.out" 2>"$SN_TMP/$name.err" &
 	RUN_PID=$!
 	sn_on_exit "kill -9 $RUN_PID"
-	sn_wait_for 10 grep -q '"done"' "$SN_TMP/$1.out" ||
-		sn_fail "$1: the datapath never got DONE: $(cat "$SN_TMP/$1.err")"
+	sn_wait_for 10 grep -q '"done"' "$SN_TMP/$name.out" ||
+		sn_fail "$name: the datapath never got DONE: $(cat "$SN_TMP/$name.err")"
 	[ -z "$(ip -n "$CT" addr show dev eth0 | grep inet)" ] ||
-		sn_fail "$1: addresses still on eth0 while the datapath runs"
+		sn_fail "$name: addresses still on eth0 while the datapath runs"
 }
 
 check_restored() {
@@ -50,9 +52,25 @@ dark_then_detach() {
 sn_log "the datapath exits by itself: dark"
 start_run normal 2
 grep -q '{"user":"nobody"}' "$SN_TMP/normal.out" || sn_fail "--user nobody did not reach the datapath"
+# the namespace's TCP settings: the congestion control it inherited from the
+# host (cubic or bbr, both the datapath's), tcp_ecn 2 (the test's)
+cc=$(ip netns exec "$CT" sysctl -n net.ipv4.tcp_congestion_control)
+[ "$(grep -o '"tcp-[a-z]*":"[a-z]*"' "$SN_TMP/normal.out" | tr '\n' ' ')" = "\"tcp-cc\":\"$cc\" \"tcp-ecn\":\"accept\" " ] ||
+	sn_fail "the datapath did not get --tcp-cc $cc --tcp-ecn accept: $(cat "$SN_TMP/normal.out")"
 wait "$RUN_PID"; rc=$?
 [ "$rc" -eq 0 ] || sn_fail "run exited $rc, the datapath exited 0: $(cat "$SN_TMP/normal.err")"
 dark_then_detach normal
+
+sn_log "the namespace's tcp_congestion_control and tcp_ecn reach the datapath, the user's options after them"
+ip netns exec "$CT" sysctl -qw net.ipv4.tcp_congestion_control=reno net.ipv4.tcp_ecn=1
+start_run tcp 1 --tcp-cc bbr
+wait "$RUN_PID"
+ip netns exec "$CT" sysctl -qw net.ipv4.tcp_congestion_control="$cc" net.ipv4.tcp_ecn=2
+got=$(grep -o '"tcp-[a-z]*":"[a-z]*"' "$SN_TMP/tcp.out" | tr '\n' ' ')
+echo "the datapath's TCP options, in order: $got"
+[ "$got" = '"tcp-cc":"reno" "tcp-ecn":"on" "tcp-cc":"bbr" ' ] ||
+	sn_fail "expected --tcp-cc reno --tcp-ecn on from the namespace, then the user's --tcp-cc bbr: $got"
+dark_then_detach tcp
 
 sn_log "the datapath is killed with SIGKILL: dark"
 start_run kill 60

@@ -46,6 +46,10 @@ sn_log() { echo "--- [${SECONDS} s] $*"; }	# the time since the scenario began
 # other way round: CNI's bridge and ptp plugins, Docker and podman turn on
 # ip_forward where they run, distributions set rp_filter. So each namespace
 # sets them itself, "default" before any link arrives (a link copies it).
+# TCP's ECN too, which netsetup run gives the datapath. (Its congestion
+# control a namespace also inherits, but cubic cannot be set in one where
+# the host's tcp_allowed_congestion_control lacks it: datapath_env.inc's
+# DP_TCP_CC says which the datapath runs.)
 SN_SYSCTL_BASELINE="net.ipv4.ip_forward=0
 net.ipv4.conf.all.forwarding=0 net.ipv4.conf.default.forwarding=0
 net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
@@ -62,7 +66,8 @@ net.ipv6.conf.all.accept_ra=1 net.ipv6.conf.default.accept_ra=1
 net.ipv6.conf.all.autoconf=1 net.ipv6.conf.default.autoconf=1
 net.ipv6.conf.all.accept_dad=1 net.ipv6.conf.default.accept_dad=1
 net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.default.disable_ipv6=0
-net.ipv4.ping_group_range=1\t0"
+net.ipv4.ping_group_range=1\t0
+net.ipv4.tcp_ecn=2"
 
 # sn_netns_add NAME: create namespace ${SN_PREFIX}NAME with lo up and
 # SN_SYSCTL_BASELINE set. SN_HOST_SYSCTLS (tests/integration/host_sysctls.sh)

@@ -3,7 +3,7 @@
  * proto_sink.c - a stand-in datapath for netsetup's tests
  *
  *   proto_sink (--listen PATH | --fd N) [--answer ok|error|error-link|badversion|minor1]
- *              [--hold SECONDS] [--user USER]
+ *              [--hold SECONDS] [--user USER] [--tcp-cc CC] [--tcp-ecn ECN]
  *
  * Theory of operation: it plays the datapath's side of proto/: answers HELLO
  * (or, with --answer badversion, answers with a version nobody speaks; with
@@ -19,7 +19,7 @@
  *
  * --listen binds PATH.tmp, listens, then renames it to PATH: a test that waits
  * for PATH to exist can connect at once. --fd is what `netsetup run` passes;
- * --user is accepted and printed, never acted on.
+ * --user, --tcp-cc and --tcp-ecn are accepted and printed, never acted on.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -281,6 +281,8 @@ int main(int argc, char **argv)
 		{ "answer", required_argument, NULL, 'a' },
 		{ "hold", required_argument, NULL, 'h' },
 		{ "user", required_argument, NULL, 'u' },
+		{ "tcp-cc", required_argument, NULL, 'c' },
+		{ "tcp-ecn", required_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum answer answer = ANSWER_OK;
@@ -314,7 +316,10 @@ int main(int argc, char **argv)
 			hold_s = (unsigned int)atoi(optarg);
 			break;
 		case 'u':
-			printf("{\"user\":");
+		case 'c':
+		case 'e':
+			/* what netsetup passed, for the test to compare */
+			printf("{\"%s\":", opt == 'u' ? "user" : opt == 'c' ? "tcp-cc" : "tcp-ecn");
 			json_str(optarg);
 			printf("}\n");
 			break;
@@ -333,6 +338,6 @@ int main(int argc, char **argv)
 	return ret;
 usage:
 	fprintf(stderr, "usage: proto_sink (--listen PATH | --fd N) [--answer ok|error|error-link|badversion|minor1]"
-			" [--hold SECONDS] [--user USER]\n");
+			" [--hold SECONDS] [--user USER] [--tcp-cc CC] [--tcp-ecn ECN]\n");
 	return 2;
 }

@@ -195,6 +195,41 @@ START_TEST(test_help)
 }
 END_TEST
 
+/* The namespace's TCP sysctls as the datapath's options (tcp_defaults.c). */
+START_TEST(test_tcp_defaults)
+{
+	static const struct {
+		const char *cc;
+		int ecn;
+		const char *want_cc, *want_ecn;
+		bool note;
+	} cases[] = {
+		{ "cubic", 2, "cubic", "accept", false },
+		{ "bbr", 1, "bbr", "on", false },
+		{ "reno", 0, "reno", "off", false },
+		{ "dctcp", 2, "cubic", "accept", true },	/* not in the datapath: said */
+		{ "bbr2", 3, "cubic", "on", true },		/* AccECN asks: classic ECN asks */
+		{ "bb", 4, "cubic", "on", true },		/* a prefix is not a match */
+		{ "bbr", 5, "bbr", "accept", false },		/* AccECN accepts only */
+		{ NULL, -1, "cubic", "accept", false },		/* unreadable: the datapath's own */
+		{ "", 6, "cubic", "accept", false },		/* unknown tcp_ecn: accept */
+		{ "cubic", 99, "cubic", "accept", false },
+	};
+	struct ns_tcp_defaults d;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&d, 0xa5, sizeof(d));
+		ns_tcp_defaults_map(cases[i].cc, cases[i].ecn, &d);
+		ck_assert_msg(!strcmp(d.cc, cases[i].want_cc), "case %u: cc %s", i, d.cc);
+		ck_assert_msg(!strcmp(d.ecn, cases[i].want_ecn), "case %u: ecn %s", i, d.ecn);
+		ck_assert_msg(!!d.note[0] == cases[i].note, "case %u: note '%s'", i, d.note);
+		if (cases[i].note)
+			ck_assert_ptr_nonnull(strstr(d.note, cases[i].cc));
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("netsetup_opts");
@@ -208,6 +243,7 @@ int main(void)
 	tcase_add_test(tc, test_shards_auto);
 	tcase_add_loop_test(tc, test_bad, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, test_help);
+	tcase_add_test(tc, test_tcp_defaults);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
