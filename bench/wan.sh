@@ -6,7 +6,7 @@
 #   bench/wan.sh BUILD_DIR
 #
 #   ct ns: eth0 --- mid ns: [ra <-> impair_relay <-> rb] --- peer ns: veth0
-#   (sandnet rows: netsetup run on ct with its defaults, the datapath in dp)
+#   (sandnet rows: netsetup run on ct, the datapath in dp)
 #
 # TSO, GSO and GRO are off on the four links, so every frame the relay loses
 # is one MSS of data (a lost GSO frame would be dozens of segments at once).
@@ -17,11 +17,17 @@
 # Rows, "out" the container sends (iperf3 -c), "in" it receives (-R); the
 # congestion control is the sender's:
 #   out: kernel-cubic, kernel-bbr    the container's kernel (iperf3 -C)
-#        sandnet                     netsetup run's defaults (CUBIC, paced)
-#        sandnet-reno, sandnet-bbr   the datapath with --tcp-cc reno | bbr
+#        sandnet-cubic, -reno, -bbr  netsetup run's defaults (shards, nice,
+#                                    polling, pacing) with --tcp-cc cubic |
+#                                    reno | bbr. Without --tcp-cc it runs the
+#                                    container namespace's own congestion
+#                                    control, which a namespace inherits from
+#                                    the host (this one's: bbr): the default
+#                                    row is the host's one
 #   in:  kernel-cubic, kernel-bbr    the peer's kernel sends to the container's
 #        sandnet-cubic, sandnet-bbr  the peer sends (CUBIC | BBR) to sandnet's
-#                                    receiver (its defaults)
+#                                    receiver (the sandnet-cubic datapath: a
+#                                    receiver's congestion control sends nothing)
 # Each row's figure is iperf3's receiver Mbit/s, every run shown; with it
 # the sender's retransmissions and RTOs (the kernel's TcpExtTCPTimeouts of
 # the sending namespace, the datapath's own counters), and for sandnet the
@@ -31,7 +37,7 @@
 # Short flows: the completion time of one 1 MiB and one 10 MiB transfer on a
 # fresh connection (bench/wan_flow.py), up and down, at the (RTT, loss)
 # points of FLOW_POINTS, FLOW_REPS runs each: the kernel with CUBIC and with
-# BBR, sandnet's defaults (CUBIC) and --tcp-cc bbr; down, the peer sends
+# BBR, sandnet with --tcp-cc cubic and --tcp-cc bbr; down, the peer sends
 # with the row's congestion control; ratios to the kernel with the same one.
 #
 # Trace: at RTT 40 ms and 0.1 % loss, one 1-stream upload per congestion
@@ -56,7 +62,7 @@ LOSSES=${LOSSES:-0 0.01 0.1 1 2}
 STREAMS=${STREAMS:-1 4}
 STREAMS4_RTTS=${STREAMS4_RTTS:-40}
 DIRS=${DIRS:-out in}
-ROWS_OUT=${ROWS_OUT:-kernel-cubic kernel-bbr sandnet sandnet-reno sandnet-bbr}
+ROWS_OUT=${ROWS_OUT:-kernel-cubic kernel-bbr sandnet-cubic sandnet-reno sandnet-bbr}
 ROWS_IN=${ROWS_IN:-kernel-cubic kernel-bbr sandnet-cubic sandnet-bbr}
 SECS=${SECS:-6}
 REPS=${REPS:-2}
@@ -232,12 +238,12 @@ for rtt in $RTTS; do
 					done
 				done
 			done
-			# sandnet: its defaults (out, and every "in" row), then each tuned controller (out)
-			for cfg in "sandnet:cubic:" "sandnet-reno:reno:--tcp-cc reno" "sandnet-bbr:bbr:--tcp-cc bbr"; do
+			# sandnet with each congestion control (out); "in" rows on the CUBIC one
+			for cfg in "sandnet-cubic:cubic:--tcp-cc cubic" "sandnet-reno:reno:--tcp-cc reno" "sandnet-bbr:bbr:--tcp-cc bbr"; do
 				IFS=: read -r row cc args <<<"$cfg"
 				do_out='' do_in=''
 				want out && case " $ROWS_OUT " in *" $row "*) do_out=1 ;; esac
-				[ "$row" = sandnet ] && want in && do_in=1
+				[ "$row" = sandnet-cubic ] && want in && do_in=1
 				[ -n "$do_out$do_in" ] || continue
 				sandnet_up $args || continue
 				for s in $streams_here; do
@@ -256,7 +262,7 @@ for rtt in $RTTS; do
 		case " $FLOW_POINTS " in *" $rtt:$loss "*)
 			flow_runs kernel-cubic "$rtt" "$loss" cubic
 			flow_runs kernel-bbr "$rtt" "$loss" bbr
-			sandnet_up && { flow_runs sandnet "$rtt" "$loss" cubic; sandnet_down; }
+			sandnet_up --tcp-cc cubic && { flow_runs sandnet-cubic "$rtt" "$loss" cubic; sandnet_down; }
 			sandnet_up --tcp-cc bbr && { flow_runs sandnet-bbr "$rtt" "$loss" bbr; sandnet_down; }
 			;;
 		esac
@@ -268,8 +274,7 @@ for rtt in $RTTS; do
 				tp=$!
 				one_run "kernel-$cc" "$cc" out 1 >/dev/null
 				wait "$tp"
-				args=''; [ "$cc" = bbr ] && args="--tcp-cc bbr"
-				sandnet_up $args || continue
+				sandnet_up --tcp-cc "$cc" || continue
 				ip netns exec "$DPNS" "$DATAPATH" ss --control "$CTL" --trace "$TMP/trace-sandnet-$cc.jsonl" \
 					--seconds $((SECS + 1)) 10.71.0.1:5201 &
 				tp=$!
@@ -297,7 +302,7 @@ for line in open(runs):
         flows[tuple(parts[1:])] = items
     else:
         rows[tuple(parts)] = items
-order_out = ["sandnet", "kernel-cubic", "sandnet-reno", "sandnet-bbr", "kernel-bbr"]
+order_out = ["sandnet-cubic", "kernel-cubic", "sandnet-reno", "sandnet-bbr", "kernel-bbr"]
 order_in = ["sandnet-cubic", "kernel-cubic", "sandnet-bbr", "kernel-bbr"]
 num = lambda x: float(x)
 def med(k):
@@ -318,7 +323,7 @@ lines = []
 for d, rtt, loss, s in keys:
     order = order_out if d == "out" else order_in
     for row in order:
-        cc = {"sandnet": "cubic", "sandnet-reno": "reno"}.get(row, row.split("-")[-1])
+        cc = row.split("-")[-1]
         k = (row, cc, d, str(rtt), f"{loss:g}", str(s))
         cand = [kk for kk in rows if kk[0] == row and kk[2] == d and int(kk[3]) == rtt and float(kk[4]) == loss and int(kk[5]) == s]
         if not cand:
@@ -342,7 +347,7 @@ for (row, d, rtt, loss, mib), items in sorted(flows.items()):
     ts = [float(x) for x in items if not x.startswith("fail")]
     if not ts:
         fo.write(f"{row},{d},{rtt},{loss},{mib},,,{' '.join(items)}\n"); continue
-    # the kernel with the same congestion control: CUBIC for netsetup run's defaults
+    # the kernel with the same congestion control
     kt = [float(x) for x in flows.get(("kernel-bbr" if row.endswith("bbr") else "kernel-cubic", d, rtt, loss, mib), [])
           if not x.startswith("fail")]
     ratio = f"{statistics.median(ts) / statistics.median(kt):.2f}" if kt and not row.startswith("kernel") else ""
