@@ -88,6 +88,7 @@ void tcp_glue_print(struct tcp_glue *g, struct out *o, const char *counters, con
 	out_u64(o, "snd_lent_limited", s.snd_lent_limited);
 	out_u64(o, "rcv_sunk_bytes", s.rcv_sunk_bytes);
 	out_u64(o, "acks_at_push", s.acks_at_push);
+	out_u64(o, "acks_compressed", s.acks_compressed);
 	out_u64(o, "tx_csum_offloaded", gc->csum_offloaded);
 	out_u64(o, "pmtu_updates", gc->pmtu_updates);
 	out_u64(o, "icmp_aborts", gc->icmp_aborts);

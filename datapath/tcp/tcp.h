@@ -538,6 +538,7 @@ struct tcp_stack_stats {
 	uint64_t snd_lent_limited;	/* tcp_send()s cut short by a loan (tcp_pool.c) */
 	uint64_t rcv_sunk_bytes;	/* received bytes a sink took, never stored (tcp_conn_set_sink()) */
 	uint64_t acks_at_push;		/* ACKs due that waited for tcp_push() (tcp_conn_ack_at_push()) */
+	uint64_t acks_compressed;	/* out-of-order ACKs not sent: one later ACK stood for them (SACK compression) */
 	uint64_t ecn_ce_rcvd;		/* segments that arrived CE-marked on ECN connections */
 	uint64_t ecn_reductions;	/* cwnd reductions for an ECN echo */
 	uint64_t sack_reneges;		/* SACK scoreboards forgotten: the receiver reneged (RFC 2018 8) */

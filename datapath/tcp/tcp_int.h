@@ -33,6 +33,16 @@
 #define TCP_RTO_MAX_US		120000000
 #define TCP_DELACK_US		40000
 #define TCP_QUICKACK_SEGS	16
+/*
+ * SACK compression (Linux's tcp_comp_sack_*): with data out of order, the
+ * first TCP_COMP_SACK_DUPS ACKs for one rcv_nxt leave at once (the sender's
+ * fast retransmit), then one ACK stands for up to TCP_COMP_SACK_NR
+ * segments, or leaves after 1/20 of the RTT, at most TCP_COMP_SACK_DELAY_US.
+ */
+#define TCP_COMP_SACK_DUPS	3
+#define TCP_COMP_SACK_NR	44
+#define TCP_COMP_SACK_DELAY_US	1000
+#define TCP_COMP_SACK_BLOCKS	2	/* a change beyond the newest two sends what is held first */
 #define TCP_SYN_RETRIES		6
 #define TCP_SYNACK_RETRIES	5
 #define TCP_DATA_RETRIES	15
@@ -367,6 +377,9 @@ struct tcp_conn {
 	/* delayed ACK */
 	uint32_t unacked_segs;
 	uint32_t quickack;
+	uint32_t comp_rcv_nxt;	/* rcv_nxt of the out-of-order ACKs being counted */
+	uint8_t comp_dups;	/* ACKs sent at once for comp_rcv_nxt */
+	uint8_t comp_acks;	/* out-of-order ACKs held back since the last ACK */
 	bool ack_now;
 	bool ack_at_push;	/* tcp_conn_ack_at_push() */
 	bool sink_took;		/* the sink took bytes of the segment in hand */
@@ -587,6 +600,7 @@ void tcp_buf_release(struct tcp_conn *c);
 /* tcp_ooo.c */
 int tcp_ooo_insert(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len);
 uint32_t tcp_ooo_pull(struct tcp_conn *c);
+bool tcp_ooo_extends_recent(const struct tcp_conn *c, uint32_t seq, uint32_t end, unsigned int n);
 uint32_t tcp_ooo_bytes(const struct tcp_conn *c);
 int tcp_ooo_sack_blocks(const struct tcp_conn *c, uint32_t first_start, uint32_t first_end,
 			struct tcp_opts *o, unsigned int max);
@@ -693,6 +707,7 @@ void tcp_timer_tlp_arm(struct tcp_conn *c, uint64_t now_us);
 void tcp_timer_persist_arm(struct tcp_conn *c, uint64_t now_us);
 void tcp_timer_keep_arm(struct tcp_conn *c, uint64_t now_us);
 void tcp_timer_delack(struct tcp_conn *c, uint64_t now_us);
+void tcp_timer_delack_within(struct tcp_conn *c, uint64_t now_us, uint64_t delay_us);
 void tcp_timer_timewait(struct tcp_conn *c, uint64_t now_us);
 
 /* tcp_synq.c */

@@ -75,6 +75,31 @@ int tcp_ooo_insert(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32
 }
 
 /**
+ * tcp_ooo_extends_recent() - would [@seq, @end) change one of the newest ranges?
+ * @c: the connection
+ * @seq: first sequence number of a segment out of order
+ * @end: one past its last
+ * @n: how many of the most recently changed ranges count
+ *
+ * Return: true when it overlaps or touches one of them, or when there are
+ * fewer than @n ranges (a new one still fits among the newest).
+ */
+bool tcp_ooo_extends_recent(const struct tcp_conn *c, uint32_t seq, uint32_t end, unsigned int n)
+{
+	unsigned int i;
+
+	if (c->ooo.n < n)
+		return true;
+	for (i = 0; i < c->ooo_n_recent && i < n; i++) {
+		int k = tcp_ranges_find(&c->ooo, c->ooo_recent[i]);
+
+		if (k >= 0 && seq_leq(seq, c->ooo.r[k].end) && seq_geq(end, c->ooo.r[k].start))
+			return true;
+	}
+	return false;
+}
+
+/**
  * tcp_ooo_pull() - make stored ranges that now touch rcv_nxt readable
  * @c: the connection
  *

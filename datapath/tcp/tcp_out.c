@@ -258,6 +258,10 @@ static int tcp_out_send(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_
 			c->rcv_adv = c->rcv_nxt + wnd;
 		}
 		c->unacked_segs = 0;
+		if (c->comp_acks) {	/* this one stands for the ones held */
+			c->stack->st.acks_compressed += c->comp_acks - 1u;
+			c->comp_acks = 0;
+		}
 		c->ack_now = false;
 		if (c->t_delack_us != TCP_NO_DEADLINE) {
 			c->t_delack_us = TCP_NO_DEADLINE;

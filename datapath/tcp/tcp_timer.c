@@ -344,6 +344,20 @@ void tcp_timer_delack(struct tcp_conn *c, uint64_t now_us)
 }
 
 /**
+ * tcp_timer_delack_within() - have the delayed ACK leave within @delay_us
+ * @c: the connection
+ * @now_us: the time
+ * @delay_us: at most this long from now (an earlier deadline stays)
+ */
+void tcp_timer_delack_within(struct tcp_conn *c, uint64_t now_us, uint64_t delay_us)
+{
+	if (c->t_delack_us <= now_us + delay_us)
+		return;
+	c->t_delack_us = now_us + delay_us;
+	tcp_timer_update(c);
+}
+
+/**
  * tcp_timer_timewait() - (re)start the 2*MSL TIME-WAIT timer
  * @c: the connection
  * @now_us: the time

@@ -1022,6 +1022,9 @@ static const char *sack_str(const struct cap *c)
 	return buf;
 }
 
+/* the longest an out-of-order ACK waits (SACK compression: at most 1 ms) */
+#define COMP_SACK_WAIT	(1 * MS)
+
 /*
  * RFC 2018 4: after the block of the latest arrival, the blocks that
  * changed most recently, so that each is in the ACKs after its last change
@@ -1036,21 +1039,93 @@ START_TEST(test_sack_blocks_most_recent)
 	int i;
 
 	establish_passive();
+	/* each ACK after the third for one rcv_nxt waits for the compression timer */
 	for (i = 1; i <= 5; i++) {
 		in(TCP_ACK, P0 + 1000 * i, O0, d, 100);
+		run_until(H.now + COMP_SACK_WAIT);
 		c = expect_seg(TCP_ACK, O0, P0, 0);
 	}
 	ck_assert_uint_eq(c->h.opts.nsack, 3);	/* timestamps: room for three */
 	ck_assert_str_eq(sack_str(c), "5000-5100 4000-4100 3000-3100");
 	in(TCP_ACK, P0 + 2100, O0, d, 100);
+	run_until(H.now + COMP_SACK_WAIT);
 	c = expect_seg(TCP_ACK, O0, P0, 0);
 	ck_assert_str_eq(sack_str(c), "2000-2200 5000-5100 4000-4100");
 	in(TCP_ACK, P0 + 3100, O0, d, 900);	/* 3000-4100 now one range */
+	run_until(H.now + COMP_SACK_WAIT);
 	c = expect_seg(TCP_ACK, O0, P0, 0);
 	ck_assert_str_eq(sack_str(c), "3000-4100 2000-2200 5000-5100");
 	in(TCP_ACK, P0, O0, d, 1000);	/* the first hole filled: 1000-1100 is in order now */
 	c = expect_seg(TCP_ACK, O0, P0 + 1100, 0);
 	ck_assert_str_eq(sack_str(c), "3000-4100 2000-2200 5000-5100");
+	tcp_abort(H.conn, H.now);
+	h_drain();
+}
+END_TEST
+
+/*
+ * SACK compression (Linux's tcp_comp_sack_*): for one rcv_nxt the first
+ * three out-of-order segments are ACKed at once (the sender's duplicate
+ * ACKs), the next ones together: after 1/20 of the RTT (at most 1 ms), or
+ * at once on the 44th; the ACK then carries the newest blocks. Filling the
+ * hole ACKs at once, and the count starts again for the new rcv_nxt.
+ */
+START_TEST(test_sack_compression)
+{
+	struct tcp_stack_stats st;
+	uint8_t d[100] = { 0 };
+	struct cap *c;
+	uint64_t t0;
+	int i;
+
+	establish_passive_rtt(10 * MS);	/* RTT 10 ms: the timer is 0.5 ms */
+	for (i = 1; i <= 3; i++) {
+		in(TCP_ACK, P0 + 100 * i, O0, d, 100);
+		expect_seg(TCP_ACK, O0, P0, 0);	/* at once */
+	}
+	t0 = H.now;
+	for (i = 4; i <= 10; i++)
+		in(TCP_ACK, P0 + 100 * i, O0, d, 100);
+	expect_none();
+	run_until(t0 + 10 * MS / 20 - 1);
+	expect_none();
+	run_until(t0 + 10 * MS / 20);
+	c = expect_seg(TCP_ACK, O0, P0, 0);	/* one for the seven */
+	ck_assert_str_eq(sack_str(c), "100-1100");
+	expect_none();
+	/* the 44th held back goes at once */
+	for (i = 11; i <= 53; i++)
+		in(TCP_ACK, P0 + 100 * i, O0, d, 100);
+	expect_none();
+	in(TCP_ACK, P0 + 5400, O0, d, 100);
+	c = expect_seg(TCP_ACK, O0, P0, 0);
+	ck_assert_str_eq(sack_str(c), "100-5500");
+	tcp_stack_stats(H.s, &st);
+	ck_assert_uint_eq(st.acks_compressed, 6 + 43);	/* the ACKs not sent */
+	/* the hole filled: ACKed at once, and a new hole gets three at once again */
+	in(TCP_ACK, P0, O0, d, 100);
+	expect_seg(TCP_ACK, O0, P0 + 5500, 0);
+	for (i = 1; i <= 3; i++) {
+		in(TCP_ACK, P0 + 5500 + 100 * i, O0, d, 100);
+		expect_seg(TCP_ACK, O0, P0 + 5500, 0);
+	}
+	in(TCP_ACK, P0 + 5900, O0, d, 100);	/* 5600-5900 grows: held */
+	expect_none();
+	/*
+	 * A range that is not one of the newest two changes: the held ACK
+	 * leaves first, with the blocks as they were, then this one's waits.
+	 * (Else 5600-6000's growth would go unreported while the ranges below
+	 * change, and come later as SACKed below newer data.)
+	 */
+	in(TCP_ACK, P0 + 6200, O0, d, 100);	/* a new range: held, the newest two now */
+	expect_none();
+	in(TCP_ACK, P0 + 6400, O0, d, 100);	/* a third: the held ACK first */
+	c = expect_seg(TCP_ACK, O0, P0 + 5500, 0);
+	ck_assert_str_eq(sack_str(c), "6200-6300 5600-6000");
+	expect_none();
+	run_until(H.now + COMP_SACK_WAIT);
+	c = expect_seg(TCP_ACK, O0, P0 + 5500, 0);
+	ck_assert_str_eq(sack_str(c), "6400-6500 6200-6300 5600-6000");
 	tcp_abort(H.conn, H.now);
 	h_drain();
 }
@@ -2939,6 +3014,7 @@ static Suite *tcp_suite(void)
 	ADD("ooo_reassembly", test_ooo_reassembly);
 	ADD("ooo_bounded", test_ooo_bounded);
 	ADD("sack_blocks_most_recent", test_sack_blocks_most_recent);
+	ADD("sack_compression", test_sack_compression);
 	ADD("out_of_window_data", test_out_of_window_data);
 	ADD("window_update_on_read", test_window_update_on_read);
 	ADD("scaled_window_fits_ring", test_scaled_window_fits_ring);
