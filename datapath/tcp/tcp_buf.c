@@ -560,9 +560,7 @@ size_t tcp_send_space(const struct tcp_conn *c)
 		if (fit < t)
 			t = fit;
 	}
-	if (t > tcp_buf_snd_limit(c))
-		t = tcp_buf_snd_limit(c);
-	if (cap < t)
+	if (cap < t)	/* t <= tcp_buf_snd_limit(): tcp_buf_snd_target() holds to it */
 		cap = t;
 	else	/* no growth: what a queued segment still carries is not free */
 		cap -= tcp_snd_lent(c) < cap ? tcp_snd_lent(c) : cap;
