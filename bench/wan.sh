@@ -22,8 +22,8 @@
 #                                    reno | bbr. Without --tcp-cc it runs the
 #                                    container namespace's own congestion
 #                                    control, which a namespace inherits from
-#                                    the host (this one's: bbr): the default
-#                                    row is the host's one
+#                                    the host (this one's: bbr): that row
+#                                    runs without --tcp-cc, as users start it
 #   in:  kernel-cubic, kernel-bbr    the peer's kernel sends to the container's
 #        sandnet-cubic, sandnet-bbr  the peer sends (CUBIC | BBR) to sandnet's
 #                                    receiver (the sandnet-cubic datapath: a
@@ -221,7 +221,12 @@ while time.monotonic() < end:
 PY
 }
 
+# netsetup run's default: the container namespace's congestion control; that
+# row runs as a user's does, without --tcp-cc (cc_args)
+NS_CC=$(ip netns exec "$CT" sysctl -n net.ipv4.tcp_congestion_control)
+cc_args() { [ "$1" = "$NS_CC" ] || echo "--tcp-cc $1"; }
 echo "bench/wan.sh: iperf3 -t $SECS, $REPS runs a row; $(nproc) CPUs; kernel $(uname -r); RTTs $RTTS ms, loss $LOSSES %"
+echo "netsetup run's default here: $NS_CC (the sandnet-$NS_CC rows run without --tcp-cc)"
 for rtt in $RTTS; do
 	for loss in $LOSSES; do
 		relay_up "$rtt" "$loss"
@@ -239,13 +244,13 @@ for rtt in $RTTS; do
 				done
 			done
 			# sandnet with each congestion control (out); "in" rows on the CUBIC one
-			for cfg in "sandnet-cubic:cubic:--tcp-cc cubic" "sandnet-reno:reno:--tcp-cc reno" "sandnet-bbr:bbr:--tcp-cc bbr"; do
-				IFS=: read -r row cc args <<<"$cfg"
+			for cc in cubic reno bbr; do
+				row=sandnet-$cc
 				do_out='' do_in=''
 				want out && case " $ROWS_OUT " in *" $row "*) do_out=1 ;; esac
 				[ "$row" = sandnet-cubic ] && want in && do_in=1
 				[ -n "$do_out$do_in" ] || continue
-				sandnet_up $args || continue
+				sandnet_up $(cc_args "$cc") || continue
 				for s in $streams_here; do
 					[ -n "$do_out" ] && record "$row" "$cc" out "$rtt" "$loss" "$s" "$(one_run "$row" "$cc" out "$s")"
 					[ -n "$do_in" ] || continue
@@ -262,8 +267,8 @@ for rtt in $RTTS; do
 		case " $FLOW_POINTS " in *" $rtt:$loss "*)
 			flow_runs kernel-cubic "$rtt" "$loss" cubic
 			flow_runs kernel-bbr "$rtt" "$loss" bbr
-			sandnet_up --tcp-cc cubic && { flow_runs sandnet-cubic "$rtt" "$loss" cubic; sandnet_down; }
-			sandnet_up --tcp-cc bbr && { flow_runs sandnet-bbr "$rtt" "$loss" bbr; sandnet_down; }
+			sandnet_up $(cc_args cubic) && { flow_runs sandnet-cubic "$rtt" "$loss" cubic; sandnet_down; }
+			sandnet_up $(cc_args bbr) && { flow_runs sandnet-bbr "$rtt" "$loss" bbr; sandnet_down; }
 			;;
 		esac
 		# the trace plot's runs
@@ -274,7 +279,7 @@ for rtt in $RTTS; do
 				tp=$!
 				one_run "kernel-$cc" "$cc" out 1 >/dev/null
 				wait "$tp"
-				sandnet_up --tcp-cc "$cc" || continue
+				sandnet_up $(cc_args "$cc") || continue
 				ip netns exec "$DPNS" "$DATAPATH" ss --control "$CTL" --trace "$TMP/trace-sandnet-$cc.jsonl" \
 					--seconds $((SECS + 1)) 10.71.0.1:5201 &
 				tp=$!
