@@ -143,7 +143,8 @@ bench_mode_args() {
 # bench_face_up MODE CT DPNS CTL LOG PEER_ADDR: netsetup run --gso MODE (and
 # --shards $SHARDS, default 1: the rows stay comparable with the runs
 # before the datapath's own default became one per CPU, which SHARDS=auto
-# gives; MODE hw-percall, hw-nopoll, hw-nice0: bench_mode_args) on
+# gives; MODE hw-percall, hw-nopoll, hw-nice0: bench_mode_args; MODE
+# "default" is netsetup run with no option at all, as users start it) on
 # CT with a datapath whose control socket is CTL; sets NS_PID (netsetup) and
 # DP_PID (the datapath that serves: the supervisor's child), empty when it
 # did not come up or CT cannot ping PEER_ADDR (then says why).
@@ -151,8 +152,13 @@ bench_face_up() {
 	local m=$1 ct=$2 dpns=$3 ctl=$4 log=$5 peer=$6 extra=''
 	rm -f "$ctl"
 	extra=$(bench_mode_args "$m")
-	ip netns exec "$dpns" "$NETSETUP" run --netns "/run/netns/$ct" --gso "${m%%-*}" --shards "${SHARDS:-1}" -- \
-		"$DATAPATH" --control "$ctl" $extra >"$log" 2>&1 &
+	if [ "$m" = default ]; then
+		ip netns exec "$dpns" "$NETSETUP" run --netns "/run/netns/$ct" -- \
+			"$DATAPATH" --control "$ctl" >"$log" 2>&1 &
+	else
+		ip netns exec "$dpns" "$NETSETUP" run --netns "/run/netns/$ct" --gso "${m%%-*}" \
+			--shards "${SHARDS:-1}" -- "$DATAPATH" --control "$ctl" $extra >"$log" 2>&1 &
+	fi
 	NS_PID=$!
 	for _ in $(seq 100); do
 		ip netns exec "$dpns" "$DATAPATH" stats --control "$ctl" >/dev/null 2>&1 && break

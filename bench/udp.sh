@@ -6,7 +6,9 @@
 #   bench/udp.sh BUILD_DIR
 #
 # Environment: SECS (seconds per run, default 3), REPS (runs per figure,
-# median, default 1), ROWS (default "kernel hw sw pasta"; also hw-percall:
+# median, default 1), ROWS (default "kernel default hw sw pasta": "default"
+# is netsetup run with no option, as users start it, the others one shard
+# and a forced GSO mode; also hw-percall:
 # hw with the TUN read and written one packet per system call; hw-nopoll: hw
 # with --busy-poll 0; hw-noring: hw with --no-rx-ring, the link read with
 # recvmmsg(); hw-nice0: hw with --nice 0), RATES (default
@@ -39,7 +41,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 SECS=${SECS:-3}
 REPS=${REPS:-1}
-ROWS=${ROWS:-kernel hw sw pasta}
+ROWS=${ROWS:-kernel default hw sw pasta}
 RATES=${RATES:-500M 1G 2G 0}
 SIZES=${SIZES:-1400 64}
 OUT=${OUT:-$repo/bench/results}
@@ -104,7 +106,7 @@ x = [int(q) - int(p) for p, q in zip(a, b)]
 print(x[1] if d == "out" else x[0], x[2] if d == "out" else x[3], x[4])
 PY
 }
-echo "row,direction,size,offered,goodput_gbit_per_s,ratio_to_kernel,loss_percent,carrier_cpu_s_per_gb,runs_gbit_per_s,note" >"$csv"
+echo "row,direction,size,offered,goodput_gbit_per_s,ratio_to_kernel,loss_percent,carrier_cpu_s_per_gb,runs_gbit_per_s,runs_loss_percent,note" >"$csv"
 
 # udp_once NS SERVER_NS ADDR SIZE RATE REV PID: "goodput_bps loss_pct bytes
 # ticks lost_sock lost_tun lost_chan" or "fail WHY"
@@ -181,7 +183,7 @@ offered = "max" if rate == "0" else rate
 if fail or not rows:
     note = f"n/a ({fail})"
     print(f"{name:<6} {d:<3} {size:>5} {offered:>5}  {note}")
-    open(csv, "a").write(f"{name},{d},{size},{offered},,,,,,{note}\n"); sys.exit()
+    open(csv, "a").write(f"{name},{d},{size},{offered},,,,,,,{note}\n"); sys.exit()
 g, loss, cpu = (statistics.median(r[i] for r in rows) for i in range(3))
 ref = None
 for line in list(open(csv))[1:]:
@@ -191,12 +193,13 @@ for line in list(open(csv))[1:]:
 rk = f"{g / ref:.2f}" if ref and name != "kernel" else ""
 cs = f"{cpu:.2f}" if pid else ""
 runs_s = " ".join(f"{r[0]:.3f}" for r in rows)
+runs_l = " ".join(f"{r[1]:.2f}" for r in rows)
 # where the runs lost datagrams, all runs together: the receiving socket
 # (InErrors), the TUN's queue, the datapath's channel (frames)
 at_s = f"sock {at[0]} tun {at[1]} chan {at[2]}"
 print(f"{name:<6} {d:<3} {size:>5} {offered:>5} {g:>8.3f} {rk or '-':>7} {loss:>7.2f} {cs or '-':>9}   "
-      f"(runs: {runs_s}; lost at: {at_s})")
-open(csv, "a").write(f"{name},{d},{size},{offered},{g:.4f},{rk},{loss:.3f},{cs},{runs_s},{at_s}\n")
+      f"(runs: {runs_s} Gbit/s, {runs_l} % lost; lost at: {at_s})")
+open(csv, "a").write(f"{name},{d},{size},{offered},{g:.4f},{rk},{loss:.3f},{cs},{runs_s},{runs_l},{at_s}\n")
 PY
 }
 
@@ -237,7 +240,7 @@ if want pasta; then
 	fi
 fi
 
-for m in hw hw-percall hw-nopoll hw-noring hw-nice0 sw; do
+for m in default hw hw-percall hw-nopoll hw-noring hw-nice0 sw; do
 	want "$m" || continue
 	bench_face_up "$m" "$CT" "$DPNS" "$CTL" "$TMP/dp-$m.log" 10.68.0.1
 	if [ -n "$DP_PID" ]; then

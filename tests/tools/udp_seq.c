@@ -3,18 +3,28 @@
  * udp_seq.c - numbered UDP datagrams, sent at a rate and checked on arrival
  * (tests/integration/face_udp_seq.sh)
  *
- *   udp_seq send ADDR PORT SIZE COUNT MBIT [SEGS]
+ *   udp_seq send ADDR PORT SIZE COUNT MBIT [SEGS] [steady]
  *	COUNT datagrams of SIZE bytes (at least 16) at MBIT Mbit/s (0: as
- *	fast as it can), numbered from 0; with SEGS > 1, SEGS datagrams per
+ *	fast as it can; at a rate it sleeps while it is ahead, and what the
+ *	sleep's slack held back leaves at once after it), numbered from 0;
+ *	with "steady", a sender woken late sends the next datagram at once
+ *	and the rest spaced from it, never a burst to catch up (a flow that
+ *	is even as it leaves, whatever the sender's own scheduling; the rate
+ *	is then at most MBIT); with SEGS > 1, SEGS datagrams per
  *	sendmsg() with UDP_SEGMENT. Prints "sent N ENOBUFS M" (M: calls the
  *	kernel refused for buffer space, their datagrams not counted in N).
- *   udp_seq recv ADDR PORT SIZE COUNT SECONDS [gro]
+ *   udp_seq recv ADDR PORT SIZE COUNT SECONDS [gro] [defbuf]
  *	receives until COUNT arrived or SECONDS passed without a datagram;
  *	with "gro", UDP_GRO on the socket (a coalesced read is cut by its
- *	segment size). Each datagram must be SIZE bytes and carry its number's
- *	pattern. Prints "recv got N inorder N late N dup N bad N gro_reads N
- *	secs S" (S: from the first datagram to the last) and exits 0 only
- *	when all COUNT arrived intact, in order, once.
+ *	segment size); with "defbuf", the socket keeps the receive buffer
+ *	the namespace gives it (net.core.rmem_default), as a program that
+ *	never sets one does (else 32 MiB, forced). Each datagram must be SIZE
+ *	bytes and carry its number's pattern. Prints "recv got N inorder N
+ *	late N dup N bad N gro_reads N secs S most_in_1ms M rcvbuf B" (S: from
+ *	the first datagram to the last; M: the most datagrams the socket
+ *	received within any millisecond, by the kernel's receive timestamps:
+ *	how clumped they arrived; B: the buffer's size) and exits 0 only when
+ *	all COUNT arrived intact, in order, once.
  *
  * A datagram: bytes 0..7 its number (big endian), then byte i = (number * 7
  * + i) & 0xff. A test tool, not part of the product.
@@ -40,6 +50,8 @@
 
 #define MAX_SEGS	64
 #define RECV_BUF	(1 << 16)
+#define CLUMP_NS	1000000		/* the window of most_in_1ms */
+#define CLUMP_RING	65536		/* arrival times kept for it */
 
 static double now_s(void)
 {
@@ -110,7 +122,7 @@ static long num(const char *s, const char *what, long min, long max)
 	return v;
 }
 
-static int do_send(int fd, size_t size, long count, long mbit, int segs)
+static int do_send(int fd, size_t size, long count, long mbit, int segs, int steady)
 {
 	static uint8_t buf[MAX_SEGS * 65507];
 	double t0 = now_s(), per = mbit ? (double)size * 8 / ((double)mbit * 1e6) : 0;
@@ -122,11 +134,16 @@ static int do_send(int fd, size_t size, long count, long mbit, int segs)
 
 		for (i = 0; i < k; i++)
 			fill(buf + (size_t)i * size, size, (uint64_t)(sent + i));
-		if (per) {	/* pace: never ahead of the rate */
-			double due = t0 + (double)sent * per;
+		if (per) {	/* pace: never ahead of the rate, asleep while ahead (as programs are) */
+			double ahead = t0 + (double)sent * per - now_s();
 
-			while (now_s() < due)
-				;
+			if (ahead > 0) {
+				struct timespec ts = { (time_t)ahead, (long)((ahead - (double)(time_t)ahead) * 1e9) };
+
+				nanosleep(&ts, NULL);
+			} else if (steady && ahead < -per) {
+				t0 -= ahead + per;	/* late: the rest keeps the spacing, no catching up */
+			}
 		}
 		r = send(fd, buf, (size_t)k * size, 0);
 		if (r < 0 && errno == ENOBUFS) {
@@ -143,10 +160,32 @@ static int do_send(int fd, size_t size, long count, long mbit, int segs)
 	return 0;
 }
 
-static int do_recv(int fd, size_t size, long count, long secs, int gro)
+/*
+ * Arrival times, to find the most datagrams within any CLUMP_NS: a window
+ * from the oldest kept time to the newest, moved on as datagrams arrive.
+ */
+struct clump {
+	int64_t at[CLUMP_RING];
+	unsigned long head, tail;	/* the window: at[tail % RING] .. at[(head - 1) % RING] */
+	unsigned long most;
+};
+
+static void clump_add(struct clump *c, int64_t ns, unsigned long n)
+{
+	while (n--) {
+		c->at[c->head++ % CLUMP_RING] = ns;
+		while (c->head - c->tail > CLUMP_RING || ns - c->at[c->tail % CLUMP_RING] >= CLUMP_NS)
+			c->tail++;
+		if (c->head - c->tail > c->most)
+			c->most = c->head - c->tail;
+	}
+}
+
+static int do_recv(int fd, size_t size, long count, long secs, int gro, int rcvbuf)
 {
 	static uint8_t buf[RECV_BUF];
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	static struct clump clump;
+	char cbuf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec))];
 	long got = 0, inorder = 0, late = 0, dup = 0, bad = 0, gro_reads = 0;
 	double first = 0, last = 0;
 	uint64_t next = 0;
@@ -162,6 +201,7 @@ static int do_recv(int fd, size_t size, long count, long secs, int gro)
 				     .msg_controllen = sizeof(cbuf) };
 		struct cmsghdr *cm;
 		size_t seg, off;
+		int64_t stamp = 0;
 		ssize_t r = recvmsg(fd, &mh, 0);
 
 		if (r < 0)
@@ -177,7 +217,14 @@ static int do_recv(int fd, size_t size, long count, long secs, int gro)
 				memcpy(&g, CMSG_DATA(cm), sizeof(g));
 				seg = (size_t)g;
 				gro_reads++;
+			} else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+				struct timespec ts;
+
+				memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+				stamp = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 			}
+		if (stamp && seg)
+			clump_add(&clump, stamp, ((size_t)r + seg - 1) / seg);
 		for (off = 0; off < (size_t)r; off += seg) {
 			size_t len = (size_t)r - off < seg ? (size_t)r - off : seg;
 			uint64_t n = check(buf + off, len, size);
@@ -200,8 +247,8 @@ static int do_recv(int fd, size_t size, long count, long secs, int gro)
 			}
 		}
 	}
-	printf("recv got %ld inorder %ld late %ld dup %ld bad %ld gro_reads %ld secs %.6f%s\n", got, inorder, late,
-	       dup, bad, gro_reads, last - first, gro ? " (gro)" : "");
+	printf("recv got %ld inorder %ld late %ld dup %ld bad %ld gro_reads %ld secs %.6f most_in_1ms %lu rcvbuf %d%s\n",
+	       got, inorder, late, dup, bad, gro_reads, last - first, clump.most, rcvbuf, gro ? " (gro)" : "");
 	free(seen);
 	return got == count && inorder == count && !late && !dup && !bad ? 0 : 1;
 }
@@ -212,11 +259,11 @@ int main(int argc, char **argv)
 	socklen_t sl;
 	size_t size;
 	long count;
-	int fam, fd, one = 1;
+	int fam, fd, one = 1, gro = 0, defbuf = 0, rcvbuf = 0, i;
 
 	if (argc < 7 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv"))) {
-		fprintf(stderr, "usage: udp_seq send ADDR PORT SIZE COUNT MBIT [SEGS]\n"
-				"       udp_seq recv ADDR PORT SIZE COUNT SECONDS [gro]\n");
+		fprintf(stderr, "usage: udp_seq send ADDR PORT SIZE COUNT MBIT [SEGS] [steady]\n"
+				"       udp_seq recv ADDR PORT SIZE COUNT SECONDS [gro] [defbuf]\n");
 		return 2;
 	}
 	fam = addr_of(argv[2], (int)num(argv[3], "port", 1, 65535), &ss, &sl);
@@ -232,7 +279,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!strcmp(argv[1], "send")) {
-		int segs = argc > 7 ? (int)num(argv[7], "segs", 1, MAX_SEGS) : 1;
+		int segs = 1, steady = 0;
+
+		for (i = 7; i < argc; i++) {
+			if (!strcmp(argv[i], "steady"))
+				steady = 1;
+			else
+				segs = (int)num(argv[i], "segs", 1, MAX_SEGS);
+		}
 
 		if (segs > 1 && setsockopt(fd, SOL_UDP, UDP_SEGMENT, &(int){ (int)size }, sizeof(int)) < 0) {
 			perror("udp_seq: UDP_SEGMENT");
@@ -242,12 +296,28 @@ int main(int argc, char **argv)
 			perror("udp_seq: connect");
 			return 1;
 		}
-		return do_send(fd, size, count, num(argv[6], "mbit", 0, 100000), segs);
+		return do_send(fd, size, count, num(argv[6], "mbit", 0, 100000), segs, steady);
+	}
+	for (i = 7; i < argc; i++) {
+		if (!strcmp(argv[i], "gro")) {
+			gro = 1;
+		} else if (!strcmp(argv[i], "defbuf")) {
+			defbuf = 1;
+		} else {
+			fprintf(stderr, "udp_seq: recv: %s: want gro or defbuf\n", argv[i]);
+			return 2;
+		}
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	/* a buffer that a burst the path delivers fits in, whatever the host's default */
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &(int){ 32 << 20 }, sizeof(int));
-	if (argc > 7 && !strcmp(argv[7], "gro") && setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) < 0) {
+	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+	/* unless asked for the default: a buffer any burst the path delivers fits in */
+	if (!defbuf)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &(int){ 32 << 20 }, sizeof(int));
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &(socklen_t){ sizeof(rcvbuf) }) < 0) {
+		perror("udp_seq: SO_RCVBUF");
+		return 1;
+	}
+	if (gro && setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) < 0) {
 		perror("udp_seq: UDP_GRO");
 		return 1;
 	}
@@ -257,5 +327,5 @@ int main(int argc, char **argv)
 	}
 	printf("listening\n");
 	fflush(stdout);
-	return do_recv(fd, size, count, num(argv[6], "seconds", 1, 3600), argc > 7 && !strcmp(argv[7], "gro"));
+	return do_recv(fd, size, count, num(argv[6], "seconds", 1, 3600), gro, rcvbuf);
 }
