@@ -111,6 +111,7 @@ struct loop {
 	uint64_t busy_ns;		/* budget of a busy poll, 0: none */
 	bool busy_armed;		/* the last turn handled an fd, and no bulk */
 	size_t turn_rx_bytes;		/* received this turn (loop_count_rx()) */
+	uint64_t arrived_us;		/* when the frame in hand arrived (loop_count_rx()) */
 	unsigned int rx_frames_since_clock;
 	unsigned int busy_skip;		/* wakeups left without a poll */
 	unsigned int busy_backoff;	/* the next miss's skip */
@@ -531,20 +532,55 @@ void loop_set_busy_poll(struct loop *l, unsigned int usec)
 }
 
 /**
- * loop_count_rx() - what the turn received, for busy polling (top comment)
+ * loop_count_rx() - a frame a link read: for busy polling (top comment),
+ * and when it arrived
  * @l:		loop
- * @bytes:	bytes of one frame a link read
+ * @bytes:	its bytes
+ * @arrived_us:	when the kernel received it, in loop time, if the link knows
+ *		(a receive ring's timestamp); 0: when it was read
  *
  * Every LOOP_CLOCK_FRAMES frames the clock is read again: a handler that
  * drains a full ring takes long enough for the turn's time to go stale.
  */
-void loop_count_rx(struct loop *l, size_t bytes)
+void loop_count_rx(struct loop *l, size_t bytes, uint64_t arrived_us)
 {
 	l->turn_rx_bytes += bytes;
 	if (++l->rx_frames_since_clock >= LOOP_CLOCK_FRAMES && !l->fake_clock) {
 		l->rx_frames_since_clock = 0;
 		loop_set_now(l, loop_clock_us());
 	}
+	l->arrived_us = arrived_us && arrived_us <= l->now_us ? arrived_us : l->now_us;
+}
+
+/**
+ * loop_arrived_us() - when the frame a link is handing up arrived
+ * @l:	loop
+ *
+ * What the last loop_count_rx() said, never later than now: a datapath that
+ * the scheduler set aside reads, all at once, frames that arrived over
+ * milliseconds, and what it passes on should leave as spread out as they
+ * came.
+ */
+uint64_t loop_arrived_us(const struct loop *l)
+{
+	return l->arrived_us && l->arrived_us <= l->now_us ? l->arrived_us : l->now_us;
+}
+
+/**
+ * loop_realtime_offset_us() - what to subtract from a CLOCK_REALTIME stamp
+ * (a receive ring's) to make it loop time; 0 with a fake clock
+ * @l:	loop
+ */
+uint64_t loop_realtime_offset_us(const struct loop *l)
+{
+	struct timespec rt;
+	uint64_t mono;
+
+	if (l->fake_clock)
+		return 0;
+	mono = loop_clock_us();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	return (uint64_t)rt.tv_sec * 1000000 + (uint64_t)rt.tv_nsec / 1000 - mono;
 }
 
 /** loop_busy_poll_us() - the budget loop_set_busy_poll() gave */

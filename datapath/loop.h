@@ -81,7 +81,9 @@ struct loop_busy_stats {
 struct loop *loop_new(bool fake_clock);
 void loop_set_busy_poll(struct loop *l, unsigned int usec);
 unsigned int loop_busy_poll_us(const struct loop *l);
-void loop_count_rx(struct loop *l, size_t bytes);
+void loop_count_rx(struct loop *l, size_t bytes, uint64_t arrived_us);
+uint64_t loop_arrived_us(const struct loop *l);
+uint64_t loop_realtime_offset_us(const struct loop *l);
 struct loop_busy_stats loop_busy_stats(const struct loop *l);
 void loop_free(struct loop *l);
 int loop_fd_add(struct loop *l, struct loop_fd *h, int fd, uint32_t events,

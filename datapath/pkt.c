@@ -67,6 +67,7 @@ void pkt_reset(struct pkt *p)
 	memset(&p->vnet, 0, sizeof(p->vnet));
 	p->ifindex = 0;
 	p->l3_off = 0;
+	p->rx_us = 0;
 	p->tos = 0;
 	p->csum_ok = false;
 }

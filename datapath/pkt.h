@@ -78,6 +78,7 @@ struct pkt_payload {
  * @vnet:	rx: the header as the kernel gave it (hw links); tx: offload request
  * @ifindex:	link the packet came in on / goes out on
  * @l3_off:	rx: offset of the network header in @buf (for ICMP errors)
+ * @rx_us:	rx: when the kernel received it, in loop time, if the link knows; else 0
  * @csum_ok:	rx: the kernel vouched for the L4 checksum (DATA_VALID or NEEDS_CSUM)
  * @pooled:	storage belongs to the small free list
  */
@@ -93,6 +94,7 @@ struct pkt {
 	struct virtio_net_hdr vnet;
 	uint32_t ifindex;
 	uint32_t l3_off;
+	uint64_t rx_us;
 	uint8_t tos;		/* the IP header's DS field to send (DSCP and ECN), 0 by default */
 	bool csum_ok;
 	bool pooled;

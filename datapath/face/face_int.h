@@ -6,11 +6,13 @@
  *   face_tcp.c   TCP: connection pairs, the deferred handshakes both ways, the byte pump
  *   face_udp.c   UDP: flows, both directions, UDP GSO
  *   face_icmp.c  ICMP and ICMPv6: echo proxied, errors translated both ways
+ *   face_pace.c  departures spaced as the arrivals were (UDP, both directions)
  */
 #ifndef SANDNET_DATAPATH_FACE_INT_H
 #define SANDNET_DATAPATH_FACE_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "datapath/face/face.h"
@@ -140,6 +142,65 @@ int face_tcp_init(struct face *f);
 void face_tcp_fini(struct face *f);
 void face_tcp_pump(struct face *f);
 void face_tcp_print(struct face *f, struct out *o);
+
+/* face_pace.c */
+
+/**
+ * struct face_pace_item - what a pacer holds; embedded in its owner's object
+ * @next:	the queue
+ * @arrived_us:	when its first datagram arrived (loop time)
+ * @held_us:	when the pacer took it
+ * @bytes:	its size, for the pacer's bound
+ */
+struct face_pace_item {
+	struct face_pace_item *next;
+	uint64_t arrived_us, held_us;
+	size_t bytes;
+};
+
+typedef void (*face_pace_send_fn)(struct face_pace_item *it, void *ctx);
+
+/**
+ * struct face_pace_stats - what a pacer did
+ * @held:	items that had to wait for their time
+ * @most_held:	the most items it held at once
+ * @overruns:	items sent before their time: held too long, or too much held
+ */
+struct face_pace_stats {
+	uint64_t held, most_held, overruns;
+};
+
+/**
+ * struct face_pacer - one direction's departures (theory in face_pace.c)
+ * @head, @tail:	held items, in arrival order
+ * @bytes, @n:		what they hold
+ * @last_dep_us:	when the last item left (the departure clock)
+ * @last_arr_us:	when it had arrived
+ * @started:		an item has been submitted
+ * @rate_since_us, @rate_bytes, @rate_bpms, @rate_prev_bpms, @stamp_us:
+ *			face_pace_arrival()'s window, what it read, the rate
+ *			it stamps by, the last window's own and the last stamp
+ *			it gave
+ */
+struct face_pacer {
+	struct loop *loop;
+	struct face_pace_item *head, *tail;
+	size_t bytes;
+	unsigned int n;
+	uint64_t last_dep_us, last_arr_us;
+	bool started;
+	uint64_t rate_since_us, rate_bytes, rate_bpms, rate_prev_bpms, stamp_us;
+	struct loop_timer timer;
+	face_pace_send_fn send;
+	void *ctx;
+	struct face_pace_stats stats;
+};
+
+void face_pace_init(struct face_pacer *pc, struct loop *loop, face_pace_send_fn send, void *ctx);
+void face_pace_submit(struct face_pacer *pc, struct face_pace_item *it);
+uint64_t face_pace_arrival(struct face_pacer *pc, uint64_t read_us, size_t bytes);
+void face_pace_fini(struct face_pacer *pc, void (*drop)(struct face_pace_item *it));
+void face_pace_print(const struct face_pacer *pc, struct out *o, const char *name);
 
 /* face_udp.c */
 

@@ -40,11 +40,17 @@
  * container's kernel does not hold received datagrams to its device's MTU),
  * so nothing is fragmented on the inner link.
  *
- * Trains (seed 003's idea, issue 22): consecutive datagrams of one flow, in
- * one direction, within one loop turn, travel as one frame. A train holds
- * datagrams of the size of its first (the last may be shorter, and closes
- * it), up to FACE_UDP_TRAIN_SEGS of them and 64 KiB; another flow's
- * datagram, a longer one, or the end of the turn (face_pump()) sends it.
+ * Trains: consecutive datagrams of one flow, in one direction, within one
+ * loop turn, travel as one frame. A train holds datagrams of the size of
+ * its first (the last may be shorter, and closes it), up to
+ * FACE_UDP_TRAIN_SEGS of them, 64 KiB, and what arrived within
+ * FACE_UDP_TRAIN_SPAN_US of its first; another flow's datagram, a longer
+ * one, a later one, or the end of the turn (face_pump()) closes it and
+ * hands it to its direction's pacer (face_pace.c), which sends it when the
+ * gaps between arrivals say: at once while the datapath keeps up, spread
+ * out as it came after the datapath was kept from the CPU. Arrival times
+ * come from the outer link's receive ring, and for the container's
+ * datagrams from face_pace_arrival() (the TUN has no timestamps).
  *   - Toward the container: one write to the TUN, a UDP_L4 GSO frame (the
  *     TUN takes USO4/USO6). The container's kernel splits it on receive, or
  *     hands it whole to a socket with UDP_GRO. One datagram alone is
@@ -55,11 +61,14 @@
  *     so a burst reaches the peer as a few large skbs that its backlog
  *     takes, not as many small ones it drops. A datagram whose destination
  *     has no route goes alone, so that its ICMP error quotes it.
- * A train keeps no pointer to its flow (a flow may be evicted meanwhile),
- * only the 4-tuple; the flow counted each datagram as it joined.
+ * A UDP_SEGMENT frame from the container behind trains still held becomes a
+ * train of its own, copied, so that it does not overtake them. A train
+ * keeps no pointer to its flow (a flow may be evicted meanwhile), only the
+ * 4-tuple; the flow counted each datagram as it joined.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -73,6 +82,7 @@
 #include "datapath/svc/svc.h"
 
 #define FACE_UDP_TRAIN_SEGS	64	/* datagrams in one train, at most */
+#define FACE_UDP_TRAIN_SPAN_US	250	/* from its first datagram's arrival to its last's, at most */
 /* a train's UDP payload: what an IPv6 packet of 64 KiB carries */
 #define FACE_UDP_TRAIN_BYTES	(65535 - IPV6_HLEN - UDP_HLEN)
 #define FACE_UDP_SRC_BUCKETS	1024
@@ -107,22 +117,25 @@ struct face_src {
 
 /*
  * Consecutive datagrams of one flow and one size, one frame (theory above).
- * @p:		toward the container: the UDP header, then the datagrams
- * @buf:	toward the network: the payloads
+ * @item:	in its direction's pacer: when its first datagram arrived
+ * @p:		the room of a UDP header, then the datagrams' payloads
  */
 struct face_udp_train {
+	struct face_pace_item item;
+	struct face *f;
 	struct net_addr src, dst;
 	uint16_t sport, dport;
 	uint16_t seg;		/* bytes of each datagram but the last */
-	unsigned int n;		/* 0: no train */
+	unsigned int n;
 	size_t len;		/* payload bytes so far */
 	bool closed;		/* the last was shorter: nothing may follow */
 	struct pkt *p;
-	uint8_t *buf;
 };
 
+/* @to_inner, @to_outer: the trains being filled (NULL: none) */
 struct face_flows {
-	struct face_udp_train to_inner, to_outer;
+	struct face_udp_train *to_inner, *to_outer;
+	struct face_pacer pace_inner, pace_outer;
 	struct face_src *src_hash[FACE_UDP_SRC_BUCKETS];
 	unsigned int max, per_source_max, n_inbound;
 	uint64_t cap_hits, per_source_hits;
@@ -336,89 +349,111 @@ bool face_udp_flow_known(struct face *f, const struct net_addr *c, uint16_t cpor
 	return fw != NULL;
 }
 
-/* Can a datagram of @len bytes on this 4-tuple join @t? */
+/* Can a datagram of @len bytes on this 4-tuple, arrived at @at_us, join @t? */
 static bool face_udp_train_fits(const struct face_udp_train *t, const struct net_addr *src, uint16_t sport,
-				const struct net_addr *dst, uint16_t dport, size_t len)
+				const struct net_addr *dst, uint16_t dport, size_t len, uint64_t at_us)
 {
 	return !t->closed && len <= t->seg && t->n < FACE_UDP_TRAIN_SEGS && t->len + len <= FACE_UDP_TRAIN_BYTES &&
-	       t->sport == sport && t->dport == dport && net_addr_eq(&t->src, src) && net_addr_eq(&t->dst, dst);
+	       at_us - t->item.arrived_us <= FACE_UDP_TRAIN_SPAN_US && t->sport == sport && t->dport == dport &&
+	       net_addr_eq(&t->src, src) && net_addr_eq(&t->dst, dst);
 }
 
-/* A new train of one datagram of @len bytes (an empty one is closed at once). */
-static void face_udp_train_start(struct face_udp_train *t, const struct net_addr *src, uint16_t sport,
-				 const struct net_addr *dst, uint16_t dport, size_t len)
+/* A new train for datagrams of @len bytes (an empty one is closed at once), arrived at @at_us. */
+static struct face_udp_train *face_udp_train_new(struct face *f, const struct net_addr *src, uint16_t sport,
+						 const struct net_addr *dst, uint16_t dport, size_t len,
+						 uint64_t at_us)
 {
+	struct face_udp_train *t = malloc(sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->p = pkt_alloc(UDP_HLEN + len);
+	if (!t->p) {
+		free(t);
+		return NULL;
+	}
+	pkt_put(t->p, UDP_HLEN);
+	t->item.arrived_us = at_us;
+	t->item.bytes = 0;
+	t->f = f;
 	t->src = *src;
 	t->dst = *dst;
 	t->sport = sport;
 	t->dport = dport;
 	t->seg = (uint16_t)len;
+	t->n = 0;
 	t->len = 0;
 	t->closed = len == 0;
+	return t;
 }
 
-static void face_udp_train_add(struct face_udp_train *t, size_t len)
+static struct face_udp_train *face_udp_train_of(struct face_pace_item *it)
 {
+	return (struct face_udp_train *)((char *)it - offsetof(struct face_udp_train, item));
+}
+
+static void face_udp_train_free(struct face_udp_train *t)
+{
+	pkt_free(t->p);
+	free(t);
+}
+
+static void face_udp_train_drop(struct face_pace_item *it)
+{
+	face_udp_train_free(face_udp_train_of(it));
+}
+
+/* Append a datagram's payload (room was checked). Return: false when out of memory. */
+static bool face_udp_train_add(struct face_udp_train *t, const void *data, size_t len)
+{
+	if (t->p->cap - t->p->off - t->p->len < len) {
+		/* the first pkt is full: one for the whole train (or the UDP_SEGMENT frame) */
+		struct pkt *big = pkt_alloc(UDP_HLEN + (t->len + len > FACE_UDP_TRAIN_BYTES ? t->len + len :
+									       FACE_UDP_TRAIN_BYTES));
+
+		if (!big)
+			return false;
+		memcpy(pkt_put(big, t->p->len), pkt_data(t->p), t->p->len);
+		pkt_free(t->p);
+		t->p = big;
+	}
+	memcpy(pkt_put(t->p, len), data, len);
 	t->len += len;
+	t->item.bytes = t->len;
 	t->n++;
 	if (len < t->seg)
 		t->closed = true;
-}
-
-/* Send the train toward the network (udp_output_burst(), one GSO burst). */
-static void face_udp_train_send_outer(struct face *f)
-{
-	struct face_udp_train *t = &f->flows->to_outer;
-	struct iovec iov = { .iov_base = t->buf, .iov_len = t->len };
-	struct udp_sent sent;
-	unsigned int n = t->n;
-	int ret;
-
-	if (!n)
-		return;
-	t->n = 0;
-	ret = udp_output_burst(f->st, &t->src, t->sport, &t->dst, t->dport, &iov, 1, n > 1 ? t->seg : 0, &sent);
-	f->ctr[FACE_CTR_UDP_TO_OUTER] += sent.datagrams;
-	if (n > 1)
-		f->ctr[FACE_CTR_UDP_TRAINED_TO_OUTER] += sent.datagrams;
-	if (ret < 0)
-		f->drop[FACE_DROP_OUTER_ERROR] += n - sent.datagrams;
-}
-
-/*
- * A datagram from the container joins the train toward the network, which
- * goes first when it cannot. Return: false when it must go alone (no route:
- * its ICMP error quotes it).
- */
-static bool face_udp_train_join_outer(struct face *f, const struct net_addr *src, uint16_t sport,
-				      const struct net_addr *dst, uint16_t dport, const void *data, size_t len)
-{
-	struct face_udp_train *t = &f->flows->to_outer;
-
-	if (t->n && !face_udp_train_fits(t, src, sport, dst, dport, len))
-		face_udp_train_send_outer(f);
-	if (!t->n) {
-		if (!route_lookup(f->st, dst->family, &dst->a))
-			return false;
-		face_udp_train_start(t, src, sport, dst, dport, len);
-	}
-	memcpy(t->buf + t->len, data, len);
-	face_udp_train_add(t, len);
 	return true;
 }
 
-/* Write the train to the container: one datagram, or one UDP_L4 GSO frame. */
-static void face_udp_train_send_inner(struct face *f)
+/* Its time has come: the train toward the network (udp_output_burst(), one GSO burst). */
+static void face_udp_send_outer(struct face_pace_item *it, void *ctx)
 {
-	struct face_udp_train *t = &f->flows->to_inner;
+	struct face_udp_train *t = face_udp_train_of(it);
+	struct iovec iov = { .iov_base = pkt_data(t->p) + UDP_HLEN, .iov_len = t->len };
+	struct face *f = ctx;
+	struct udp_sent sent;
+	int ret;
+
+	ret = udp_output_burst(f->st, &t->src, t->sport, &t->dst, t->dport, &iov, 1, t->n > 1 ? t->seg : 0, &sent);
+	f->ctr[FACE_CTR_UDP_TO_OUTER] += sent.datagrams;
+	if (t->n > 1)
+		f->ctr[FACE_CTR_UDP_TRAINED_TO_OUTER] += sent.datagrams;
+	if (ret < 0)
+		f->drop[FACE_DROP_OUTER_ERROR] += t->n - sent.datagrams;
+	face_udp_train_free(t);
+}
+
+/* Its time has come: the train to the container, one datagram or one UDP_L4 GSO frame. */
+static void face_udp_send_inner(struct face_pace_item *it, void *ctx)
+{
+	struct face_udp_train *t = face_udp_train_of(it);
+	struct face *f = ctx;
 	unsigned int n = t->n, l3 = t->dst.family == AF_INET ? IPV4_HLEN : IPV6_HLEN;
 	struct pkt *p = t->p;
 	struct udp_hdr *uh;
 	uint32_t sum, ulen = (uint32_t)(UDP_HLEN + t->len);
 
-	if (!n)
-		return;
-	t->n = 0;
 	t->p = NULL;
 	uh = (struct udp_hdr *)pkt_data(p);
 	uh->sport = htons(t->sport);
@@ -439,39 +474,37 @@ static void face_udp_train_send_inner(struct face *f)
 	} else if (n > 1) {
 		f->drop[FACE_DROP_NO_ROUTE] += n - 1;	/* face_ip_output() counted one */
 	}
+	face_udp_train_free(t);
+}
+
+/* The train being filled in one direction is complete: to its pacer. */
+static void face_udp_train_close(struct face_pacer *pc, struct face_udp_train **tp)
+{
+	struct face_udp_train *t = *tp;
+
+	if (!t)
+		return;
+	*tp = NULL;
+	face_pace_submit(pc, &t->item);
 }
 
 /*
- * A datagram from the network joins the train toward the container (the
- * train goes first when it cannot). Return: false when out of memory.
+ * A datagram, arrived at @at_us, joins the train being filled in one
+ * direction (@tp, paced by @pc), which goes first when it cannot. Return:
+ * false when out of memory (counted).
  */
-static bool face_udp_train_join_inner(struct face *f, const struct net_addr *src, uint16_t sport,
-				      const struct net_addr *dst, uint16_t dport, const void *data, size_t len)
+static bool face_udp_train_join(struct face *f, struct face_pacer *pc, struct face_udp_train **tp,
+				const struct net_addr *src, uint16_t sport, const struct net_addr *dst, uint16_t dport,
+				const void *data, size_t len, uint64_t at_us)
 {
-	struct face_udp_train *t = &f->flows->to_inner;
-
-	if (t->n && !face_udp_train_fits(t, src, sport, dst, dport, len))
-		face_udp_train_send_inner(f);
-	if (!t->n) {
-		t->p = pkt_alloc(UDP_HLEN + len);
-		if (!t->p)
-			return false;
-		pkt_put(t->p, UDP_HLEN);
-		face_udp_train_start(t, src, sport, dst, dport, len);
-	} else if (t->p->cap - t->p->off - t->p->len < len) {
-		/* the first pkt is full: one for the whole train */
-		struct pkt *big = pkt_alloc(UDP_HLEN + FACE_UDP_TRAIN_BYTES);
-
-		if (!big) {
-			face_udp_train_send_inner(f);
-			return face_udp_train_join_inner(f, src, sport, dst, dport, data, len);
-		}
-		memcpy(pkt_put(big, t->p->len), pkt_data(t->p), t->p->len);
-		pkt_free(t->p);
-		t->p = big;
+	if (*tp && !face_udp_train_fits(*tp, src, sport, dst, dport, len, at_us))
+		face_udp_train_close(pc, tp);
+	if (!*tp)
+		*tp = face_udp_train_new(f, src, sport, dst, dport, len, at_us);
+	if (!*tp || !face_udp_train_add(*tp, data, len)) {
+		face_drop(f, FACE_DROP_NO_MEMORY);
+		return false;
 	}
-	memcpy(pkt_put(t->p, len), data, len);
-	face_udp_train_add(t, len);
 	return true;
 }
 
@@ -481,8 +514,8 @@ static bool face_udp_train_join_inner(struct face *f, const struct net_addr *src
  */
 void face_udp_flush(struct face *f)
 {
-	face_udp_train_send_inner(f);
-	face_udp_train_send_outer(f);
+	face_udp_train_close(&f->flows->pace_inner, &f->flows->to_inner);
+	face_udp_train_close(&f->flows->pace_outer, &f->flows->to_outer);
 }
 
 /**
@@ -495,7 +528,10 @@ void face_udp_flush(struct face *f)
 void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *src, const struct net_addr *dst)
 {
 	const struct udp_hdr *uh = pkt_peek(p, 0, sizeof(*uh));
+	struct face_flows *fl = f->flows;
 	struct face_flow *fw;
+	uint16_t sport, dport;
+	uint64_t at;
 	struct udp_sent sent;
 	struct iovec iov;
 	size_t ulen, gso = 0;
@@ -538,13 +574,40 @@ void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *s
 	}
 	iov.iov_base = pkt_data(p) + sizeof(*uh);
 	iov.iov_len = ulen - sizeof(*uh);
-	if (!gso && face_udp_train_join_outer(f, src, ntohs(uh->sport), dst, ntohs(uh->dport), iov.iov_base,
-					      iov.iov_len)) {
-		fw->to_outer++;
+	/* the TUN has no timestamps: spread by the rate the container sends at */
+	at = face_pace_arrival(&fl->pace_outer, loop_arrived_us(f->st->loop), iov.iov_len);
+	sport = ntohs(uh->sport);
+	dport = ntohs(uh->dport);
+	if (!gso && fl->to_outer && face_udp_train_fits(fl->to_outer, src, sport, dst, dport, iov.iov_len, at)) {
+		if (face_udp_train_add(fl->to_outer, iov.iov_base, iov.iov_len))
+			fw->to_outer++;
+		else
+			face_drop(f, FACE_DROP_NO_MEMORY);
 		return;
 	}
-	face_udp_train_send_outer(f);	/* what came before goes first */
-	ret = udp_output_burst(f->st, src, ntohs(uh->sport), dst, ntohs(uh->dport), &iov, 1, gso, &sent);
+	face_udp_train_close(&fl->pace_outer, &fl->to_outer);	/* what came before goes first */
+	/* a datagram with no route goes alone, at once: its ICMP error quotes it */
+	if (route_lookup(f->st, dst->family, &dst->a) && (!gso || fl->pace_outer.head)) {
+		/* a train of its own; a UDP_SEGMENT frame too, behind datagrams still held */
+		struct face_udp_train *t = face_udp_train_new(f, src, sport, dst, dport, gso ? gso : iov.iov_len, at);
+
+		if (!t || !face_udp_train_add(t, iov.iov_base, iov.iov_len)) {
+			if (t)
+				face_udp_train_free(t);
+			face_drop(f, FACE_DROP_NO_MEMORY);
+			return;
+		}
+		if (gso) {
+			t->n = (unsigned int)((iov.iov_len + gso - 1) / gso);
+			t->closed = true;
+			face_pace_submit(&fl->pace_outer, &t->item);
+		} else {
+			fl->to_outer = t;
+		}
+		fw->to_outer += t->n;
+		return;
+	}
+	ret = udp_output_burst(f->st, src, sport, dst, dport, &iov, 1, gso, &sent);
 	f->ctr[FACE_CTR_UDP_TO_OUTER] += sent.datagrams;
 	fw->to_outer += sent.datagrams;
 	if (ret < 0) {
@@ -583,11 +646,9 @@ bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sp
 			face_icmp_prohibit_udp(f, src, sport, dst, dport, len);
 		return true;	/* counted: out of memory or the policy */
 	}
-	if (!face_udp_train_join_inner(f, src, sport, dst, dport, data, len)) {
-		face_drop(f, FACE_DROP_NO_MEMORY);
-		return true;
-	}
-	fw->to_inner++;
+	if (face_udp_train_join(f, &f->flows->pace_inner, &f->flows->to_inner, src, sport, dst, dport, data, len,
+				loop_arrived_us(f->st->loop)))
+		fw->to_inner++;
 	return true;
 }
 
@@ -620,11 +681,8 @@ int face_udp_init(struct face *f)
 
 	if (!fl)
 		return -ENOMEM;
-	fl->to_outer.buf = malloc(FACE_UDP_TRAIN_BYTES);
-	if (!fl->to_outer.buf) {
-		free(fl);
-		return -ENOMEM;
-	}
+	face_pace_init(&fl->pace_inner, f->st->loop, face_udp_send_inner, f);
+	face_pace_init(&fl->pace_outer, f->st->loop, face_udp_send_outer, f);
 	fl->max = lim->udp_flows ? lim->udp_flows : SVC_UDP_MAX_FLOWS_DEFAULT;
 	fl->per_source_max = lim->udp_flows_per_source == SVC_UDP_NO_CAP ? 0 :
 			     lim->udp_flows_per_source ? lim->udp_flows_per_source :
@@ -645,8 +703,12 @@ void face_udp_fini(struct face *f)
 		return;
 	while ((fw = face_flow_of(flow_oldest(f->st->flows, FLOW_FACE_UDP))))
 		face_flow_free(f, fw);
-	pkt_free(f->flows->to_inner.p);
-	free(f->flows->to_outer.buf);
+	if (f->flows->to_inner)
+		face_udp_train_free(f->flows->to_inner);
+	if (f->flows->to_outer)
+		face_udp_train_free(f->flows->to_outer);
+	face_pace_fini(&f->flows->pace_inner, face_udp_train_drop);
+	face_pace_fini(&f->flows->pace_outer, face_udp_train_drop);
 	free(f->flows);
 	f->flows = NULL;
 }
@@ -685,5 +747,7 @@ void face_udp_print(struct face *f, struct out *o)
 	out_u64(o, "flows_per_source_max", u.per_source_max);
 	out_u64(o, "cap_hits", u.cap_hits);
 	out_u64(o, "per_source_hits", u.per_source_hits);
+	face_pace_print(&f->flows->pace_inner, o, "to_inner");
+	face_pace_print(&f->flows->pace_outer, o, "to_outer");
 	out_obj_end(o);
 }

@@ -226,7 +226,7 @@ void link_input(struct link *l, struct pkt *p)
 	p->ifindex = l->ifindex;
 	l->stats.rx_frames++;
 	l->stats.rx_bytes += p->len;
-	loop_count_rx(l->loop, p->len);
+	loop_count_rx(l->loop, p->len, p->rx_us);
 	if (l->vnet) {
 		if (vnet_rx_check(&p->vnet, p->len, l->l2_len) < 0) {
 			l->stats.rx_bad_vnet++;

@@ -19,7 +19,10 @@
  * a larger one (a GSO frame from a kernel peer) also goes whole on the
  * socket's receive queue (PACKET_COPY_THRESH), its slot marked
  * TP_STATUS_COPY, and a run of such slots is read with one recvmmsg(), in
- * order. TPACKET_V3 reads more frames per second but hands a block over
+ * order. A slot also says when the kernel received its frame (tp_sec,
+ * tp_nsec, CLOCK_REALTIME); made loop time, it goes up in pkt->rx_us, so
+ * that what a datapath set aside for a while reads at once can leave as
+ * spread out as it came (the face's pacer). TPACKET_V3 reads more frames per second but hands a block over
  * only when it is full or a timer of at least a millisecond has passed: a
  * request would wait for it. A socket that is not a packet socket (the
  * tests' socketpairs), or `--no-rx-ring`, is read with recvmmsg() alone, as
@@ -441,9 +444,14 @@ static unsigned int packet_ring_copies(const struct link_rx_ring *r, unsigned in
 	return n;
 }
 
-/* The frame in slot @h, ours: copied into a buffer and up through link_input(). */
-static void packet_ring_frame(struct link_channel *ch, const struct tpacket2_hdr *h)
+/*
+ * The frame in slot @h, ours: copied into a buffer and up through
+ * link_input(), with the time the kernel received it (the slot's
+ * CLOCK_REALTIME stamp less @rt_off: loop time).
+ */
+static void packet_ring_frame(struct link_channel *ch, const struct tpacket2_hdr *h, uint64_t rt_off)
 {
+	uint64_t stamp = (uint64_t)h->tp_sec * 1000000 + h->tp_nsec / 1000;
 	const struct link_rx_ring *r = &ch->ring;
 	const uint8_t *slot = (const uint8_t *)h;
 	struct link *l = ch->link;
@@ -464,6 +472,7 @@ static void packet_ring_frame(struct link_channel *ch, const struct tpacket2_hdr
 	memcpy(&p->vnet, slot + mac - sizeof(p->vnet), sizeof(p->vnet));
 	memcpy(pkt_data(p), slot + mac, snap);
 	p->len = snap;
+	p->rx_us = stamp > rt_off ? stamp - rt_off : 0;
 	l->stats.rx_ring_frames++;
 	ch->rx_frames++;
 	link_input(l, p);
@@ -478,6 +487,7 @@ static void packet_ring_rx(struct link_channel *ch)
 {
 	struct link_rx_ring *r = &ch->ring;
 	struct link *l = ch->link;
+	uint64_t rt_off = loop_realtime_offset_us(l->loop);
 	bool truncated = false;
 	unsigned int n = 0;
 
@@ -490,7 +500,7 @@ static void packet_ring_rx(struct link_channel *ch)
 		if (!(status & TP_STATUS_USER))
 			break;
 		if (!(status & TP_STATUS_COPY)) {
-			packet_ring_frame(ch, h);
+			packet_ring_frame(ch, h, rt_off);
 			packet_ring_release(r, 1);
 			n++;
 			continue;

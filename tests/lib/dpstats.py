@@ -22,7 +22,7 @@ KEEP = {"ifindex", "mtu", "gso_max_size", "gso_ipv4_max_size", "channels",
         "flows_max", "flows_per_source_max", "pid", "n_shards", "shard",
         "age_ms", "uptime_ms", "uptime_s", "port", "remote_port", "budget_us"}
 # high-water marks: the highest of any shard
-PEAK = {"tx_max_frame", "tx_queue_max"}
+PEAK = {"tx_max_frame", "tx_queue_max", "most_held"}
 # sections of the top level that are already totals, or the process's own
 SKIP = {"shards", "totals", "policy", "supervisor", "neighbours"}
 # lists of things each shard has its own of: every shard's, one after another

@@ -95,7 +95,7 @@ static void on_fd(struct loop_fd *h, uint32_t events)
 	if (events & EPOLLIN && read(h->fd, &c, 1) == 1) {
 		fd_events++;
 		if (rx_per_event)
-			loop_count_rx(g_loop, rx_per_event);
+			loop_count_rx(g_loop, rx_per_event, 0);
 	}
 }
 
