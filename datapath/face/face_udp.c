@@ -132,9 +132,13 @@ struct face_udp_train {
 	struct pkt *p;
 };
 
-/* @to_inner, @to_outer: the trains being filled (NULL: none) */
+/*
+ * @to_inner, @to_outer: the trains being filled (NULL: none)
+ * @last: the flow found last (a run of datagrams is one flow's: no hash)
+ */
 struct face_flows {
 	struct face_udp_train *to_inner, *to_outer;
+	struct face_flow *last;
 	struct face_pacer pace_inner, pace_outer;
 	struct face_src *src_hash[FACE_UDP_SRC_BUCKETS];
 	unsigned int max, per_source_max, n_inbound;
@@ -171,17 +175,29 @@ static struct face_flow *face_flow_of(struct flow *fl)
 	return fl ? flow_entry(fl, struct face_flow, flow) : NULL;
 }
 
+static bool face_flow_is(const struct face_flow *fw, const struct net_addr *c, uint16_t cport,
+			 const struct net_addr *r, uint16_t rport)
+{
+	return fw->cport == cport && fw->rport == rport && net_addr_eq(&fw->c, c) && net_addr_eq(&fw->r, r);
+}
+
 static struct face_flow *face_flow_find(const struct face *f, const struct net_addr *c, uint16_t cport,
 					const struct net_addr *r, uint16_t rport)
 {
-	uint64_t hash = face_flow_hash(f, c, cport, r, rport);
+	struct face_flow *last = f->flows->last;
+	uint64_t hash;
 	struct flow *fl;
 
+	if (last && face_flow_is(last, c, cport, r, rport))
+		return last;
+	hash = face_flow_hash(f, c, cport, r, rport);
 	for (fl = flow_first(f->st->flows, FLOW_FACE_UDP, hash); fl; fl = flow_next(fl)) {
 		struct face_flow *fw = face_flow_of(fl);
 
-		if (fw->cport == cport && fw->rport == rport && net_addr_eq(&fw->c, c) && net_addr_eq(&fw->r, r))
+		if (face_flow_is(fw, c, cport, r, rport)) {
+			f->flows->last = fw;
 			return fw;
+		}
 	}
 	return NULL;
 }
@@ -204,6 +220,8 @@ static void face_flow_free(struct face *f, struct face_flow *fw)
 {
 	struct face_flows *fl = f->flows;
 
+	if (fl->last == fw)
+		fl->last = NULL;
 	flow_del(f->st->flows, &fw->flow);
 	if (fw->src) {
 		struct face_src *s = fw->src;
