@@ -41,26 +41,15 @@ face_check_fenced
 # The receivers size their buffers with SO_RCVBUFFORCE (32 MiB), whatever
 # net.core.rmem_max says (the host's, not a namespace's sysctl).
 
-PORT=9700
 # dp_nice: the nice values of the serving datapath's threads, each once
 dp_nice() {
 	ps -L -o ni= -p "$(dp_stat "raw['pid']")" | tr -d ' ' | sort -u | tr '\n' ' '
 }
 # run_pair NAME RECV_NS RECV_ADDR SEND_NS SIZE COUNT MBIT [SEGS] [gro]: one
-# transfer; the receiver's and the sender's lines to $SN_TMP/NAME.{recv,send}.
-# Return: the receiver's status (0: everything arrived in order)
+# transfer (face_seq_pair). Return: the receiver's status (0: everything
+# arrived in order)
 run_pair() {
-	local name=$1 rns=$2 raddr=$3 sns=$4 size=$5 count=$6 mbit=$7 segs=${8:-1} gro=${9:-} rpid rc
-	PORT=$((PORT + 1))
-	ip netns exec "$rns" "$SEQ" recv "$raddr" "$PORT" "$size" "$count" 3 $gro >"$SN_TMP/$name.recv" 2>&1 &
-	rpid=$!
-	sn_wait_for 5 grep -q listening "$SN_TMP/$name.recv" || sn_fail "$name: the receiver did not start"
-	ip netns exec "$sns" "$SEQ" send "$raddr" "$PORT" "$size" "$count" "$mbit" "$segs" \
-		>"$SN_TMP/$name.send" 2>&1 || { cat "$SN_TMP/$name.send"; sn_fail "$name: the sender failed"; }
-	wait "$rpid"
-	rc=$?
-	echo "$name: $(cat "$SN_TMP/$name.send"); $(grep '^recv' "$SN_TMP/$name.recv")"
-	return $rc
+	face_seq_pair "$1" "$2" "$3" "$4" "$5" "$6" "$7" "${8:-1}" "${9:-}"
 }
 face_ctr() { dp_stat "d['face']['counters']['$1']"; }
 

@@ -35,39 +35,23 @@ COUNT=30000	# 3.4 s of it
 STALL=0.025	# seconds each
 dp_env_up
 
-PORT=9800
-# run_pair NAME RECV_NS RECV_ADDR SEND_NS [stall]: one transfer of COUNT
-# datagrams at RATE to a receiver with the default buffer; with "stall",
+FACE_SEQ_PORT=9800
+# stop_dp: five stops of STALL seconds, 0.4 s apart, from 0.3 s on
+stop_dp() {
+	sleep 0.3
+	for _ in 1 2 3 4 5; do
+		kill -STOP "$DP_PID"
+		sleep "$STALL"
+		kill -CONT "$DP_PID"
+		sleep 0.4
+	done
+}
+# run_pair NAME RECV_NS RECV_ADDR SEND_NS [stall]: COUNT datagrams at RATE,
+# the sender steady, to a receiver with the default buffer; with "stall",
 # the datapath is stopped five times meanwhile. Return: the receiver's
 # status (0: everything arrived in order, once)
 run_pair() {
-	local name=$1 rns=$2 raddr=$3 sns=$4 stall=${5:-} rpid spid='' rc
-	PORT=$((PORT + 1))
-	ip netns exec "$rns" "$SEQ" recv "$raddr" "$PORT" 1400 "$COUNT" 3 defbuf >"$SN_TMP/$name.recv" 2>&1 &
-	rpid=$!
-	sn_wait_for 5 grep -q listening "$SN_TMP/$name.recv" || sn_fail "$name: the receiver did not start"
-	if [ -n "$stall" ]; then
-		(
-			sleep 0.3
-			for _ in 1 2 3 4 5; do
-				kill -STOP "$DP_PID"
-				sleep "$STALL"
-				kill -CONT "$DP_PID"
-				sleep 0.4
-			done
-		) &
-		spid=$!
-	fi
-	ip netns exec "$sns" "$SEQ" send "$raddr" "$PORT" 1400 "$COUNT" "$RATE" steady >"$SN_TMP/$name.send" 2>&1 ||
-		{ cat "$SN_TMP/$name.send"; sn_fail "$name: the sender failed"; }
-	wait "$rpid"
-	rc=$?
-	if [ -n "$spid" ]; then
-		wait "$spid"
-		kill -CONT "$DP_PID" 2>/dev/null
-	fi
-	echo "$name: $(cat "$SN_TMP/$name.send"); $(grep '^recv' "$SN_TMP/$name.recv")"
-	return $rc
+	face_seq_pair "$1" "$2" "$3" "$4" 1400 "$COUNT" "$RATE" steady defbuf ${5:+stop_dp}
 }
 # pace VALUE: a pacer figure, every shard's summed (e.g. to_inner.held)
 pace() { dp_stat "d['face']['udp']['${1%%.*}']['${1#*.}']"; }
