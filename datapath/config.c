@@ -172,12 +172,17 @@ static int config_link_sharded(struct shards *sh, struct proto_link *pl, char *e
 			part->face.n_fds = 1;
 			part->face.fds[0] = pl->face.fds[i];
 			pl->face.fds[i] = -1;
+			/* the container's counters: shard 0's face reads them */
+			part->face.n_netstat = i ? 0 : pl->face.n_netstat;
+			pl->face.n_netstat = 0;
 		}
 		ret = config_link(sh->sh[i]->st, part, err, err_len);
 		/* what config_link() did not take is closed here */
 		proto_fds_close(part->channel_fds, part->n_channels);
-		if (part->has_face)
+		if (part->has_face) {
 			proto_fds_close(part->face.fds, part->face.n_fds);
+			proto_fds_close(part->face.netstat_fds, part->face.n_netstat);
+		}
 	}
 	free(part);
 	return ret;

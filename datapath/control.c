@@ -299,11 +299,14 @@ static void control_totals(struct out *o, struct dp *dp)
 {
 	uint64_t outer[5] = { 0 }, inner[5] = { 0 }, syscalls = 0, refused[POLICY_DIR_MAX] = { 0 };
 	struct face_totals t = { 0 };
+	struct face_netstat kt = { 0 };
+	bool have_netstat = false;
 	unsigned int i;
 
 	for (i = 0; i < control_n_shards(dp); i++) {
 		struct stack *st = control_shard_stack(dp, i);
 		struct face_totals ft;
+		struct face_netstat k;
 
 		control_link_sums(st->links, st->n_links, outer);
 		control_link_sums(st->inner, st->n_inner, inner);
@@ -314,6 +317,14 @@ static void control_totals(struct out *o, struct dp *dp)
 		t.tcp_open += ft.tcp_open;
 		t.udp_flows_open += ft.udp_flows_open;
 		t.drops += ft.drops;
+		if (face_netstat_read_all(face_of(st), &k) == 0) {
+			have_netstat = true;
+			kt.udp_in_errors += k.udp_in_errors;
+			kt.udp_rcvbuf_errors += k.udp_rcvbuf_errors;
+			kt.udp_sndbuf_errors += k.udp_sndbuf_errors;
+			kt.tun_tx_dropped += k.tun_tx_dropped;
+			kt.tun_rx_dropped += k.tun_rx_dropped;
+		}
 		syscalls += control_loop_syscalls(control_shard_loop(dp, i));
 		refused[POLICY_EGRESS] += policy_refusals(st->policy, POLICY_EGRESS);
 		refused[POLICY_INGRESS] += policy_refusals(st->policy, POLICY_INGRESS);
@@ -332,6 +343,13 @@ static void control_totals(struct out *o, struct dp *dp)
 	out_u64(o, "refused_egress", refused[POLICY_EGRESS]);
 	out_u64(o, "refused_ingress", refused[POLICY_INGRESS]);
 	out_u64(o, "face_drops", t.drops);
+	if (have_netstat) {	/* the container's own kernel (face_netstat.c) */
+		out_u64(o, "container_udp_in_errors", kt.udp_in_errors);
+		out_u64(o, "container_udp_rcvbuf_errors", kt.udp_rcvbuf_errors);
+		out_u64(o, "container_udp_sndbuf_errors", kt.udp_sndbuf_errors);
+		out_u64(o, "container_tun_tx_dropped", kt.tun_tx_dropped);
+		out_u64(o, "container_tun_rx_dropped", kt.tun_rx_dropped);
+	}
 	out_obj_end(o);
 }
 

@@ -545,6 +545,10 @@ static int attach_inside(struct attach *a, struct ns_err *e)
 	}
 	if (err)
 		return err;
+	/* a datapath below minor 6 would count the netstat fds as too many */
+	for (i = 0; a->faces && a->minor < PROTO_MINOR_NETSTAT && i < a->net.n_links; i++)
+		while (a->faces[i].n_netstat)
+			close(a->faces[i].netstat_fds[--a->faces[i].n_netstat]);
 	err = ns_handoff_links(a->sock, &a->net, (int *const *)a->fds, a->channels, a->faces, a->status_fd,
 			       a->shards > 1 ? &a->steer_seed : NULL, e);
 	if (a->status_fd >= 0)

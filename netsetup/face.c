@@ -18,7 +18,9 @@
  *      TSO6, USO4, USO6; fewer on an older kernel). It is down and has no
  *      address. A missing /dev/net/tun or a name already taken fails here,
  *      with nothing changed; the device is not persistent, so it disappears
- *      with the last fd (ours, or the datapath's once it dies);
+ *      with the last fd (ours, or the datapath's once it dies). The netns's
+ *      /proc/net/snmp, snmp6 and dev are opened too, for the datapath to
+ *      read the container's own losses from (FACE NETSTAT);
  *   2. after the takeover (ns_face_setup()): the outer link is kept from
  *      the container's kernel while the addresses live on the TUN: an
  *      nftables table "netdev sandnet_IFINDEX" whose ingress chain on the
@@ -137,6 +139,31 @@ static int face_queue_open(const struct ns_link *l, struct ns_face *fc, bool mul
 	return 0;
 }
 
+/*
+ * The netns's own counters for the datapath (docs/protocol.md, FACE NETSTAT):
+ * its /proc/net/snmp, snmp6 and dev, opened here, inside it (a procfs file
+ * stays bound to the netns it was opened in), for reading. Without all
+ * three (a kernel without IPv6 has no snmp6) the datapath goes without:
+ * they say where datagrams were lost, nothing depends on them.
+ */
+static void face_netstat_open(struct ns_face *fc)
+{
+	static const char *const files[PROTO_FACE_NETSTAT_FDS] = {
+		"/proc/thread-self/net/snmp", "/proc/thread-self/net/snmp6", "/proc/thread-self/net/dev",
+	};
+
+	while (fc->n_netstat < PROTO_FACE_NETSTAT_FDS) {
+		int fd = open(files[fc->n_netstat], O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0) {
+			while (fc->n_netstat)
+				close(fc->netstat_fds[--fc->n_netstat]);
+			return;
+		}
+		fc->netstat_fds[fc->n_netstat++] = fd;
+	}
+}
+
 /**
  * ns_face_open() - make the link's TUN, down and without an address
  * @l:		the link
@@ -176,6 +203,7 @@ int ns_face_open(const struct ns_link *l, unsigned int queues, struct ns_face *f
 		goto err;
 	}
 	fc->mtu = l->mtu;
+	face_netstat_open(fc);
 	return 0;
 err:
 	ns_face_close(fc);
@@ -190,6 +218,8 @@ void ns_face_close(struct ns_face *fc)
 {
 	while (fc->n_fds)
 		close(fc->fds[--fc->n_fds]);
+	while (fc->n_netstat)
+		close(fc->netstat_fds[--fc->n_netstat]);
 }
 
 /**

@@ -234,6 +234,8 @@ int ns_handoff_links(int sock, const struct ns_net *net, int *const *fds,
 			pl->face.offloads = faces[i].offloads;
 			pl->face.n_fds = faces[i].n_fds;
 			memcpy(pl->face.fds, faces[i].fds, faces[i].n_fds * sizeof(int));
+			pl->face.n_netstat = faces[i].n_netstat;
+			memcpy(pl->face.netstat_fds, faces[i].netstat_fds, faces[i].n_netstat * sizeof(int));
 		}
 		snprintf(step, sizeof(step), "LINK %s", l->ifname);
 		err = proto_send_link(sock, seq, pl);

@@ -362,6 +362,8 @@ void ns_state_files_remove(const char *path);
 struct ns_face {
 	unsigned int n_fds;		/* queues open; 0: none */
 	int fds[PROTO_MAX_CHANNELS];	/* one per queue (shard) */
+	unsigned int n_netstat;		/* 0, or PROTO_FACE_NETSTAT_FDS: */
+	int netstat_fds[PROTO_FACE_NETSTAT_FDS];	/* the netns's /proc/net snmp, snmp6, dev */
 	char name[IFNAMSIZ];
 	int ifindex;
 	uint32_t mtu;

@@ -36,6 +36,8 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <linux/nsfs.h>
 #include <linux/if_tun.h>
 
@@ -174,6 +176,7 @@ static const struct nla_policy face_policy[PROTO_FACE_ATTR_MAX + 1] = {
 	[PROTO_FACE_MTU] = POLICY_U32,
 	[PROTO_FACE_OFFLOADS] = POLICY_U32,
 	[PROTO_FACE_QUEUES] = POLICY_U32,
+	[PROTO_FACE_NETSTAT] = POLICY_U32,
 };
 static const char *const face_names[PROTO_FACE_ATTR_MAX + 1] = {
 	[PROTO_FACE_IFINDEX] = "IFINDEX",
@@ -181,6 +184,7 @@ static const char *const face_names[PROTO_FACE_ATTR_MAX + 1] = {
 	[PROTO_FACE_MTU] = "MTU",
 	[PROTO_FACE_OFFLOADS] = "OFFLOADS",
 	[PROTO_FACE_QUEUES] = "QUEUES",
+	[PROTO_FACE_NETSTAT] = "NETSTAT",
 };
 
 static const struct nla_policy addr_policy[PROTO_ADDR_ATTR_MAX + 1] = {
@@ -626,6 +630,31 @@ static int face_decode(struct nlattr *nest, const char *link, struct proto_face 
 			       link, f->n_fds, PROTO_MAX_CHANNELS);
 	for (unsigned int i = 0; i < PROTO_MAX_CHANNELS; i++)
 		f->fds[i] = -1;
+	f->n_netstat = tb[PROTO_FACE_NETSTAT] ? nla_get_u32(tb[PROTO_FACE_NETSTAT]) : 0;
+	if (f->n_netstat && f->n_netstat != PROTO_FACE_NETSTAT_FDS)
+		return proto_why_set(why, EINVAL, "LINK %s: FACE: attribute NETSTAT: %u fds, not %d", link,
+				     f->n_netstat, PROTO_FACE_NETSTAT_FDS);
+	for (unsigned int i = 0; i < PROTO_FACE_NETSTAT_FDS; i++)
+		f->netstat_fds[i] = -1;
+	return 0;
+}
+
+/*
+ * A netstat fd: a file of the container netns's /proc/net, open for
+ * reading (procfs, a regular file); nothing else may pose as one.
+ */
+static int netstat_fd_check(int fd, const char *link, struct proto_why *why)
+{
+	struct statfs sfs;
+	struct stat sb;
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0 || fstat(fd, &sb) < 0 || fstatfs(fd, &sfs) < 0)
+		return proto_why_set(why, EBADF, "LINK %s: FACE: a netstat fd is not open (%s)", link,
+				     strerror(errno));
+	if (!S_ISREG(sb.st_mode) || sfs.f_type != PROC_SUPER_MAGIC || (flags & O_ACCMODE) == O_WRONLY)
+		return proto_why_set(why, EBADF, "LINK %s: FACE: a netstat fd is not a /proc file open for reading",
+				     link);
 	return 0;
 }
 
@@ -641,7 +670,7 @@ static int link_decode(struct nlattr *head, int len, const int *fds, unsigned in
 	struct attr_space nsp = { NULL, PROTO_NEIGH_ATTR_MAX, neigh_policy, neigh_names };
 	struct nlattr *tb[PROTO_LINK_ATTR_MAX + 1] = { 0 };
 	struct nlattr *etb[PROTO_ROUTE_ATTR_MAX + 1];	/* the largest entry space */
-	unsigned int channels, queues;
+	unsigned int channels, queues, netstat;
 	int err;
 
 	_Static_assert(PROTO_ROUTE_ATTR_MAX >= PROTO_ADDR_ATTR_MAX &&
@@ -691,13 +720,17 @@ static int link_decode(struct nlattr *head, int len, const int *fds, unsigned in
 		l->has_face = true;
 	}
 	queues = l->has_face ? l->face.n_fds : 0;
-	if (n_fds != channels + queues) {
-		char faces[32] = "";
+	netstat = l->has_face ? l->face.n_netstat : 0;
+	if (n_fds != channels + queues + netstat) {
+		char faces[64] = "";
 
 		if (queues == 1)
 			snprintf(faces, sizeof(faces), " and a face fd");
 		else if (queues)
 			snprintf(faces, sizeof(faces), " and %u face fds", queues);
+		if (netstat)
+			snprintf(faces + strlen(faces), sizeof(faces) - strlen(faces), " and %u netstat fds",
+				 netstat);
 		return proto_why_set(why, EBADMSG, "LINK %s: declares %u channel fds%s but %u arrived",
 			       l->ifname, channels, faces, n_fds);
 	}
@@ -708,6 +741,11 @@ static int link_decode(struct nlattr *head, int len, const int *fds, unsigned in
 	}
 	for (unsigned int i = 0; i < queues; i++) {
 		err = face_fd_check(fds[channels + i], &l->face, l->ifname, why);
+		if (err)
+			return err;
+	}
+	for (unsigned int i = 0; i < netstat; i++) {
+		err = netstat_fd_check(fds[channels + queues + i], l->ifname, why);
 		if (err)
 			return err;
 	}
@@ -738,6 +776,7 @@ static int link_decode(struct nlattr *head, int len, const int *fds, unsigned in
 	l->n_channels = channels;
 	memcpy(l->channel_fds, fds, channels * sizeof(fds[0]));
 	memcpy(l->face.fds, fds + channels, queues * sizeof(fds[0]));
+	memcpy(l->face.netstat_fds, fds + channels + queues, netstat * sizeof(fds[0]));
 	return 0;
 }
 
@@ -1033,8 +1072,10 @@ void proto_msg_free(struct proto_msg *msg)
 		return;
 	if (msg->type == PROTO_MSG_LINK) {
 		proto_fds_close(msg->link.channel_fds, msg->link.n_channels);
-		if (msg->link.has_face)
+		if (msg->link.has_face) {
 			proto_fds_close(msg->link.face.fds, msg->link.face.n_fds);
+			proto_fds_close(msg->link.face.netstat_fds, msg->link.face.n_netstat);
+		}
 	}
 	if (msg->type == PROTO_MSG_ATTACH)
 		proto_fds_close(&msg->attach.netns_fd, 1);
@@ -1056,7 +1097,8 @@ static int link_encode(struct nl_msg *nl, const struct proto_link *l)
 
 	if (l->n_addrs > PROTO_MAX_ADDRS || l->n_routes > PROTO_MAX_ROUTES ||
 	    l->n_neighs > PROTO_MAX_NEIGHS || l->n_channels > PROTO_MAX_CHANNELS ||
-	    (l->has_face && (l->face.n_fds < 1 || l->face.n_fds > PROTO_MAX_CHANNELS)))
+	    (l->has_face && (l->face.n_fds < 1 || l->face.n_fds > PROTO_MAX_CHANNELS ||
+			     (l->face.n_netstat && l->face.n_netstat != PROTO_FACE_NETSTAT_FDS))))
 		return -E2BIG;
 
 	if (nla_put_u32(nl, PROTO_LINK_IFINDEX, l->ifindex) ||
@@ -1125,7 +1167,8 @@ static int link_encode(struct nl_msg *nl, const struct proto_link *l)
 		    nla_put_string(nl, PROTO_FACE_IFNAME, l->face.ifname) ||
 		    nla_put_u32(nl, PROTO_FACE_MTU, l->face.mtu) ||
 		    nla_put_u32(nl, PROTO_FACE_OFFLOADS, l->face.offloads) ||
-		    (l->face.n_fds > 1 && nla_put_u32(nl, PROTO_FACE_QUEUES, l->face.n_fds)))
+		    (l->face.n_fds > 1 && nla_put_u32(nl, PROTO_FACE_QUEUES, l->face.n_fds)) ||
+		    (l->face.n_netstat && nla_put_u32(nl, PROTO_FACE_NETSTAT, l->face.n_netstat)))
 			return -E2BIG;
 		nla_nest_end(nl, list);
 	}

@@ -28,10 +28,12 @@
 /* Major versions this build speaks, lowest to highest, and its minor. */
 #define PROTO_VERSION_MIN	1
 #define PROTO_VERSION_MAX	1
-#define PROTO_VERSION_MINOR	5	/* 1: ATTACH; 2: FACE; 3: DONE STATUS; 4: FACE QUEUES; 5: HELLO SHARDS */
+#define PROTO_VERSION_MINOR	6	/* 1: ATTACH; 2: FACE; 3: DONE STATUS; 4: FACE QUEUES; 5: HELLO SHARDS;
+					 * 6: FACE NETSTAT */
 #define PROTO_MINOR_FACE	2	/* a peer below it knows no LINK FACE */
 #define PROTO_MINOR_STATUS	3	/* a peer below it refuses DONE with an fd */
 #define PROTO_MINOR_QUEUES	4	/* a peer below it takes one face fd per link */
+#define PROTO_MINOR_NETSTAT	6	/* a peer below it takes no netstat fds */
 
 /* Limits; a message over any of them is refused with ERROR (E2BIG). */
 #define PROTO_MSG_MAX_BYTES	65536	/* one message, header included */
@@ -40,6 +42,7 @@
 #define PROTO_MAX_ROUTES	256	/* routes per link */
 #define PROTO_MAX_NEIGHS	256	/* permanent neighbours per link */
 #define PROTO_MAX_CHANNELS	64	/* channel fds per link, and TUN queues per face */
+#define PROTO_FACE_NETSTAT_FDS	3	/* a face's netstat fds: snmp, snmp6, dev */
 #define PROTO_MAX_VERSIONS	16	/* versions listed in one HELLO */
 #define PROTO_TEXT_MAX		256	/* reason, error message, software: bytes with NUL */
 #define PROTO_MTU_MIN		68	/* RFC 791 minimum */
@@ -165,6 +168,7 @@ enum {
 	PROTO_FACE_MTU,		/* u32, mandatory, PROTO_MTU_MIN..PROTO_MTU_MAX */
 	PROTO_FACE_OFFLOADS,	/* u32: the TUN_F_* flags TUNSETOFFLOAD accepted */
 	PROTO_FACE_QUEUES,	/* u32, 1..PROTO_MAX_CHANNELS: fds of a multi-queue TUN; absent: 1 (minor 4) */
+	PROTO_FACE_NETSTAT,	/* u32, PROTO_FACE_NETSTAT_FDS: the container's /proc/net files follow (minor 6) */
 	__PROTO_FACE_MAX
 };
 #define PROTO_FACE_ATTR_MAX (__PROTO_FACE_MAX - 1)
@@ -241,6 +245,10 @@ struct proto_neigh {
  * @offloads:	TUN_F_* flags TUNSETOFFLOAD accepted
  * @n_fds:	its queues: 1, or more for an IFF_MULTI_QUEUE TUN (one per shard)
  * @fds:	one fd per queue, -1 when none
+ * @n_netstat:	0, or PROTO_FACE_NETSTAT_FDS (minor 6): @netstat_fds hold the
+ *		container netns's /proc/net/snmp, snmp6 and dev, open for
+ *		reading (its kernel's UDP and device counters: where datagrams
+ *		were lost on its side)
  */
 struct proto_face {
 	uint32_t ifindex;
@@ -249,6 +257,8 @@ struct proto_face {
 	uint32_t offloads;
 	unsigned int n_fds;
 	int fds[PROTO_MAX_CHANNELS];
+	unsigned int n_netstat;
+	int netstat_fds[PROTO_FACE_NETSTAT_FDS];
 };
 
 /**

@@ -86,7 +86,8 @@ int proto_send(int sock, const struct proto_msg *msg)
 			err = -E2BIG;
 			goto out;
 		}
-		if (msg->link.has_face && (msg->link.face.n_fds < 1 || msg->link.face.n_fds > PROTO_MAX_CHANNELS)) {
+		if (msg->link.has_face && (msg->link.face.n_fds < 1 || msg->link.face.n_fds > PROTO_MAX_CHANNELS ||
+					   msg->link.face.n_netstat > PROTO_FACE_NETSTAT_FDS)) {
 			err = -E2BIG;
 			goto out;
 		}
@@ -95,6 +96,8 @@ int proto_send(int sock, const struct proto_msg *msg)
 		if (msg->link.has_face) {
 			memcpy(link_fds + n_fds, msg->link.face.fds, msg->link.face.n_fds * sizeof(int));
 			n_fds += msg->link.face.n_fds;
+			memcpy(link_fds + n_fds, msg->link.face.netstat_fds, msg->link.face.n_netstat * sizeof(int));
+			n_fds += msg->link.face.n_netstat;
 		}
 		fds = link_fds;
 	}

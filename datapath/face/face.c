@@ -711,6 +711,7 @@ int face_add(struct stack *st, struct link *outer, struct proto_face *cfg, char 
 	tun->rx_fn = face_rx;
 	tun->rx_ctx = f;
 	f->tuns[f->n_tuns++] = tun;
+	face_netstat_take(f, cfg);
 	return 0;
 }
 
@@ -742,6 +743,7 @@ static void face_free(struct face *f)
 	face_tcp_fini(f);
 	face_udp_fini(f);
 	face_icmp_fini(f);
+	face_netstat_close(f);
 	tcp_glue_free(f->tcp);
 	free(f);
 }
@@ -836,6 +838,7 @@ void face_print_stats(struct face *f, struct out *o)
 	face_udp_print(f, o);
 	face_icmp_print(f, o);
 	face_tcp_print(f, o);
+	face_netstat_print(f, o);
 	out_obj_end(o);
 	tcp_glue_print(f->tcp, o, "face_tcp", "face_tcp_connections");
 }

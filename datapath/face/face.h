@@ -29,7 +29,24 @@ struct face_totals {
 	uint64_t tcp_open, udp_flows_open;
 };
 
+/**
+ * struct face_netstat - what the container's own kernel dropped (face_netstat.c)
+ * @udp_in_errors:	its UDP sockets' InErrors, IPv4 and IPv6 (a full
+ *			receive buffer among them)
+ * @udp_rcvbuf_errors:	of those, for a full receive buffer
+ * @udp_sndbuf_errors:	datagrams its sockets could not send for buffer space
+ * @tun_tx_dropped:	packets its face TUNs' queues toward the datapath dropped
+ * @tun_rx_dropped:	packets from the datapath its TUNs' backlog dropped
+ */
+struct face_netstat {
+	uint64_t udp_in_errors, udp_rcvbuf_errors, udp_sndbuf_errors;
+	uint64_t tun_tx_dropped, tun_rx_dropped;
+};
+
 void face_totals(const struct face *f, struct face_totals *t);
+int face_netstat_read_all(const struct face *f, struct face_netstat *k);
+void face_netstat_parse(const char *snmp, const char *snmp6, const char *dev, const char *ifname,
+			struct face_netstat *k);
 void face_drops_foreach(const struct face *f, void (*fn)(const char *reason, uint64_t n, void *arg), void *arg);
 int face_add(struct stack *st, struct link *outer, struct proto_face *cfg, char *err, size_t err_len);
 struct face *face_of(const struct stack *st);

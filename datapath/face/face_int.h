@@ -7,6 +7,7 @@
  *   face_udp.c   UDP: flows, both directions, UDP GSO
  *   face_icmp.c  ICMP and ICMPv6: echo proxied, errors translated both ways
  *   face_pace.c  departures spaced as the arrivals were (UDP, both directions)
+ *   face_netstat.c  the container kernel's own counters of what it dropped
  */
 #ifndef SANDNET_DATAPATH_FACE_INT_H
 #define SANDNET_DATAPATH_FACE_INT_H
@@ -109,6 +110,8 @@ struct face {
 	struct loop_timer sweep;
 	uint16_t ipv4_id;
 	bool started;
+	unsigned int n_netstat;
+	int netstat_fds[PROTO_FACE_NETSTAT_FDS];	/* the container's /proc/net: face_netstat.c */
 	uint64_t drop[FACE_DROP_MAX];
 	uint64_t ctr[FACE_CTR_MAX];
 };
@@ -201,6 +204,11 @@ void face_pace_submit(struct face_pacer *pc, struct face_pace_item *it);
 uint64_t face_pace_arrival(struct face_pacer *pc, uint64_t read_us, size_t bytes);
 void face_pace_fini(struct face_pacer *pc, void (*drop)(struct face_pace_item *it));
 void face_pace_print(const struct face_pacer *pc, struct out *o, const char *name);
+
+/* face_netstat.c */
+void face_netstat_take(struct face *f, struct proto_face *cfg);
+void face_netstat_close(struct face *f);
+void face_netstat_print(const struct face *f, struct out *o);
 
 /* face_udp.c */
 

@@ -153,6 +153,24 @@ PY
 		sn_fail "$dir: the losses do not add up"
 done
 
+# The container kernel's own counters, as the datapath reads them from the
+# files netsetup opened in the container (FACE NETSTAT): the same as the
+# container's, and its TUN's queue dropped some of the flood out
+ct_udp_in_errors() {
+	ip netns exec "$CT" awk '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) k[i] = $i; h = 1 } else {
+		for (i = 1; i <= NF; i++) if (k[i] == "InErrors") n += $i } }
+		/^Udp6InErrors/ { n += $2 } END { print n + 0 }' /proc/net/snmp /proc/net/snmp6
+}
+k=$(dp_stat "(d['totals']['container_udp_in_errors'], d['totals']['container_tun_tx_dropped'], \
+d['totals']['container_tun_rx_dropped'])")
+read -r tun_tx tun_rx < <(dev_drops "$CT" sn-eth0)
+want="($(ct_udp_in_errors), $tun_tx, $tun_rx)"
+echo "the container's kernel, as the datapath reports it (UDP InErrors, TUN tx and rx dropped): $k; its own files: $want"
+python3 -c "import sys; sys.exit(0 if $k == $want else 1)" ||
+	sn_fail "the datapath's container_* counters are not the container's: $k, not $want"
+python3 -c "import sys; sys.exit(0 if $k[1] > 0 else 1)" ||
+	sn_fail "the flood out dropped nothing at the TUN's queue: the comparison proves nothing"
+
 # tun_io: "IO FRAMES_PER_SYSCALL" of the TUN, both ways and every shard
 tun_io() {
 	dp_stat "(d['inner_links']['sn-eth0']['io'], round((d['inner_links']['sn-eth0']['rx_frames'] + \

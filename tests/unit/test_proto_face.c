@@ -265,6 +265,78 @@ START_TEST(test_face_fd_count)
 END_TEST
 
 /* The face fd must be a TUN of the right kind and name; the channels are checked first. */
+/*
+ * NETSTAT (minor 6): the container netns's /proc/net/snmp, snmp6 and dev
+ * come after the face's queues, are checked to be /proc files open for
+ * reading, and are closed by proto_msg_free() with the rest.
+ */
+START_TEST(test_face_netstat)
+{
+	static const char *const files[PROTO_FACE_NETSTAT_FDS] = {
+		"/proc/self/net/snmp", "/proc/self/net/snmp6", "/proc/self/net/dev",
+	};
+	struct proto_link *link = malloc(sizeof(*link));
+	struct proto_msg *msg, *enc = calloc(1, sizeof(*enc));
+	int before, fds[5], tmp;
+	unsigned int i;
+	size_t len;
+	char path[] = "/tmp/sandnet-netstat-XXXXXX";
+
+	ck_assert_ptr_nonnull(link);
+	ck_assert_ptr_nonnull(enc);
+	face_link(link, 1);
+	packet_sockets(link->channel_fds, 1);
+	link->face.fds[0] = face_tun();
+	link->face.n_netstat = PROTO_FACE_NETSTAT_FDS;
+	for (i = 0; i < PROTO_FACE_NETSTAT_FDS; i++) {
+		link->face.netstat_fds[i] = open(files[i], O_RDONLY | O_CLOEXEC);
+		ck_assert_int_ge(link->face.netstat_fds[i], 0);
+	}
+	ck_assert_int_eq(proto_send_link(sk[SENDER], 7, link), 0);
+	before = fd_count();
+	msg = recv_ok(sk[RECEIVER], PROTO_MSG_LINK);
+	ck_assert_int_eq(fd_count(), before + 2 + PROTO_FACE_NETSTAT_FDS);
+	ck_assert_uint_eq(msg->link.face.n_netstat, PROTO_FACE_NETSTAT_FDS);
+	for (i = 0; i < PROTO_FACE_NETSTAT_FDS; i++)
+		ck_assert(fd_same_file(msg->link.face.netstat_fds[i], link->face.netstat_fds[i]));
+	ck_assert(fd_same_file(msg->link.face.fds[0], link->face.fds[0]));
+	proto_msg_free(msg);
+	ck_assert_int_eq(fd_count(), before);
+
+	/* the same LINK, encoded; then fds that are not what NETSTAT says */
+	enc->type = PROTO_MSG_LINK;
+	enc->seq = SEQ;
+	face_link(&enc->link, 1);
+	enc->link.face.n_netstat = PROTO_FACE_NETSTAT_FDS;
+	len = (size_t)proto_encode(enc, mbuf, sizeof(mbuf));
+	ck_assert_int_gt((int)len, 16);
+	fds[0] = packet_socket();
+	fds[1] = dup(link->face.fds[0]);	/* the TUN's name is busy while it is open */
+	fds[2] = open(files[0], O_RDONLY | O_CLOEXEC);
+	fds[3] = open(files[1], O_RDONLY | O_CLOEXEC);
+	expect_refused(mbuf, len, fds, 4, EBADMSG, "declares 1 channel fds and a face fd and 3 netstat fds but 4");
+	tmp = mkstemp(path);
+	ck_assert_int_ge(tmp, 0);
+	unlink(path);
+	fds[0] = packet_socket();
+	fds[1] = dup(link->face.fds[0]);
+	fds[2] = open(files[0], O_RDONLY | O_CLOEXEC);
+	fds[3] = tmp;	/* a regular file, but not the kernel's counters */
+	fds[4] = open(files[2], O_RDONLY | O_CLOEXEC);
+	expect_refused(mbuf, len, fds, 5, EBADF, "FACE: a netstat fd is not a /proc file open for reading");
+
+	/* NETSTAT must say 3 */
+	enc->link.face.n_netstat = 2;
+	ck_assert_int_eq(proto_encode(enc, mbuf, sizeof(mbuf)), -E2BIG);
+
+	fds_close_all(link->channel_fds, 1);
+	close(link->face.fds[0]);
+	proto_fds_close(link->face.netstat_fds, PROTO_FACE_NETSTAT_FDS);
+	free(link);
+	free(enc);
+}
+END_TEST
+
 START_TEST(test_face_fd_checked)
 {
 	int fds[2], p[2];
@@ -416,6 +488,7 @@ static Suite *proto_face_suite(void)
 	tcase_add_test(tc, test_face_queues);
 	tcase_add_test(tc, test_face_fd_count);
 	tcase_add_test(tc, test_face_fd_checked);
+	tcase_add_test(tc, test_face_netstat);
 	tcase_add_test(tc, test_face_doc_example);
 	tcase_add_test(tc, test_face_attributes);
 	tcase_add_test(tc, test_attach_face);
