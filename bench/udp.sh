@@ -14,7 +14,8 @@
 # recvmmsg(); hw-nice0: hw with --nice 0), RATES (default
 # "500M 1G 2G 0": iperf3 -b; 0 is as fast as it can), SIZES (default
 # "1400 64"), OUT (default bench/results), PLOT (default
-# docs/benchmarks-udp.png).
+# docs/benchmarks-udp.png), PLOT_LOSS (default docs/benchmarks-udp-loss.png:
+# every run's loss at 1G, bench/udp_loss_plot.sh).
 #
 # Namespaces "bu<pid>-*", removed on exit: ct (eth0 10.68.0.2), peer
 # (veth0 10.68.0.1, iperf3 -s), dp (netsetup and the datapath); pasta's host
@@ -46,6 +47,7 @@ RATES=${RATES:-500M 1G 2G 0}
 SIZES=${SIZES:-1400 64}
 OUT=${OUT:-$repo/bench/results}
 PLOT=${PLOT:-$repo/docs/benchmarks-udp.png}
+PLOT_LOSS=${PLOT_LOSS:-$repo/docs/benchmarks-udp-loss.png}
 NETSETUP=$build/netsetup
 DATAPATH=$build/datapath
 SEQ=$build/tests/tools/udp_seq
@@ -272,4 +274,6 @@ PY
 	bench_ratio_plot "$TMP/plot.dat" "$PLOT" 1100,500 \
 		"UDP through the container face, 1400-byte datagrams: goodput as a ratio to the kernel (iperf3 -u -t $SECS)"
 fi
+# the loss of every run at 1 Gbit/s, per row
+case " $RATES " in *" 1G "*) "$here/udp_loss_plot.sh" "$PLOT_LOSS" 1G "$csv" || true ;; esac
 echo "(results: $csv)"
