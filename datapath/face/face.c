@@ -838,7 +838,6 @@ void face_print_stats(struct face *f, struct out *o)
 	face_udp_print(f, o);
 	face_icmp_print(f, o);
 	face_tcp_print(f, o);
-	face_netstat_print(f, o);
 	out_obj_end(o);
 	tcp_glue_print(f->tcp, o, "face_tcp", "face_tcp_connections");
 }

@@ -208,7 +208,6 @@ void face_pace_print(const struct face_pacer *pc, struct out *o, const char *nam
 /* face_netstat.c */
 void face_netstat_take(struct face *f, struct proto_face *cfg);
 void face_netstat_close(struct face *f);
-void face_netstat_print(const struct face *f, struct out *o);
 
 /* face_udp.c */
 

@@ -14,8 +14,8 @@
  * hands them over with the face (docs/protocol.md, FACE NETSTAT): a procfs
  * file stays bound to the netns it was opened in, and reading it again
  * from its start gives the counters as they are now. So `datapath stats`
- * and the metrics say, next to the datapath's own drops, where the
- * container's kernel lost datagrams.
+ * ("totals", control.c) and the metrics say, next to the datapath's own
+ * drops, where the container's kernel lost datagrams.
  *
  * The files are the kernel's, not the container's programs' (they cannot
  * write them), but they are read as any outside bytes: a bounded buffer, a
@@ -27,7 +27,6 @@
 
 #include "datapath/face/face_int.h"
 #include "datapath/link/link.h"
-#include "common/out.h"
 
 #define FACE_NETSTAT_BUF	16384	/* /proc/net/snmp is about 1.6 KiB, dev 200 bytes a device */
 
@@ -250,25 +249,4 @@ void face_netstat_parse(const char *snmp, const char *snmp6, const char *dev, co
 	face_netstat_snmp6(snmp6, "Udp6RcvbufErrors", &k->udp_rcvbuf_errors);
 	face_netstat_snmp6(snmp6, "Udp6SndbufErrors", &k->udp_sndbuf_errors);
 	face_netstat_dev(dev, ifname, &k->tun_rx_dropped, &k->tun_tx_dropped);
-}
-
-/**
- * face_netstat_print() - the "container_kernel" object of the face's stats
- * (nothing when the face has no files)
- * @f:	the face
- * @o:	printer
- */
-void face_netstat_print(const struct face *f, struct out *o)
-{
-	struct face_netstat k;
-
-	if (face_netstat_read_all(f, &k) < 0)
-		return;
-	out_obj_begin(o, "container_kernel");
-	out_u64(o, "udp_in_errors", k.udp_in_errors);
-	out_u64(o, "udp_rcvbuf_errors", k.udp_rcvbuf_errors);
-	out_u64(o, "udp_sndbuf_errors", k.udp_sndbuf_errors);
-	out_u64(o, "tun_tx_dropped", k.tun_tx_dropped);
-	out_u64(o, "tun_rx_dropped", k.tun_rx_dropped);
-	out_obj_end(o);
 }
