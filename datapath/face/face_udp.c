@@ -122,7 +122,6 @@ struct face_src {
  */
 struct face_udp_train {
 	struct face_pace_item item;
-	struct face *f;
 	struct net_addr src, dst;
 	uint16_t sport, dport;
 	uint16_t seg;		/* bytes of each datagram but the last */
@@ -377,9 +376,8 @@ static bool face_udp_train_fits(const struct face_udp_train *t, const struct net
 }
 
 /* A new train for datagrams of @len bytes (an empty one is closed at once), arrived at @at_us. */
-static struct face_udp_train *face_udp_train_new(struct face *f, const struct net_addr *src, uint16_t sport,
-						 const struct net_addr *dst, uint16_t dport, size_t len,
-						 uint64_t at_us)
+static struct face_udp_train *face_udp_train_new(const struct net_addr *src, uint16_t sport,
+						 const struct net_addr *dst, uint16_t dport, size_t len, uint64_t at_us)
 {
 	struct face_udp_train *t = malloc(sizeof(*t));
 
@@ -393,7 +391,6 @@ static struct face_udp_train *face_udp_train_new(struct face *f, const struct ne
 	pkt_put(t->p, UDP_HLEN);
 	t->item.arrived_us = at_us;
 	t->item.bytes = 0;
-	t->f = f;
 	t->src = *src;
 	t->dst = *dst;
 	t->sport = sport;
@@ -518,7 +515,7 @@ static bool face_udp_train_join(struct face *f, struct face_pacer *pc, struct fa
 	if (*tp && !face_udp_train_fits(*tp, src, sport, dst, dport, len, at_us))
 		face_udp_train_close(pc, tp);
 	if (!*tp)
-		*tp = face_udp_train_new(f, src, sport, dst, dport, len, at_us);
+		*tp = face_udp_train_new(src, sport, dst, dport, len, at_us);
 	if (!*tp || !face_udp_train_add(*tp, data, len)) {
 		face_drop(f, FACE_DROP_NO_MEMORY);
 		return false;
@@ -607,7 +604,7 @@ void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *s
 	/* a datagram with no route goes alone, at once: its ICMP error quotes it */
 	if (route_lookup(f->st, dst->family, &dst->a) && (!gso || fl->pace_outer.head)) {
 		/* a train of its own; a UDP_SEGMENT frame too, behind datagrams still held */
-		struct face_udp_train *t = face_udp_train_new(f, src, sport, dst, dport, gso ? gso : iov.iov_len, at);
+		struct face_udp_train *t = face_udp_train_new(src, sport, dst, dport, gso ? gso : iov.iov_len, at);
 
 		if (!t || !face_udp_train_add(t, iov.iov_base, iov.iov_len)) {
 			if (t)

@@ -325,9 +325,28 @@ START_TEST(test_face_netstat)
 	fds[4] = open(files[2], O_RDONLY | O_CLOEXEC);
 	expect_refused(mbuf, len, fds, 5, EBADF, "FACE: a netstat fd is not a /proc file open for reading");
 
-	/* NETSTAT must say 3 */
+	/* NETSTAT must say 3: the encoder refuses another count, and so does the decoder */
 	enc->link.face.n_netstat = 2;
 	ck_assert_int_eq(proto_encode(enc, mbuf, sizeof(mbuf)), -E2BIG);
+	{
+		struct nl_msg *nl = msg_build_start();
+		struct nlattr *face;
+
+		link_mandatory_put(nl, 0, 1);
+		face = nla_nest_start(nl, PROTO_LINK_FACE);
+		ck_assert_ptr_nonnull(face);
+		ck_assert_int_eq(nla_put_u32(nl, PROTO_FACE_IFINDEX, 9), 0);
+		ck_assert_int_eq(nla_put_string(nl, PROTO_FACE_IFNAME, TUN_NAME), 0);
+		ck_assert_int_eq(nla_put_u32(nl, PROTO_FACE_MTU, 1500), 0);
+		ck_assert_int_eq(nla_put_u32(nl, PROTO_FACE_NETSTAT, 2), 0);
+		nla_nest_end(nl, face);
+		len = msg_build_finish(nl, PROTO_MSG_LINK, PROTO_VERSION_MINOR, SEQ, mbuf, sizeof(mbuf));
+		fds[0] = packet_socket();
+		fds[1] = dup(link->face.fds[0]);
+		fds[2] = open(files[0], O_RDONLY | O_CLOEXEC);
+		fds[3] = open(files[1], O_RDONLY | O_CLOEXEC);
+		expect_refused(mbuf, len, fds, 4, EINVAL, "FACE: attribute NETSTAT: 2 fds, not 3");
+	}
 
 	fds_close_all(link->channel_fds, 1);
 	close(link->face.fds[0]);
