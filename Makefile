@@ -1,4 +1,4 @@
-# sandnet - build, test, demo, benchmark, install.
+# sandnet - build, test, demo, benchmark, install, package.
 #
 #   make                 build build/netsetup and build/datapath
 #   make check           install missing Debian packages, then build and run every
@@ -7,28 +7,58 @@
 #   make bench           UDP, TCP, container-face, nginx and WAN (delay and loss)
 #                        benchmarks next to the kernel (docs/benchmarks.md)
 #   make fuzz            run every libFuzzer target for FUZZ_SECONDS each
-#   make install         PREFIX=/usr/local DESTDIR=
+#   make install         PREFIX=/usr/local DESTDIR= (BINDIR, SBINDIR, SYSCONFDIR, ...)
+#   make uninstall       remove what `make install` put there (the configuration stays)
+#   make deb             build ../sandnet_VERSION_ARCH.deb with dpkg-buildpackage
+#                        (docs/packaging.md)
 #
-# O= names the output folder; SANITIZE=1 builds with ASan+UBSan, SANITIZE=thread
+# O= names the output folder; V=1 shows every command line; SANITIZE=1 builds with ASan+UBSan, SANITIZE=thread
 # with ThreadSanitizer (make tsan: the tests that run stacks in threads).
+# CPPFLAGS, CFLAGS and LDFLAGS from the environment or the command line are
+# honoured (a packager's hardening flags). WERROR=1 makes every warning an
+# error: on in a git checkout (development) and in `make check` (CI), off in a
+# release tarball or a package build, where a newer compiler's new warning
+# must not stop a build.
 
 O		?= build
 SANITIZE	?= 0
+V		?= 0
 FUZZ_SECONDS	?= 60
+VERSION		:= $(shell cat VERSION)
+WERROR		?= $(if $(wildcard .git),1,0)
 PREFIX		?= /usr/local
 DESTDIR		?=
+BINDIR		?= $(PREFIX)/bin
+SBINDIR		?= $(PREFIX)/sbin
+MANDIR		?= $(PREFIX)/share/man
+DOCDIR		?= $(PREFIX)/share/doc/sandnet
+DATADIR		?= $(PREFIX)/share
+# /etc whatever the PREFIX: netsetup and sandnet-runtime read their
+# configuration there (SYSCONFDIR/sandnet), compiled in.
+SYSCONFDIR	?= /etc
+UNITDIR		?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR	?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR	?= $(PREFIX)/lib/tmpfiles.d
+CNIDIR		?= $(PREFIX)/lib/cni
 JOBS		:= $(shell nproc 2>/dev/null || echo 1)
 
 ifeq ($(origin CC),default)
 CC		:= gcc
 endif
 PKGS		:= libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libcap-ng libsodium jansson libsystemd libseccomp libnftables liburing
-PKG_CFLAGS	:= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-CHECK_LIBS	:= $(shell pkg-config --libs check 2>/dev/null)
+# pkg-config runs once, when a compile or a link first needs it (not for
+# `make deps` on a machine that lacks the libraries yet), and a missing
+# library stops the build with pkg-config's own message.
+pkg_config	= $(shell pkg-config $(1) || echo PKG_CONFIG_FAILED)
+pkg_checked	= $(if $(filter PKG_CONFIG_FAILED,$(1)),$(error missing libraries (above); `make deps` installs them),$(1))
+PKG_CFLAGS	= $(eval PKG_CFLAGS := $(call pkg_checked,$(call pkg_config,--cflags $(PKGS))))$(PKG_CFLAGS)
+PKG_LIBS	= $(eval PKG_LIBS := $(call pkg_checked,$(call pkg_config,--libs $(PKGS))))$(PKG_LIBS)
+CHECK_LIBS	= $(eval CHECK_LIBS := $(call pkg_checked,$(call pkg_config,--libs check)))$(CHECK_LIBS)
 
 CFLAGS		?= -O2 -g
-CFLAGS		+= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. $(PKG_CFLAGS)
+CFLAGS		+= -std=gnu11 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
+CPPFLAGS	+= -D_GNU_SOURCE -I. -DSANDNET_VERSION='"$(VERSION)"' \
+		   -DSANDNET_SYSCONFDIR='"$(SYSCONFDIR)"' $(PKG_CFLAGS)
 LDLIBS		+= $(PKG_LIBS) -lpthread
 
 ifeq ($(SANITIZE),1)
@@ -44,6 +74,16 @@ endif
 ifeq ($(SANITIZE),fuzz)
 CFLAGS		+= -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 LDFLAGS		+= -fsanitize=fuzzer,address,undefined
+endif
+
+# One short line per step; V=1 shows the whole command lines (a package
+# build's log, where the flags are checked, sets it).
+ifeq ($(V),1)
+Q		:=
+msg		= @true
+else
+Q		:= @
+msg		= @printf '  %-4s %s\n' $(1) $(2)
 endif
 
 # Each program's main.c stays out of its archive so that unit tests and fuzz
@@ -69,14 +109,15 @@ UNIT_BINS	:= $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
 TOOL_BINS	:= $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(TOOL_SRC))
 FUZZ_BINS	:= $(patsubst tests/fuzz/%.c,$(O)/tests/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all deps check check-long test tsan unit-bins tools fuzz fuzz-bins demo bench install clean
+.PHONY: all deps check check-long test tsan unit-bins tools fuzz fuzz-bins demo bench install uninstall deb clean
 .DELETE_ON_ERROR:
 
 all: $(PROGRAMS)
 
 $(O)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(LIBPROTO): $(call obj,$(PROTO_SRC))
 $(LIBCOMMON): $(call obj,$(COMMON_SRC))
@@ -84,40 +125,50 @@ $(LIBNETSETUP): $(call obj,$(NETSETUP_SRC))
 $(LIBDATAPATH): $(call obj,$(DATAPATH_SRC))
 $(O)/lib%.a:
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(O)/netsetup: $(O)/obj/netsetup/main.o $(LIBNETSETUP) $(LIBCOMMON) $(LIBPROTO)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(O)/datapath: $(O)/obj/datapath/main.o $(LIBDATAPATH) $(LIBCOMMON) $(LIBPROTO)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # A unit test links the module its name starts with: test_proto_*, test_common_*,
 # test_netsetup_*, test_datapath_*; so one module's work in progress never breaks
 # another's tests. common/ (the printer) is shared by netsetup and the datapath.
 $(O)/tests/unit/test_proto%: $(O)/obj/tests/unit/test_proto%.o $(LIBPROTO)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 $(O)/tests/unit/test_common%: $(O)/obj/tests/unit/test_common%.o $(LIBCOMMON)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 $(O)/tests/unit/test_netsetup%: $(O)/obj/tests/unit/test_netsetup%.o $(LIBNETSETUP) $(LIBCOMMON) $(LIBPROTO)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 $(O)/tests/unit/test_datapath%: $(O)/obj/tests/unit/test_datapath%.o $(LIBDATAPATH) $(LIBCOMMON) $(LIBPROTO)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 # Test tools speak the protocol and nothing else of ours.
 $(O)/tests/tools/%: $(O)/obj/tests/tools/%.o $(LIBPROTO)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # A proto fuzz target links proto alone, so that clang never has to build the
 # other modules for it.
 $(filter $(O)/tests/fuzz/fuzz_proto%,$(FUZZ_BINS)): $(O)/tests/fuzz/%: $(O)/obj/tests/fuzz/%.o $(LIBPROTO)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(O)/tests/fuzz/%: $(O)/obj/tests/fuzz/%.o $(LIBS_ALL)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 unit-bins: $(UNIT_BINS)
 tools: $(TOOL_BINS)
@@ -138,10 +189,10 @@ test: all unit-bins tools
 # The builds use every CPU (-j: 21 s against 44 s for the plain one); the
 # tests then run as tests/run-tests.sh schedules them.
 check: deps
-	SANDNET_TEST_SHARDS=1 $(MAKE) -j$(JOBS) O=build test
-	SANDNET_TEST_SHARDS=2 $(MAKE) -j$(JOBS) O=build/asan SANITIZE=1 test
-	$(MAKE) -j$(JOBS) tsan
-	$(MAKE) -j$(JOBS) fuzz FUZZ_SECONDS=5
+	SANDNET_TEST_SHARDS=1 $(MAKE) -j$(JOBS) O=build WERROR=1 test
+	SANDNET_TEST_SHARDS=2 $(MAKE) -j$(JOBS) O=build/asan SANITIZE=1 WERROR=1 test
+	$(MAKE) -j$(JOBS) WERROR=1 tsan
+	$(MAKE) -j$(JOBS) WERROR=1 fuzz FUZZ_SECONDS=5
 
 # What runs stacks in threads at once (shards, issue 20), under ThreadSanitizer:
 # the unit test of two TCP simulations in two threads, the pause of shards for
@@ -184,33 +235,68 @@ bench: deps all tools
 	bench/udp.sh $(abspath $(O))
 	bench/wan.sh $(abspath $(O))
 
+# Paths in the units, hooks and examples name /usr/local/{bin,sbin} and
+# /etc in the tree; installed ones name BINDIR, SBINDIR and SYSCONFDIR.
+INSTALL_SED	:= sed -e 's\#/usr/local/sbin\#$(SBINDIR)\#g' -e 's\#/usr/local/bin\#$(BINDIR)\#g' \
+		   -e 's\#/etc/sandnet\#$(SYSCONFDIR)/sandnet\#g'
+# The CNI plugin and sandnet-runtime are netsetup under other names (docs/runtime.md).
+CNI_LINK	:= $(shell realpath -m --relative-to=$(CNIDIR) $(SBINDIR)/netsetup)
+RUNTIME_LINK	:= $(shell realpath -m --relative-to=$(BINDIR) $(SBINDIR)/netsetup)
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8
-	install -m 0755 $(O)/netsetup $(DESTDIR)$(PREFIX)/sbin/netsetup
-	install -m 0755 $(O)/datapath $(DESTDIR)$(PREFIX)/bin/datapath
-	for m in docs/man/*.8; do [ -e "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(PREFIX)/share/man/man8/; done; true
-	# systemd units name /usr/local in the tree; installed ones name PREFIX.
-	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system $(DESTDIR)$(PREFIX)/lib/cni \
-		$(DESTDIR)$(PREFIX)/share/doc/sandnet
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(CNIDIR) $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/sandnet
+	install -m 0755 $(O)/netsetup $(DESTDIR)$(SBINDIR)/netsetup
+	install -m 0755 $(O)/datapath $(DESTDIR)$(BINDIR)/datapath
+	install -m 0644 docs/man/*.8 $(DESTDIR)$(MANDIR)/man8/
 	for u in dist/systemd/*.service dist/systemd/*.socket; do \
-		sed 's#/usr/local#$(PREFIX)#g' "$$u" > $(DESTDIR)$(PREFIX)/lib/systemd/system/$$(basename "$$u"); done
-	install -m 0644 dist/systemd/netsetup.conf $(DESTDIR)$(PREFIX)/share/doc/sandnet/netsetup.conf.example
-	# The CNI plugin is netsetup under the name "sandnet" (docs/runtime.md),
-	# in PREFIX/lib/cni: one of podman's default cni_plugin_dirs for /usr/local and /usr.
-	ln -sf ../../sbin/netsetup $(DESTDIR)$(PREFIX)/lib/cni/sandnet
-	# The OCI runtime for Docker, containerd/CRI and CRI-O is netsetup under the
-	# name "sandnet-runtime" too; examples of their configurations beside.
-	ln -sf ../sbin/netsetup $(DESTDIR)$(PREFIX)/bin/sandnet-runtime
-	install -d $(DESTDIR)$(PREFIX)/share/sandnet/runtime
+		$(INSTALL_SED) "$$u" > $(DESTDIR)$(UNITDIR)/$$(basename "$$u"); done
+	# the system user the datapaths run as, and netsetup's state folder
+	install -m 0644 dist/systemd/sandnet.sysusers $(DESTDIR)$(SYSUSERSDIR)/sandnet.conf
+	install -m 0644 dist/systemd/sandnet.tmpfiles $(DESTDIR)$(TMPFILESDIR)/sandnet.conf
+	# the configuration the units name; one already there is the admin's
+	for c in dist/systemd/netsetup.conf dist/runtime/runtime.conf; do \
+		[ -e $(DESTDIR)$(SYSCONFDIR)/sandnet/$$(basename "$$c") ] || \
+		$(INSTALL_SED) "$$c" > $(DESTDIR)$(SYSCONFDIR)/sandnet/$$(basename "$$c"); done
+	# the CNI plugin: PREFIX/lib/cni is one of podman's cni_plugin_dirs for
+	# /usr/local and /usr (containerd: bin_dir, docs/runtime.md)
+	ln -sfn $(CNI_LINK) $(DESTDIR)$(CNIDIR)/sandnet
+	# the OCI runtime for Docker, containerd/CRI and CRI-O; their configuration examples
+	ln -sfn $(RUNTIME_LINK) $(DESTDIR)$(BINDIR)/sandnet-runtime
+	install -d $(DESTDIR)$(DATADIR)/sandnet/runtime $(DESTDIR)$(DATADIR)/sandnet/cni \
+		$(DESTDIR)$(DATADIR)/containers/oci/hooks.d
 	for r in dist/runtime/*; do \
-		sed 's#/usr/local#$(PREFIX)#g' "$$r" > $(DESTDIR)$(PREFIX)/share/sandnet/runtime/$$(basename "$$r"); done
-	# oci-hooks(5) files, enabled per container by io.sandnet.enable=true; an example
-	# conflist (bridge, then sandnet); the documentation.
-	install -d $(DESTDIR)$(PREFIX)/share/containers/oci/hooks.d $(DESTDIR)$(PREFIX)/share/sandnet/cni
+		$(INSTALL_SED) "$$r" > $(DESTDIR)$(DATADIR)/sandnet/runtime/$$(basename "$$r"); done
+	# oci-hooks(5) files, enabled per container by io.sandnet.enable=true
 	for h in dist/oci/hooks.d/*.json; do \
-		sed 's#/usr/local#$(PREFIX)#g' "$$h" > $(DESTDIR)$(PREFIX)/share/containers/oci/hooks.d/$$(basename "$$h"); done
-	install -m 0644 dist/cni/*.conflist $(DESTDIR)$(PREFIX)/share/sandnet/cni/
-	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/sandnet/
+		$(INSTALL_SED) "$$h" > $(DESTDIR)$(DATADIR)/containers/oci/hooks.d/$$(basename "$$h"); done
+	install -m 0644 dist/cni/*.conflist $(DESTDIR)$(DATADIR)/sandnet/cni/
+	install -m 0644 README.md LICENSE docs/*.md $(DESTDIR)$(DOCDIR)/
+
+# Everything `make install` made with the same variables, but the
+# configuration under SYSCONFDIR/sandnet, which may hold the admin's edits.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/netsetup $(DESTDIR)$(BINDIR)/datapath \
+		$(DESTDIR)$(BINDIR)/sandnet-runtime $(DESTDIR)$(CNIDIR)/sandnet \
+		$(DESTDIR)$(SYSUSERSDIR)/sandnet.conf $(DESTDIR)$(TMPFILESDIR)/sandnet.conf
+	for m in docs/man/*.8; do rm -f $(DESTDIR)$(MANDIR)/man8/$$(basename "$$m"); done
+	for u in dist/systemd/*.service dist/systemd/*.socket; do \
+		rm -f $(DESTDIR)$(UNITDIR)/$$(basename "$$u"); done
+	for h in dist/oci/hooks.d/*.json; do \
+		rm -f $(DESTDIR)$(DATADIR)/containers/oci/hooks.d/$$(basename "$$h"); done
+	rm -rf $(DESTDIR)$(DATADIR)/sandnet $(DESTDIR)$(DOCDIR)
+
+# A Debian package of this tree (debian/, docs/packaging.md), with the flags
+# dpkg-buildflags gives, in ../ as dpkg-buildpackage leaves it; DEB_OUT= moves
+# it and its .buildinfo and .changes into a folder of your own.
+DEB_OUT		?= ..
+deb:
+	@scripts/install-deps.sh --deb
+	dpkg-buildpackage -b -us -uc
+	@[ "$(abspath $(DEB_OUT))" = "$(abspath ..)" ] || { mkdir -p $(DEB_OUT) && \
+		mv ../sandnet_$(VERSION)*_*.deb ../sandnet_$(VERSION)*_*.buildinfo \
+		   ../sandnet_$(VERSION)*_*.changes $(DEB_OUT)/; }
 
 # build/ and any other O= folder given (relative paths only: never O=/ or O=..)
 clean:
