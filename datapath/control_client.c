@@ -179,11 +179,11 @@ static int control_is_socket_file(const struct dirent *d)
  * starts detached STATEFILE.ctl there), in name order
  * @dir:	the folder (/run/sandnet)
  * @json:	one JSON array of the summaries instead of text
- * @err:	the first failure, when one failed
+ * @err:	how many failed, or why @dir cannot be read
  * @err_len:	size of @err
  *
- * A datapath that does not answer is reported on stderr and skipped: the
- * others are still shown.
+ * A datapath that does not answer is reported on stderr, once, and skipped:
+ * the others are still shown. No @dir at all is nothing served, not an error.
  *
  * Return: the number shown, or negative errno when one failed or @dir
  * cannot be read.
@@ -192,9 +192,15 @@ int control_client_all(const char *dir, bool json, char *err, size_t err_len)
 {
 	struct dirent **names;
 	char path[PATH_MAX], why[256];
-	int n, i, shown = 0, ret = 0;
+	int n, i, shown = 0, failed = 0, ret = 0;
 
 	n = scandir(dir, &names, control_is_socket_file, control_name_cmp);
+	if (n < 0 && errno == ENOENT) {
+		/* no state folder: netsetup has served nothing since boot */
+		if (json)
+			fputs("[]\n", stdout);
+		return 0;
+	}
 	if (n < 0) {
 		ret = -errno;
 		snprintf(err, err_len, "--all: %s: %s", dir, strerror(errno));
@@ -211,11 +217,14 @@ int control_client_all(const char *dir, bool json, char *err, size_t err_len)
 		free(names[i]);
 		r = control_request(path, json ? CONTROL_REQ_SUMMARY_JSON : CONTROL_REQ_SUMMARY, &text, &len, why, sizeof(why));
 		if (r < 0 || !len) {
-			fprintf(stderr, "datapath stats: %s\n", r < 0 ? why : "empty answer");
-			if (!ret) {
+			/* said here, once; the others are still shown */
+			if (r < 0)
+				fprintf(stderr, "datapath stats: %s\n", why);
+			else
+				fprintf(stderr, "datapath stats: %s: empty answer\n", path);
+			if (!ret)
 				ret = r < 0 ? r : -EPROTO;
-				snprintf(err, err_len, "%s", r < 0 ? why : "empty answer");
-			}
+			failed++;
 			free(text);
 			continue;
 		}
@@ -235,6 +244,8 @@ int control_client_all(const char *dir, bool json, char *err, size_t err_len)
 	free(names);
 	if (json)
 		fputs("]\n", stdout);
+	if (ret < 0)
+		snprintf(err, err_len, "%d of %d datapaths did not answer (above)", failed, n);
 	return ret < 0 ? ret : shown;
 }
 

@@ -63,6 +63,7 @@ static const char usage[] =
 	"       datapath ss --control SOCKET [--json] [--trace FILE [--seconds N]] [FILTER]\n"
 	"                    (TCP connections `ss -ti` style; with --trace, a sample per ACK\n"
 	"                    of those FILTER matches, ADDR[:PORT] or :PORT, as JSON lines)\n"
+	"       datapath --version | --help     (each command takes --help too)\n"
 	"\n"
 	"  --fd N            read the configuration from fd N (netsetup run passes it)\n"
 	"  --listen SOCKET   accept one netsetup connection on SOCKET (netsetup attach)\n"
@@ -352,7 +353,8 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		fprintf(stderr, "datapath: out of memory\n");
 		return 1;
 	}
-	for (prev = optind = 1; (c = getopt_long(argc, argv, "h", lopts, &li)) != -1; prev = optind) {
+	opterr = 0;	/* said below, as "datapath: ...", not under the program's path */
+	for (prev = optind = 1; (c = getopt_long(argc, argv, ":h", lopts, &li)) != -1; prev = optind) {
 		/* what the supervisor keeps to itself: the argv entries this option took */
 		if (c == 'f' || c == 'l' || c == 'c')
 			for (i = (unsigned int)prev; i < (unsigned int)optind; i++)
@@ -457,7 +459,8 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 			fputs(usage, stdout);
 			exit(0);
 		default:
-			fputs(usage, stderr);
+			fprintf(stderr, "datapath: %s option '%s'\n%s", c == ':' ? "missing the value of" : "unknown",
+				argv[optind - 1], usage);
 			return 2;
 		}
 	}
@@ -816,12 +819,17 @@ int main(int argc, char **argv)
 	static struct dp_opts opts;
 	int ret;
 
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("datapath %s (protocol %d.%d)\n", SANDNET_VERSION, PROTO_VERSION_MAX, PROTO_VERSION_MINOR);
+		return 0;
+	}
+	/* a subcommand's argv[0] is the name getopt_long() puts before its complaints */
 	if (argc > 1 && !strcmp(argv[1], "stats"))
-		return dp_stats_main(argc - 1, argv + 1);
+		return dp_stats_main(argc - 1, (argv[1] = "datapath stats", argv + 1));
 	if (argc > 1 && !strcmp(argv[1], "metrics"))
-		return metrics_main(argc - 1, argv + 1);
+		return metrics_main(argc - 1, (argv[1] = "datapath metrics", argv + 1));
 	if (argc > 1 && !strcmp(argv[1], "ss"))
-		return dp_ss_main(argc - 1, argv + 1);
+		return dp_ss_main(argc - 1, (argv[1] = "datapath ss", argv + 1));
 	ret = dp_parse(argc, argv, &opts);
 	if (!ret)
 		ret = opts.worker ? dp_worker(&opts) : supervise_main(&opts, argc, argv);

@@ -363,7 +363,7 @@ static unsigned int attach_shards(const struct ns_opts *o, unsigned int dp_shard
 static void attach_steering(struct attach *a, int *steer_fd)
 {
 	const struct ns_opts *o = a->o;
-	struct ns_err why = { "" };
+	struct ns_err why = { .text = "" };
 	const char *off = getenv("SANDNET_NO_STEERING");
 	uint32_t seed = 0;
 
@@ -654,7 +654,7 @@ static int run_wait(struct attach *a, bool *stopped)
 int ns_cmd_attach(const struct ns_opts *o, struct ns_err *e)
 {
 	struct attach a = { .o = o, .ns = { .fd = -1 }, .orig_netns = -1, .sock = -1, .status_fd = -1 };
-	struct ns_err re = { "" };
+	struct ns_err re = { .text = "" };
 	bool stopped;
 	int err, code = 0;
 

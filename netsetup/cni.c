@@ -232,7 +232,7 @@ static int conf_tcp(struct cni *c, char **argv, unsigned int *argc)
 	static const char *const opts[] = { "tcp-cc", "tcp-ecn" };
 	static const char *const flags[] = { "--tcp-cc", "--tcp-ecn" };
 	json_t *pacing = json_object_get(c->conf, "tcpPacing");
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	unsigned int i;
 	char what[32];
 	int err;
@@ -303,7 +303,7 @@ static int cni_add(struct cni *c)
 	char *argv[CNI_MAX_ARGS + 1] = { NULL };
 	const char *datapath = "datapath", *gso = NULL, *user = NULL;
 	json_t *prev = json_object_get(c->conf, "prevResult"), *chan, *shards, *res, *face;
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	struct ns_opts o;
 	unsigned int n = 0;
 	pid_t pid = 0;
@@ -388,7 +388,7 @@ static int cni_add(struct cni *c)
 static int cni_del(struct cni *c)
 {
 	char path[PATH_MAX];
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	struct ns_state st;
 	int err;
 
@@ -409,7 +409,7 @@ static int cni_check(struct cni *c)
 	struct ns_status status;
 	struct ns_netns ns = { .fd = -1 };
 	char path[PATH_MAX], why[PATH_MAX + 128];
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	struct ns_state st;
 	int err, rc = 0;
 

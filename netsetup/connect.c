@@ -29,8 +29,9 @@
  * @argv:	argv[0] is "connect"
  * @e:		error message
  *
- * Return: does not return on success (execs the datapath); -errno otherwise
- * (-EPERM or -EINVAL: the daemon refused, @e says why).
+ * Return: does not return on success (execs the datapath); 0 after --help;
+ * -errno otherwise (-EPERM or -EINVAL: the daemon refused, @e says why; a
+ * malformed command line sets @e->usage).
  */
 int ns_connect_main(int argc, char **argv, struct ns_err *e)
 {
@@ -43,6 +44,7 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 		{ "channels", required_argument, NULL, 'c' },
 		{ "face", required_argument, NULL, 'F' },
 		{ "shards", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct proto_attach req = { .netns_fd = -1 };
@@ -57,7 +59,7 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			sock_path = optarg;
@@ -68,7 +70,7 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 		case 'p':
 			v = strtol(optarg, &end, 10);
 			if (*end || v <= 1 || v > INT_MAX) {
-				ns_err_set(e, "--pid '%s': not a process id", optarg);
+				ns_err_usage(e, "--pid '%s': not a process id", optarg);
 				return -EINVAL;
 			}
 			snprintf(nsbuf, sizeof(nsbuf), "/proc/%ld/ns/net", v);
@@ -76,7 +78,7 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 			break;
 		case 'i':
 			if (!optarg[0] || strlen(optarg) >= IFNAMSIZ) {
-				ns_err_set(e, "--iface '%s': not an interface name", optarg);
+				ns_err_usage(e, "--iface '%s': not an interface name", optarg);
 				return -EINVAL;
 			}
 			strcpy(req.ifname, optarg);
@@ -84,7 +86,7 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 		case 'g':
 			mode = proto_gso_mode_parse(optarg);
 			if (mode < 0) {
-				ns_err_set(e, "--gso '%s': expected hw, sw or off (leave it out for auto)", optarg);
+				ns_err_usage(e, "--gso '%s': expected hw, sw or off (leave it out for auto)", optarg);
 				return -EINVAL;
 			}
 			req.has_gso_mode = true;
@@ -93,35 +95,40 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 		case 'c':
 			v = strtol(optarg, &end, 10);
 			if (*end || v < 1 || v > PROTO_MAX_CHANNELS) {
-				ns_err_set(e, "--channels '%s': expected 1..%d", optarg, PROTO_MAX_CHANNELS);
+				ns_err_usage(e, "--channels '%s': expected 1..%d", optarg, PROTO_MAX_CHANNELS);
 				return -EINVAL;
 			}
 			req.channels = v;
 			break;
 		case 'S':
 			err = ns_shards_parse("--shards", optarg, &req.shards, e);
-			if (err)
+			if (err) {
+				e->usage = true;
 				return err;
+			}
 			break;
+		case 'h':
+			fputs(ns_serve_usage, stdout);
+			return 0;
 		case 'F':
 			if (ns_face_parse(optarg, &req.no_face) < 0) {
-				ns_err_set(e, "--face '%s': expected on or off", optarg);
+				ns_err_usage(e, "--face '%s': expected on or off", optarg);
 				return -EINVAL;
 			}
 			break;
 		default:
-			ns_err_set(e, "%s option '%s'\n%s", opt == ':' ? "missing the value of" : "unknown",
+			ns_err_usage(e, "%s option '%s'\n%s", opt == ':' ? "missing the value of" : "unknown",
 				   argv[optind - 1], ns_serve_usage);
 			return -EINVAL;
 		}
 	}
 	if (!netns || optind >= argc) {
-		ns_err_set(e, "%s\n%s", !netns ? "which namespace? give --netns PATH or --pid PID"
+		ns_err_usage(e, "%s\n%s", !netns ? "which namespace? give --netns PATH or --pid PID"
 					       : "no datapath command after '--'", ns_serve_usage);
 		return -EINVAL;
 	}
 	if (req.shards > 1 && req.channels > 1 && req.channels != req.shards) {
-		ns_err_set(e, "--channels %u and --shards %u: each shard has one channel per link; leave --channels out",
+		ns_err_usage(e, "--channels %u and --shards %u: each shard has one channel per link; leave --channels out",
 			   req.channels, req.shards);
 		return -EINVAL;
 	}

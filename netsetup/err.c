@@ -28,3 +28,23 @@ void ns_err_set(struct ns_err *e, const char *fmt, ...)
 	vsnprintf(e->text, sizeof(e->text), fmt, ap);
 	va_end(ap);
 }
+
+/**
+ * ns_err_usage() - write the error message of a malformed command line
+ * @e:		where, may be NULL
+ * @fmt:	printf format
+ *
+ * As ns_err_set(), and main() exits 2 instead of 1: the caller got the
+ * command wrong, nothing was refused or failed.
+ */
+void ns_err_usage(struct ns_err *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!e)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(e->text, sizeof(e->text), fmt, ap);
+	va_end(ap);
+	e->usage = true;
+}

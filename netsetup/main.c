@@ -4,8 +4,10 @@
  *
  * Parses the command line (opts.c), runs one subcommand (cmd_*.c) and turns
  * its result into the one message and the exit status: 0 success, 1 failure
- * (the message says what and why), 2 a malformed command line. `run` exits
- * with the datapath's own status (128 + signal when it was killed).
+ * or refusal (the message says what and why), 2 a malformed command line
+ * (struct ns_err's usage). `run` exits with the datapath's own status (128 +
+ * signal when it was killed). `--version` and every command's `--help` print
+ * on stdout and exit 0.
  *
  * Four entry points do not go through opts.c: sandnet-runtime (netsetup
  * called by that name, an OCI runtime that adds the hooks and execs runc or
@@ -25,7 +27,7 @@
 
 int main(int argc, char **argv)
 {
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	struct ns_opts o;
 	int ret;
 
@@ -40,6 +42,10 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (ns_cni_mode(argc, argv))
 		return ns_cni_main(stdin, stdout);
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		ns_version_print(stdout, "netsetup");
+		return 0;
+	}
 	if (argc > 1 && (!strcmp(argv[1], "oci-hook") || !strcmp(argv[1], "serve") ||
 			 !strcmp(argv[1], "connect"))) {
 		if (!strcmp(argv[1], "oci-hook"))
@@ -50,7 +56,7 @@ int main(int argc, char **argv)
 			ret = ns_connect_main(argc - 1, argv + 1, &e);
 		if (ret < 0) {
 			fprintf(stderr, "netsetup %s: %s\n", argv[1], e.text[0] ? e.text : "failed");
-			return ret == -EINVAL ? 2 : 1;
+			return e.usage ? 2 : 1;
 		}
 		return ret;
 	}

@@ -44,12 +44,16 @@
 /**
  * struct ns_err - the message main() prints when a step fails
  * @text:	"netns /run/netns/x: not a network namespace file"
+ * @usage:	the command line was malformed (exit status 2, not 1)
  */
 struct ns_err {
 	char text[NS_ERR_MAX];
+	bool usage;
 };
 
 void ns_err_set(struct ns_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ns_err_usage(struct ns_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ns_version_print(FILE *f, const char *prog);
 
 /* --- netns.c --------------------------------------------------------- */
 

@@ -117,7 +117,7 @@ static int oci_args(struct oci *h, int argc, char **argv, struct ns_err *e)
 		case 'g':
 			v = ns_gso_request_parse(optarg);
 			if (v < 0) {
-				ns_err_set(e, "--gso '%s': expected auto, hw, sw or off", optarg);
+				ns_err_usage(e, "--gso '%s': expected auto, hw, sw or off", optarg);
 				return -EINVAL;
 			}
 			h->o.gso = v;
@@ -125,18 +125,20 @@ static int oci_args(struct oci *h, int argc, char **argv, struct ns_err *e)
 		case 'c':
 			v = strtol(optarg, &end, 10);
 			if (*end || v < 1 || v > PROTO_MAX_CHANNELS) {
-				ns_err_set(e, "--channels '%s': expected 1..%d", optarg, PROTO_MAX_CHANNELS);
+				ns_err_usage(e, "--channels '%s': expected 1..%d", optarg, PROTO_MAX_CHANNELS);
 				return -EINVAL;
 			}
 			h->o.channels = v;
 			break;
 		case 'S':
-			if (ns_shards_parse("--shards", optarg, &h->o.shards, e))
+			if (ns_shards_parse("--shards", optarg, &h->o.shards, e)) {
+				e->usage = true;
 				return -EINVAL;
+			}
 			break;
 		case 'i':
 			if (!optarg[0] || strlen(optarg) >= IFNAMSIZ || h->o.n_ifaces >= NS_MAX_IFACES) {
-				ns_err_set(e, "--iface '%s': not an interface name, or too many", optarg);
+				ns_err_usage(e, "--iface '%s': not an interface name, or too many", optarg);
 				return -EINVAL;
 			}
 			h->o.ifaces[h->o.n_ifaces++] = optarg;
@@ -146,7 +148,7 @@ static int oci_args(struct oci *h, int argc, char **argv, struct ns_err *e)
 			break;
 		case 'F':
 			if (ns_face_parse(optarg, &h->o.no_face) < 0) {
-				ns_err_set(e, "--face '%s': expected on or off", optarg);
+				ns_err_usage(e, "--face '%s': expected on or off", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -163,14 +165,14 @@ static int oci_args(struct oci *h, int argc, char **argv, struct ns_err *e)
 			fputs(oci_usage, stdout);
 			return 1;
 		default:
-			ns_err_set(e, "%s option '%s'\n%s", opt == ':' ? "missing the value of" : "unknown",
+			ns_err_usage(e, "%s option '%s'\n%s", opt == ':' ? "missing the value of" : "unknown",
 				   argv[optind - 1], oci_usage);
 			return -EINVAL;
 		}
 	}
 	/* getopt_long() stops at "--" and steps over it: what follows is the datapath's */
 	if (optind < argc && strcmp(argv[optind - 1], "--")) {
-		ns_err_set(e, "unexpected argument '%s' (datapath arguments go after '--')\n%s",
+		ns_err_usage(e, "unexpected argument '%s' (datapath arguments go after '--')\n%s",
 			   argv[optind], oci_usage);
 		return -EINVAL;
 	}

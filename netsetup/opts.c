@@ -35,9 +35,22 @@ const char ns_usage[] =
 	"       netsetup oci-hook [create|poststop] [--datapath PATH] [options] [-- DATAPATH_ARGS...]\n"
 	"       netsetup serve [--socket PATH] [--config FILE]\n"
 	"       netsetup connect [--socket PATH] (--netns PATH | --pid PID) [--iface NAME]\n"
-	"                        [--gso hw|sw|off] [--channels N] [--face on|off] -- DATAPATH [ARGS...]\n"
-	"       netsetup help\n"
-	"  As a CNI plugin: call it 'sandnet' (or set CNI_COMMAND, no arguments).\n";
+	"                        [--gso hw|sw|off] [--channels N] [--shards N|auto] [--face on|off]\n"
+	"                        -- DATAPATH [ARGS...]\n"
+	"       netsetup help | --help | --version\n"
+	"  Each command takes --help. As a CNI plugin: call it 'sandnet' (or set CNI_COMMAND,\n"
+	"  no arguments); as an OCI runtime: 'sandnet-runtime'. See netsetup(8).\n";
+
+/**
+ * ns_version_print() - one line: the program, the package's version and the
+ * protocol's (major.minor, docs/protocol.md)
+ * @f:		where
+ * @prog:	"netsetup", "sandnet-runtime"
+ */
+void ns_version_print(FILE *f, const char *prog)
+{
+	fprintf(f, "%s %s (protocol %d.%d)\n", prog, SANDNET_VERSION, PROTO_VERSION_MAX, PROTO_VERSION_MINOR);
+}
 
 enum {
 	OPT_NETNS = 256,
@@ -51,6 +64,7 @@ enum {
 	OPT_USER,
 	OPT_FACE,
 	OPT_SHARDS,
+	OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -65,6 +79,7 @@ static const struct option long_opts[] = {
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "face", required_argument, NULL, OPT_FACE },
 	{ "shards", required_argument, NULL, OPT_SHARDS },
+	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -317,6 +332,11 @@ int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e)
 			ns_err_set(e, "%s: %s option '%s'", cmd_names[o->cmd],
 				   opt == ':' ? "missing the value of" : "unknown", bad);
 			return -EINVAL;
+		}
+		if (opt == OPT_HELP) {
+			/* `netsetup attach --help`: the usage, whatever else is there */
+			o->cmd = NS_CMD_HELP;
+			return 0;
 		}
 		if (!(allowed[o->cmd] & B(opt))) {
 			ns_err_set(e, "%s: option '--%s' does not apply", cmd_names[o->cmd],

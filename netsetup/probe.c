@@ -38,7 +38,7 @@ int ns_probe(struct nl_sock *sk, struct ns_net *net, enum ns_gso_request req,
 		return err;
 	for (i = 0; i < net->n_links; i++) {
 		struct ns_link *l = &net->links[i];
-		struct ns_err fe = { "" };
+		struct ns_err fe = { .text = "" };
 
 		ns_ethtool_features(l->ifindex, l->ifname, &l->feat, &fe);
 		ns_gso_decide(l, req, user_max_bytes);

@@ -18,6 +18,8 @@
  *                 hooks.d), written back atomically (a temporary file, then
  *                 rename); then exec the real runtime with the arguments
  *                 unchanged;
+ *   --sandnet-version alone: print sandnet's version (its own flag: runc's
+ *                 --version stays runc's);
  *   anything else (start, state, kill, delete, exec, ps, events, update,
  *                 features, --version, --help, none): exec the real runtime
  *                 with the arguments unchanged.
@@ -71,7 +73,7 @@
 #include "netsetup/netsetup.h"
 
 #define RT_NAME			"sandnet-runtime"
-#define RT_CONFIG		"/etc/sandnet/runtime.conf"
+#define RT_CONFIG		SANDNET_SYSCONFDIR "/sandnet/runtime.conf"
 #define RT_CONFIG_MAX_BYTES	(16 << 20)	/* a bundle's config.json */
 #define RT_CONF_LINE_MAX	1024
 #define RT_HOOK_CREATE_TIMEOUT	60		/* seconds: attach waits up to NS_DATAPATH_TIMEOUT_S for the datapath */
@@ -574,11 +576,16 @@ int ns_runtime_main(int argc, char **argv)
 	char real[PATH_MAX], self[PATH_MAX], a[PATH_MAX], b[PATH_MAX], why[PATH_MAX + 64];
 	char config[PATH_MAX];
 	struct ns_runtime rt;
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	ssize_t n;
 	FILE *f;
 	int err;
 
+	/* its own, not runc's: runc --version is runc's, as ever */
+	if (argc == 2 && !strcmp(argv[1], "--sandnet-version")) {
+		ns_version_print(stdout, "sandnet-runtime");
+		return 0;
+	}
 	err = ns_runtime_parse(argc, argv, &rt, &e);
 	if (err)
 		goto fail;

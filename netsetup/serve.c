@@ -107,7 +107,7 @@ static void logmsg(const char *fmt, ...)
  */
 static void datapath_gone(const struct serve *s, const char *path)
 {
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	struct ns_status status;
 	struct ns_state st;
 	bool stopped;
@@ -170,7 +170,7 @@ static int worker(struct serve *s, int conn)
 {
 	struct timeval tv = { .tv_sec = s->conf.request_timeout_s };
 	char fdpath[64], state_path[PATH_MAX], keep[PATH_MAX], owner[NS_OWNER_MAX];
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	struct proto_why why = { 0 };
 	struct proto_msg *msg = NULL;
 	struct ucred cred;
@@ -314,7 +314,7 @@ static void netns_keep_regain(const struct ns_state *st)
 static int watcher(struct serve *s, const char *path, const struct ns_state *st)
 {
 	struct pollfd p = { .events = POLLIN };
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 
 	if (ns_privs_keep(NS_PRIVS_SERVE_WATCH, "serve: watching a datapath", &e) < 0)
 		logmsg("%s", e.text);
@@ -375,7 +375,7 @@ static pid_t spawn(struct serve *s, int conn, const char *path, const struct ns_
 static void recover(struct serve *s)
 {
 	const char *dir = ns_state_dir();
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	char path[PATH_MAX];
 	struct ns_state st;
 	struct dirent *de;
@@ -487,13 +487,13 @@ static int serve_args(struct serve *s, int argc, char **argv, struct ns_err *e)
 			fputs(ns_serve_usage, stdout);
 			return 1;
 		default:
-			ns_err_set(e, "%s option '%s'\n%s", opt == ':' ? "missing the value of" : "unknown",
+			ns_err_usage(e, "%s option '%s'\n%s", opt == ':' ? "missing the value of" : "unknown",
 				   argv[optind - 1], ns_serve_usage);
 			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
-		ns_err_set(e, "unexpected argument '%s'\n%s", argv[optind], ns_serve_usage);
+		ns_err_usage(e, "unexpected argument '%s'\n%s", argv[optind], ns_serve_usage);
 		return -EINVAL;
 	}
 	ns_serve_conf_default(&s->conf);

@@ -425,7 +425,7 @@ err_unlink:
  */
 int ns_state_read(const char *path, struct ns_state *st, struct ns_err *e)
 {
-	struct ns_err pe = { "" };
+	struct ns_err pe = { .text = "" };
 	FILE *f;
 	int err;
 

@@ -89,7 +89,7 @@ static void fz_refusal(int err, const struct ns_err *e)
 static void fz_opts(char *buf, size_t len)
 {
 	char *argv[FZ_MAX_ARGS + 1];
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	struct ns_opts o;
 	int argc, err;
 
@@ -108,7 +108,7 @@ static void fz_opts(char *buf, size_t len)
 static void fz_serve_conf(char *buf, size_t len)
 {
 	struct ns_serve_conf c;
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	FILE *f;
 	int err;
 
@@ -165,7 +165,7 @@ static void fz_cni(uint8_t which, const char *buf, size_t len)
 static void fz_oci(char *buf, size_t len)
 {
 	char *argv[FZ_MAX_ARGS + 1], *sep;
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	size_t alen = 0;
 	FILE *in;
 	int argc, err;
@@ -194,7 +194,7 @@ static void fz_oci(char *buf, size_t len)
 static void fz_state(char *buf, size_t len)
 {
 	struct ns_state st, again;
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	char *text = NULL;
 	size_t text_len = 0;
 	FILE *f;

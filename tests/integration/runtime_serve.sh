@@ -6,7 +6,8 @@
 #  - garbage is answered with a protocol ERROR;
 #  - uid 65534 (setpriv) is refused (allowed_uids), so are 3 channels
 #    (max_channels = 2; 3 shards too, each a channel) and an interface
-#    outside allowed_interfaces;
+#    outside allowed_interfaces: exit status 1 (refused), and 2 for a
+#    malformed --shards;
 #  - root's request attaches, with --shards 2: the kernel loses the address,
 #    the peer pings the container through sandnet, the state names the
 #    datapath, which serves in two shards;
@@ -81,17 +82,17 @@ EOF
 grep -q "bad magic" "$SN_TMP/serve.log" || sn_fail "the daemon did not log the garbage: $(cat "$SN_TMP/serve.log")"
 
 sn_log "refusals"
-ns_expect_fail "uid 65534" "uid 65534 .* is not allowed" -- \
+ns_expect_fail -s 1 "uid 65534" "uid 65534 .* is not allowed" -- \
 	setpriv --reuid 65534 --regid 65534 --clear-groups "$NETSETUP" connect --socket "$SOCK" --netns "$NSP" -- "$DATAPATH"
-ns_expect_fail "3 channels" "at most 2 allowed \(max_channels\)" -- \
+ns_expect_fail -s 1 "3 channels" "at most 2 allowed \(max_channels\)" -- \
 	"$NETSETUP" connect --socket "$SOCK" --netns "$NSP" --iface eth0 --channels 3 -- "$DATAPATH"
-ns_expect_fail "3 shards" "3 shards asked, each a channel per link, at most 2 allowed \(max_channels\)" -- \
+ns_expect_fail -s 1 "3 shards" "3 shards asked, each a channel per link, at most 2 allowed \(max_channels\)" -- \
 	"$NETSETUP" connect --socket "$SOCK" --netns "$NSP" --iface eth0 --shards 3 -- "$DATAPATH"
-ns_expect_fail "--shards 0" "--shards 0: out of range 1..64" -- \
+ns_expect_fail -s 2 "--shards 0" "--shards 0: out of range 1..64" -- \
 	"$NETSETUP" connect --socket "$SOCK" --netns "$NSP" --iface eth0 --shards 0 -- "$DATAPATH"
-ns_expect_fail "interface not allowed" "interface lo is not allowed" -- \
+ns_expect_fail -s 1 "interface not allowed" "interface lo is not allowed" -- \
 	"$NETSETUP" connect --socket "$SOCK" --netns "$NSP" --iface lo -- "$DATAPATH"
-ns_expect_fail "not a netns" "not a network namespace" -- \
+ns_expect_fail -s 1 "not a netns" "not a network namespace" -- \
 	"$NETSETUP" connect --socket "$SOCK" --netns /proc/self/ns/uts -- "$DATAPATH"
 ns_snapshot "$CT" "$SN_TMP/after-refusals"
 ns_same "$SN_TMP/before" "$SN_TMP/after-refusals" "namespace after refused requests"

@@ -58,10 +58,14 @@ ns_settle() {
 }
 
 ns_expect_fail() {
-	local what=$1 words=$2 out rc; shift 2
+	local what words out rc status=
+	# -s N: the exit status must be N (1 refused or failed, 2 a malformed command line)
+	if [ "$1" = "-s" ]; then status=$2; shift 2; fi
+	what=$1 words=$2; shift 2
 	[ "$1" = "--" ] && shift
 	out=$("$@" 2>&1); rc=$?
 	[ "$rc" -ne 0 ] || sn_fail "$what: succeeded, expected a failure: $out"
+	[ -z "$status" ] || [ "$rc" -eq "$status" ] || sn_fail "$what: exit status $rc, expected $status: $out"
 	! echo "$out" | grep -Eq 'Sanitizer|runtime error' || sn_fail "$what: sanitizer report: $out"
 	echo "$out" | grep -Eq -e "$words" || sn_fail "$what: message does not say '$words': $out"
 	echo "ok: $what: $(echo "$out" | head -n 1)"

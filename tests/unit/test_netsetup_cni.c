@@ -192,7 +192,7 @@ END_TEST
 START_TEST(state_records)
 {
 	struct ns_state st = { .dev = 4, .ino = 77 }, back, found;
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	char path[256], fpath[256];
 
 	st.datapath_pid = 1234;

@@ -121,7 +121,7 @@ START_TEST(datapath_args)
 {
 	static const char state[] = "{\"id\": \"c1\", \"pid\": 42, \"status\": \"creating\"}";
 	char *argv[] = { "oci-hook", "create", "--none-ok", "--", "--egress-deny", "10.0.0.0/8", NULL };
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	FILE *in = fmemopen((void *)state, strlen(state), "r");
 
 	/* what sandnet-runtime's create hook looks like: datapath arguments after "--" */

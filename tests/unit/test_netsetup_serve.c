@@ -58,7 +58,7 @@ static int parse(const char *text, struct ns_serve_conf *c, struct ns_err *e)
 START_TEST(conf_defaults)
 {
 	struct ns_serve_conf c;
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 
 	ck_assert_int_eq(parse("# nothing\n\n   \n", &c, &e), 0);
 	ck_assert_uint_eq(c.n_uids, 1);
@@ -77,7 +77,7 @@ END_TEST
 START_TEST(conf_every_key)
 {
 	struct ns_serve_conf c;
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 
 	ck_assert_int_eq(parse("allowed_uids = 1000, root 42 # trailing comment\n"
 			       "  allowed_gids=7\n"
@@ -125,7 +125,7 @@ START_TEST(conf_refusals)
 	unsigned int i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct ns_err e = { "" };
+		struct ns_err e = { .text = "" };
 
 		ck_assert_int_eq(parse(cases[i].text, &c, &e), -EINVAL);
 		ck_assert_msg(strstr(e.text, cases[i].msg), "'%s': got '%s', expected '%s'", cases[i].text,
@@ -137,7 +137,7 @@ END_TEST
 START_TEST(authorize_rules)
 {
 	struct ns_serve_conf c;
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	struct ucred root = { .pid = 10, .uid = 0, .gid = 0 };
 	struct ucred nobody = { .pid = 11, .uid = 65534, .gid = 65534 };
 	struct ucred member = { .pid = 12, .uid = 1234, .gid = 77 };

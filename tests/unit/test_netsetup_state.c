@@ -119,7 +119,7 @@ static void assert_same(const struct ns_state *a, const struct ns_state *b)
 START_TEST(test_round_trip_stream)
 {
 	struct ns_state st, back;
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -145,7 +145,7 @@ START_TEST(test_route_without_initcwnd)
 {
 	static const char text[] = "sandnet-netsetup-state 1\nnetns 4 5\nroute 2 4 - 0 10.0.0.1 0 254 3 0 1 -\n"
 				   "route 2 4 10.0.0.0 8 - 0 254 2 253 1 10.0.0.2 128\n";
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	struct ns_state st;
 	FILE *f = fmemopen((void *)text, strlen(text), "r");
 
@@ -164,7 +164,7 @@ END_TEST
 START_TEST(test_write_read_claim)
 {
 	struct ns_state st, back;
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	char path[256];
 	struct dirent *d;
 	DIR *dh;
@@ -224,7 +224,7 @@ static const struct {
 
 START_TEST(test_malformed)
 {
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	struct ns_state st;
 	FILE *f;
 

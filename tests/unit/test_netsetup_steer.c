@@ -131,7 +131,7 @@ static void flow_random(struct flow *f, int family, uint8_t proto)
 
 static int prog_load(uint32_t seed, unsigned int n)
 {
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	int fd = ns_steer_load(seed, n, &e);
 
 	ck_assert_msg(fd >= 0, "%s", e.text);
@@ -366,7 +366,7 @@ static int fanout_member(int ifindex, int prog_fd, bool first)
 				   .sll_ifindex = ifindex };
 	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	int arg = (int)(0x5a17u | (unsigned int)(PACKET_FANOUT_EBPF | PACKET_FANOUT_FLAG_DEFRAG) << 16);
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sll, sizeof(sll)), 0);
@@ -387,7 +387,7 @@ START_TEST(test_kernel_steering)
 	unsigned int seen[SHARDS] = { 0 }, answers = 0, total = 0, others = 0;
 	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_halen = 6 };
 	uint8_t buf[2048], frame[ETH_LEN + MAX_FRAME];
-	struct ns_err e = { "" };
+	struct ns_err e = { .text = "" };
 	struct flow f, r;
 	ssize_t n;
 	size_t len;
