@@ -422,6 +422,7 @@ struct ns_opts {
 	const char *netns_path;
 	pid_t pid;
 	bool json;
+	bool all;			/* restart --all: every attached namespace */
 	const char *show_iface;
 	const char *datapath;
 	const char *datapath_hint;	/* run: how to name another datapath, for messages (dpexec.c) */

@@ -31,7 +31,7 @@ const char ns_usage[] =
 	"                    [--channels N] [--shards N|auto] [--iface NAME]... [--face on|off] [--user USER]\n"
 	"                    -- DATAPATH [ARGS...]\n"
 	"       netsetup detach (--netns PATH | --pid PID)\n"
-	"       netsetup restart (--netns PATH | --pid PID)\n"
+	"       netsetup restart (--netns PATH | --pid PID | --all)\n"
 	"       netsetup oci-hook [create|poststop] [--datapath PATH] [options] [-- DATAPATH_ARGS...]\n"
 	"       netsetup serve [--socket PATH] [--config FILE]\n"
 	"       netsetup connect [--socket PATH] (--netns PATH | --pid PID) [--iface NAME]\n"
@@ -64,6 +64,7 @@ enum {
 	OPT_USER,
 	OPT_FACE,
 	OPT_SHARDS,
+	OPT_ALL,
 	OPT_HELP,
 };
 
@@ -79,6 +80,7 @@ static const struct option long_opts[] = {
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "face", required_argument, NULL, OPT_FACE },
 	{ "shards", required_argument, NULL, OPT_SHARDS },
+	{ "all", no_argument, NULL, OPT_ALL },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -93,7 +95,7 @@ static const unsigned int allowed[NS_CMD_MAX] = {
 	[NS_CMD_RUN] = B(OPT_NETNS) | B(OPT_PID) | B(OPT_GSO) | B(OPT_GSO_MAX_SIZE) |
 		       B(OPT_CHANNELS) | B(OPT_IFACE) | B(OPT_USER) | B(OPT_FACE) | B(OPT_SHARDS),
 	[NS_CMD_DETACH] = B(OPT_NETNS) | B(OPT_PID),
-	[NS_CMD_RESTART] = B(OPT_NETNS) | B(OPT_PID),
+	[NS_CMD_RESTART] = B(OPT_NETNS) | B(OPT_PID) | B(OPT_ALL),
 };
 
 static const char *const cmd_names[NS_CMD_MAX] = {
@@ -367,6 +369,9 @@ int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e)
 		case OPT_JSON:
 			o->json = true;
 			break;
+		case OPT_ALL:
+			o->all = true;
+			break;
 		case OPT_DATAPATH:
 			o->datapath = optarg;
 			break;
@@ -421,7 +426,11 @@ int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e)
 	}
 	argi += optind - 1;	/* first argument getopt did not take */
 
-	if (o->cmd != NS_CMD_GSO_SHOW && !o->netns_path && !o->pid) {
+	if (o->all && (o->netns_path || o->pid)) {
+		ns_err_set(e, "%s: --all, or one namespace (--netns or --pid), not both", cmd_names[o->cmd]);
+		return -EINVAL;
+	}
+	if (o->cmd != NS_CMD_GSO_SHOW && !o->netns_path && !o->pid && !o->all) {
 		ns_err_set(e, "%s: which namespace? give --netns PATH or --pid PID", cmd_names[o->cmd]);
 		return -EINVAL;
 	}

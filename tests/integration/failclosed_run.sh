@@ -10,6 +10,7 @@
 #     was started from (a different file: an upgrade), and then a broken one:
 #     its deaths count, and with the earlier ones make the crash loop: dark,
 #     fenced, the reason in the status file and `datapath stats`;
+#   - `netsetup restart --all` restarts every datapath of the state folder;
 #   - `netsetup restart` for a namespace nobody serves is refused;
 #   - the supervisor itself killed with SIGKILL: dark, never given back, and
 #     netsetup run exits without giving back; `netsetup detach` then gives
@@ -86,7 +87,11 @@ ip netns exec "$PEER" python3 "$FC_PY" tuples 10.77.0.2 8081 42000 8 >/dev/null 
 tw_peer=$(ip netns exec "$PEER" ss -Htan state time-wait '( dport >= :41000 and dport < :41008 )' | wc -l)
 tw_ct=$(ip netns exec "$CT" ss -Htan state time-wait '( dport >= :42000 and dport < :42008 )' | wc -l)
 [ "$tw_peer" = 8 ] && [ "$tw_ct" = 8 ] || sn_fail "TIME-WAIT: $tw_peer at the peer, $tw_ct in the container, not 8 each"
-ip netns exec "$DPNS" "$NETSETUP" restart --netns "/run/netns/$CT" 2>/dev/null || sn_fail "restart before the TIME-WAIT test"
+# --all (what a package upgrade runs): every namespace of the state folder, here this one
+ip netns exec "$DPNS" "$NETSETUP" restart --all 2>"$SN_TMP/restart-all.err" ||
+	sn_fail "restart --all before the TIME-WAIT test: $(cat "$SN_TMP/restart-all.err")"
+grep -q "restart --all: 1 restarted, 0 failed" "$SN_TMP/restart-all.err" ||
+	sn_fail "restart --all: $(cat "$SN_TMP/restart-all.err")"
 out=$(ip netns exec "$CT" python3 "$FC_PY" tuples 10.77.0.1 8080 41000 8) || sn_fail "outbound tuples after the restart"
 in=$(ip netns exec "$PEER" python3 "$FC_PY" tuples 10.77.0.2 8081 42000 8) || sn_fail "inbound tuples after the restart"
 echo "over TIME-WAIT after a restart: the slowest connect $out s out, $in s in"
