@@ -27,7 +27,7 @@
 #include "datapath/svc/svc_tcp.h"
 
 #define DP_MAX_SVCS	64
-#define DP_SOFTWARE	"sandnet-datapath 0.1"
+#define DP_SOFTWARE	"sandnet-datapath " SANDNET_VERSION
 /* The crash-loop limit: that many deaths within that many seconds, and dark. */
 /* glibc's heap (main.c): free memory kept at a heap's top before it goes
  * back, and the size from which an allocation gets its own mmap(). */

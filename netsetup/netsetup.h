@@ -29,7 +29,7 @@
 #include "common/out.h"
 #include "proto/proto.h"
 
-#define NS_SOFTWARE		"sandnet-netsetup 0.1"
+#define NS_SOFTWARE		"sandnet-netsetup " SANDNET_VERSION
 #define NS_STATE_DIR		"/run/sandnet"
 #define NS_ERR_MAX		512
 #define NS_MAX_IFACES		32	/* --iface options */

@@ -327,7 +327,7 @@ int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e)
 	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc - argi + 1, argv + argi - 1,
-				  o->cmd == NS_CMD_RUN ? "+:" : ":", long_opts, NULL)) != -1) {
+				  o->cmd == NS_CMD_RUN ? "+:h" : ":h", long_opts, NULL)) != -1) {
 		if (opt == '?' || opt == ':') {
 			const char *bad = argv[argi - 1 + optind - 1];
 
@@ -335,7 +335,7 @@ int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e)
 				   opt == ':' ? "missing the value of" : "unknown", bad);
 			return -EINVAL;
 		}
-		if (opt == OPT_HELP) {
+		if (opt == OPT_HELP || opt == 'h') {
 			/* `netsetup attach --help`: the usage, whatever else is there */
 			o->cmd = NS_CMD_HELP;
 			return 0;

@@ -65,6 +65,10 @@ $DATAPATH ss
 $DATAPATH metrics
 EOF
 
+run 0 "$NETSETUP" attach -h
+grep -q "usage: " "$SN_TMP/out" || sn_fail "netsetup attach -h: no usage"
+echo "ok: netsetup attach -h"
+
 sn_log "a malformed command line: status 2, the flag named, stdout empty"
 while read -r prog args; do
 	# shellcheck disable=SC2086
