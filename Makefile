@@ -293,9 +293,9 @@ uninstall:
 DEB_OUT		?= ..
 deb:
 	@scripts/install-deps.sh --deb
-	dpkg-buildpackage -b -us -uc
+	dpkg-buildpackage -b -us -uc --post-clean
 	@[ "$(abspath $(DEB_OUT))" = "$(abspath ..)" ] || { mkdir -p $(DEB_OUT) && \
-		mv ../sandnet_$(VERSION)*_*.deb ../sandnet_$(VERSION)*_*.buildinfo \
+		mv ../sandnet_$(VERSION)*_*.deb ../sandnet-dbgsym_$(VERSION)*_*.deb ../sandnet_$(VERSION)*_*.buildinfo \
 		   ../sandnet_$(VERSION)*_*.changes $(DEB_OUT)/; }
 
 # build/ and any other O= folder given (relative paths only: never O=/ or O=..)

@@ -1,15 +1,25 @@
 #!/bin/sh
 # Install the Debian packages sandnet builds, tests and demos with; idempotent:
 # apt-get runs only when a package is missing.
+#
+#   scripts/install-deps.sh         everything (make check, make demo, make bench)
+#   scripts/install-deps.sh --deb   what `make deb` needs: the libraries and
+#                                   Debian's packaging tools (debian/control)
 set -eu
 
-packages="gcc make pkg-config clang libclang-rt-14-dev
-libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libcap-ng-dev libsodium-dev check
+# the libraries (debian/control's Build-Depends) and the packaging tools
+build="gcc make pkg-config
+libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libcap-ng-dev libsodium-dev
+libjansson-dev libsystemd-dev libseccomp-dev libnftables-dev liburing-dev
+debhelper dpkg-dev fakeroot lintian"
+# the tests, the demo and the benchmarks; mmdebstrap and systemd-container
+# boot a real systemd with the package installed (package_systemd.sh)
+packages="$build clang libclang-rt-14-dev check
 iproute2 ethtool nftables socat iputils-ping arping python3 curl
-containernetworking-plugins procps valgrind
-libjansson-dev libsystemd-dev libseccomp-dev libnftables-dev liburing-dev crun busybox-static
+containernetworking-plugins procps valgrind crun busybox-static
 iperf3 passt slirp4netns gnuplot-nox nginx apache2-utils hping3 dnsmasq-base podman
-prometheus docker.io containerd runc"
+prometheus docker.io containerd runc mmdebstrap systemd-container"
+[ "${1:-}" = "--deb" ] && packages=$build
 
 missing=""
 for p in $packages; do
