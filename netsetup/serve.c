@@ -449,7 +449,9 @@ static int listen_open(struct serve *s, struct ns_err *e)
 	unlink(s->socket_path);		/* a stale socket of a previous run */
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
 		err = -errno;
-		ns_err_set(e, "socket %s: %s", s->socket_path, strerror(errno));
+		ns_err_set(e, "socket %s: %s%s", s->socket_path, strerror(errno),
+			   err == -ENOENT ? " (its folder does not exist: create it, or give --socket a path "
+					    "in one that does)" : "");
 		close(fd);
 		return err;
 	}
@@ -502,7 +504,9 @@ static int serve_args(struct serve *s, int argc, char **argv, struct ns_err *e)
 	f = fopen(config, "re");
 	if (!f) {
 		err = -errno;
-		ns_err_set(e, "config %s: %s", config, strerror(errno));
+		ns_err_set(e, "config %s: %s%s", config, strerror(errno),
+			   err == -ENOENT ? " (the package and `make install` put one there: "
+					    "netsetup.conf in docs/runtime.md; or leave --config out: root alone may attach)" : "");
 		return err;
 	}
 	err = ns_serve_conf_parse(f, config, &s->conf, e);
@@ -553,6 +557,13 @@ int ns_serve_main(int argc, char **argv, struct ns_err *e)
 	err = listen_open(&s, e);
 	if (err)
 		goto out;
+	/* the state folder now, not at the first request: a daemon that cannot keep state is not started */
+	if (mkdir(ns_state_dir(), 0700) < 0 && errno != EEXIST) {
+		err = -errno;
+		ns_err_set(e, "state folder %s: %s (its parent must exist; systemd-tmpfiles --create makes "
+			   "/run/sandnet from sandnet's tmpfiles.d file)", ns_state_dir(), strerror(-err));
+		goto out;
+	}
 	/* Listening: what the workers and watchers need is all we keep (privs.c). */
 	err = ns_privs_keep(NS_PRIVS_SERVE, "serve", e);
 	if (err)

@@ -87,7 +87,8 @@ static const char *conf_item(struct ns_serve_conf *c, const char *key, const cha
 		else if ((pw = getpwnam(item)))
 			c->uids[c->n_uids++] = pw->pw_uid;
 		else
-			return "no such user";
+			return "no such user (create it, or take it out of the list; the package's sysusers.d "
+			       "file makes the user sandnet)";
 	} else if (!strcmp(key, "allowed_gids")) {
 		struct group *gr;
 

@@ -15,10 +15,7 @@
 # netsetup/runtime.c: docs/man/sandnet-runtime.8, datapath/*.c:
 # docs/man/datapath.8); a subcommand in the page's SYNOPSIS. The other way
 # round, every --flag those pages and README.md name must be in some parser,
-# or be another program's (FOREIGN below, by program). PENDING lists flags
-# the docs promise before the code has them: absent from every parser, they
-# are a note, not a failure; once a parser has one it is checked like the
-# rest. Needs no namespace and no build (SANDNET_SRC: another tree to check).
+# or be another program's (FOREIGN below, by program). Needs no namespace and no build (SANDNET_SRC: another tree to check).
 # One line per mismatch; exit 1 if there is any.
 . "$SANDNET_TESTS/lib/common.sh"
 SRC=${SANDNET_SRC:-$SANDNET_TESTS/..}
@@ -31,8 +28,6 @@ DATAPATH_SRC="datapath/main.c datapath/config.c datapath/metrics.c"
 # other programs' flags the docs show in their examples
 FOREIGN="dockerd:--add-runtime docker,podman:--network docker,podman:--runtime podman:--network-backend
 podman:--hooks-dir podman:--annotation ctr:--runc-binary ctr:--with-ns ctr:--rootfs systemctl:--now"
-# the docs describe these (issue 40) before the code may have them
-PENDING="--version --sandnet-version"
 
 errors=0
 mismatch() { echo "MISMATCH: $*"; errors=$((errors + 1)); }
@@ -102,18 +97,10 @@ for doc in docs/man/netsetup.8 docs/man/sandnet-runtime.8 docs/man/datapath.8 RE
 		n=$((n + 1))
 		grep -qxF -- "$flag" <<<"$all_flags" && continue
 		grep -qE -- "(^|[[:space:]])[a-z,]+:$flag([[:space:]]|\$)" <<<"$FOREIGN" && continue
-		if [[ " $PENDING " == *" $flag "* ]]; then
-			echo "note: $doc names $flag, which no parser has yet (PENDING)"
-			continue
-		fi
 		mismatch "$doc names $flag, which no option parser has (nor is it another program's flag in FOREIGN)"
 	done
 	echo "$doc: $n flags checked against the parsers"
 done
 
-for flag in $PENDING; do
-	grep -qxF -- "$flag" <<<"$all_flags" &&
-		echo "note: $flag is parsed now and checked as any other: it can leave PENDING"
-done
 [ "$errors" -eq 0 ] || sn_fail "$errors mismatches between the option parsers and the docs (above)"
 echo "the man pages and README.md match the option parsers"

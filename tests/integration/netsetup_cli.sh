@@ -12,6 +12,10 @@
 #  - a refusal or failure is status 1 with one line on stderr: a
 #    namespace that does not exist, `datapath stats` of a socket that is
 #    not there (said once, not twice);
+#  - `netsetup serve` with a missing or broken config, an unknown user in
+#    it, a --socket in a folder that does not exist or a state folder that
+#    cannot be made: status 1, one line naming the file and the fix, no
+#    socket or state folder left;
 #  - `datapath stats --all` where nothing was ever served (no state folder)
 #    says so and exits 0.
 # Needs no namespace: nothing is attached.
@@ -108,6 +112,31 @@ run 1 "$DATAPATH" stats --all --dir "$SN_TMP/state"
 [ "$(grep -c 'x.state.ctl' "$SN_TMP/err")" -eq 1 ] ||
 	sn_fail "stats --all: the dead socket not said exactly once: $(cat "$SN_TMP/err")"
 echo "ok: stats --all with a dead socket: $(tr '\n' '|' <"$SN_TMP/err")"
+
+sn_log "serve: a configuration or a path that cannot work stops it at once, saying which and the fix"
+printf 'allowed_uids = 0 %snobody\n' "$SN_PREFIX" >"$SN_TMP/nouser.conf"
+printf 'allowed_uids = 0\nmax_channels = lots\n' >"$SN_TMP/broken.conf"
+printf 'allowed_uids = 0\n' >"$SN_TMP/good.conf"
+serve_refused() {
+	local what=$1 words=$2; shift 2
+	run 1 timeout 10 "$NETSETUP" serve "$@"
+	one_line "$what" "$words"
+	[ ! -e "$SN_TMP/serve.sock" ] || sn_fail "$what: a socket was left behind"
+	[ ! -e "$SN_TMP/serve-state" ] || sn_fail "$what: a state folder was made"
+}
+export SANDNET_STATE_DIR=$SN_TMP/serve-state
+serve_refused "a missing config" "missing.conf: No such file or directory (the package .* put one there" \
+	--socket "$SN_TMP/serve.sock" --config "$SN_TMP/missing.conf"
+serve_refused "an unknown user in it" "nouser.conf line 1: allowed_uids '${SN_PREFIX}nobody': no such user (create it" \
+	--socket "$SN_TMP/serve.sock" --config "$SN_TMP/nouser.conf"
+serve_refused "a broken config" "broken.conf line 2: max_channels 'lots'" \
+	--socket "$SN_TMP/serve.sock" --config "$SN_TMP/broken.conf"
+serve_refused "a --socket in a folder that does not exist" "no/such/serve.sock: .*its folder does not exist" \
+	--socket "$SN_TMP/no/such/serve.sock" --config "$SN_TMP/good.conf"
+SANDNET_STATE_DIR=$SN_TMP/no/state serve_refused "a state folder whose parent does not exist" \
+	"state folder $SN_TMP/no/state: No such file or directory (.*tmpfiles" \
+	--socket "$SN_TMP/serve.sock" --config "$SN_TMP/good.conf"
+unset SANDNET_STATE_DIR
 
 sn_log "nothing served"
 run 0 "$DATAPATH" stats --all --dir "$SN_TMP/never"
