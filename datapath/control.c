@@ -816,12 +816,14 @@ static void control_event(struct loop_fd *h, uint32_t events)
  * @err:	reason on failure
  * @err_len:	size of @err
  *
- * Return: the listening socket (non-blocking, 0600), or negative errno.
+ * Return: the listening socket (non-blocking, mode 0600, or 0660 when the
+ * umask leaves the group write), or negative errno.
  */
 int control_bind(const char *path, char *err, size_t err_len)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct stat sb;
+	mode_t mask;
 	int fd, ret;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
@@ -836,9 +838,12 @@ int control_bind(const char *path, char *err, size_t err_len)
 		}
 		unlink(path);
 	}
+	/* the owner's alone, or its group's too when the umask leaves group write (datapath@.service: 0007) */
+	mask = umask(0);
+	umask(mask);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
-	    chmod(path, 0600) < 0 || listen(fd, 16) < 0) {
+	    chmod(path, (mask & 0060) ? 0600 : 0660) < 0 || listen(fd, 16) < 0) {
 		ret = -errno;
 		snprintf(err, err_len, "--control %s: %s", path, strerror(errno));
 		if (fd >= 0)

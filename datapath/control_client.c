@@ -161,16 +161,102 @@ int control_client(const char *path, bool json, FILE *out, char *err, size_t err
 	return 0;
 }
 
-static int control_name_cmp(const struct dirent **a, const struct dirent **b)
+static bool control_is_socket_name(const char *name)
 {
-	return strcmp((*a)->d_name, (*b)->d_name);
+	size_t n = strlen(name);
+
+	return n > 4 && !strcmp(name + n - 4, ".ctl");
 }
 
-static int control_is_socket_file(const struct dirent *d)
+static int control_str_cmp(const void *a, const void *b)
 {
-	size_t n = strlen(d->d_name);
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
-	return n > 4 && !strcmp(d->d_name + n - 4, ".ctl");
+/* Append @prefix@name to @l (of @n, room for @cap): 0 or -ENOMEM. */
+static int control_list_add(char ***l, int *n, int *cap, const char *prefix, const char *name)
+{
+	char **grown, *s;
+
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		grown = realloc(*l, (size_t)*cap * sizeof(**l));
+		if (!grown)
+			return -ENOMEM;
+		*l = grown;
+	}
+	if (asprintf(&s, "%s%s", prefix, name) < 0)
+		return -ENOMEM;
+	(*l)[(*n)++] = s;
+	return 0;
+}
+
+/**
+ * control_sockets_list() - the control sockets (*.ctl) in @dir and in its
+ * subfolders one level down, as paths relative to @dir, in name order
+ * @dir:	the folder (/run/sandnet)
+ * @names:	receives the malloc'd names; control_sockets_free() them
+ *
+ * One level down, because a datapath that runs as an unprivileged user
+ * from the start (datapath@.service) may not write in root's state folder:
+ * its socket is in a subfolder of its user's (/run/sandnet/units). A
+ * subfolder that cannot be read is skipped; the folder itself missing is
+ * nothing served.
+ *
+ * Return: how many, or negative errno when @dir cannot be read or memory
+ * ran out.
+ */
+int control_sockets_list(const char *dir, char ***names)
+{
+	char **l = NULL, sub[PATH_MAX];
+	int n = 0, cap = 0, err = 0;
+	struct dirent *d, *e;
+	DIR *dh, *sh;
+
+	*names = NULL;
+	dh = opendir(dir);
+	if (!dh)
+		return errno == ENOENT ? 0 : -errno;
+	while (!err && (d = readdir(dh))) {
+		if (d->d_name[0] == '.')
+			continue;
+		if (d->d_type != DT_DIR) {
+			if (control_is_socket_name(d->d_name))
+				err = control_list_add(&l, &n, &cap, "", d->d_name);
+			continue;
+		}
+		if (snprintf(sub, sizeof(sub), "%s/%s", dir, d->d_name) >= (int)sizeof(sub) ||
+		    !(sh = opendir(sub)))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/", d->d_name);
+		while (!err && (e = readdir(sh)))
+			if (control_is_socket_name(e->d_name))
+				err = control_list_add(&l, &n, &cap, sub, e->d_name);
+		closedir(sh);
+	}
+	closedir(dh);
+	if (err) {
+		control_sockets_free(l, n);
+		return err;
+	}
+	if (n)
+		qsort(l, (size_t)n, sizeof(*l), control_str_cmp);
+	*names = l;
+	return n;
+}
+
+/**
+ * control_sockets_free() - what control_sockets_list() gave
+ * @names:	the names
+ * @n:		how many
+ */
+void control_sockets_free(char **names, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
 }
 
 /**
@@ -182,29 +268,22 @@ static int control_is_socket_file(const struct dirent *d)
  * @err:	how many failed, or why @dir cannot be read
  * @err_len:	size of @err
  *
- * A datapath that does not answer is reported on stderr, once, and skipped:
- * the others are still shown. No @dir at all is nothing served, not an error.
+ * The sockets are those control_sockets_list() finds. A datapath that does
+ * not answer is reported on stderr, once, and skipped: the others are still
+ * shown. No @dir at all is nothing served, not an error.
  *
  * Return: the number shown, or negative errno when one failed or @dir
  * cannot be read.
  */
 int control_client_all(const char *dir, bool json, char *err, size_t err_len)
 {
-	struct dirent **names;
-	char path[PATH_MAX], why[256];
+	char path[PATH_MAX], why[256], **names;
 	int n, i, shown = 0, failed = 0, ret = 0;
 
-	n = scandir(dir, &names, control_is_socket_file, control_name_cmp);
-	if (n < 0 && errno == ENOENT) {
-		/* no state folder: netsetup has served nothing since boot */
-		if (json)
-			fputs("[]\n", stdout);
-		return 0;
-	}
+	n = control_sockets_list(dir, &names);
 	if (n < 0) {
-		ret = -errno;
-		snprintf(err, err_len, "--all: %s: %s", dir, strerror(errno));
-		return ret;
+		snprintf(err, err_len, "--all: %s: %s", dir, strerror(-n));
+		return n;
 	}
 	if (json)
 		fputc('[', stdout);
@@ -213,8 +292,7 @@ int control_client_all(const char *dir, bool json, char *err, size_t err_len)
 		size_t len = 0;
 		int r;
 
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
-		free(names[i]);
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		r = control_request(path, json ? CONTROL_REQ_SUMMARY_JSON : CONTROL_REQ_SUMMARY, &text, &len, why, sizeof(why));
 		if (r < 0 || !len) {
 			/* said here, once; the others are still shown */
@@ -241,7 +319,7 @@ int control_client_all(const char *dir, bool json, char *err, size_t err_len)
 		shown++;
 		free(text);
 	}
-	free(names);
+	control_sockets_free(names, n);
 	if (json)
 		fputs("]\n", stdout);
 	if (ret < 0)

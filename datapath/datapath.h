@@ -169,6 +169,8 @@ int control_print_stats(struct dp *dp, FILE *f, bool json);
 int control_print_summary(struct dp *dp, FILE *f, bool json);
 int control_client(const char *path, bool json, FILE *out, char *err, size_t err_len);
 int control_client_all(const char *dir, bool json, char *err, size_t err_len);
+int control_sockets_list(const char *dir, char ***names);
+void control_sockets_free(char **names, int n);
 
 /* control_tcp.c: `datapath ss` */
 int control_tcp_request(struct dp *dp, const char *req, FILE *f);

@@ -32,7 +32,6 @@
  * own counters are metrics.c's), or follow a socket outside the folder.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -45,6 +44,7 @@
 #include <unistd.h>
 
 #include "datapath/control_proto.h"
+#include "datapath/datapath.h"
 #include "datapath/metrics.h"
 
 #define METRICS_BATCH		256	/* sockets asked at once: fds stay well under RLIMIT_NOFILE */
@@ -95,56 +95,41 @@ metrics_fail(struct metrics_target *t, enum metrics_err err, const char *fmt, ..
 	t->fd = -1;
 }
 
-static int metrics_sock_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct metrics_target *)a)->sock, ((const struct metrics_target *)b)->sock);
-}
-
-/* The *.ctl files of @dir, sorted; s->targets is NULL when there is none. */
+/* The control sockets of @dir (control_sockets_list()), sorted; s->targets is NULL when there is none. */
 static int metrics_list(const char *dir, struct metrics_scrape *s)
 {
-	struct dirent *d;
-	unsigned int cap = 0;
-	DIR *dh;
+	char **names;
+	int n, i;
 
-	dh = opendir(dir);
-	if (!dh) {
-		if (errno == ENOENT)
-			return 0;	/* no datapath has started since boot: nothing to ask */
+	n = control_sockets_list(dir, &names);
+	if (n < 0) {
+		if (n == -ENOMEM)
+			return n;
 		s->folder_err = METRICS_ERR_FOLDER;
-		snprintf(s->why, sizeof(s->why), "%s: %s", dir, strerror(errno));
-		return -errno;
+		snprintf(s->why, sizeof(s->why), "%s: %s", dir, strerror(-n));
+		return n;
 	}
-	while ((d = readdir(dh))) {
-		size_t len = strlen(d->d_name);
-		struct metrics_target *t;
+	if (n > METRICS_MAX_TARGETS) {
+		s->folder_err = METRICS_ERR_TOO_MANY;
+		snprintf(s->why, sizeof(s->why), "%s: more than %d control sockets; the rest is not read",
+			 dir, METRICS_MAX_TARGETS);
+	}
+	s->targets = n ? calloc((size_t)n, sizeof(*s->targets)) : NULL;
+	if (n && !s->targets) {
+		control_sockets_free(names, n);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n && s->n < METRICS_MAX_TARGETS; i++) {
+		struct metrics_target *t = &s->targets[s->n];
 
-		if (len <= 4 || strcmp(d->d_name + len - 4, ".ctl"))
-			continue;
-		if (s->n == METRICS_MAX_TARGETS) {
-			s->folder_err = METRICS_ERR_TOO_MANY;
-			snprintf(s->why, sizeof(s->why), "%s: more than %d control sockets; the rest is not read",
-				 dir, METRICS_MAX_TARGETS);
-			break;
-		}
-		if (s->n == cap) {
-			cap = cap ? cap * 2 : 16;
-			t = realloc(s->targets, cap * sizeof(*t));
-			if (!t) {
-				closedir(dh);
-				return -ENOMEM;
-			}
-			s->targets = t;
-		}
-		t = &s->targets[s->n++];
-		memset(t, 0, sizeof(*t));
+		if (strlen(names[i]) >= sizeof(t->sock))
+			continue;	/* a name no socket path could hold */
 		t->fd = -1;
 		t->err = METRICS_ERR_NONE;
-		snprintf(t->sock, sizeof(t->sock), "%s", d->d_name);
+		snprintf(t->sock, sizeof(t->sock), "%s", names[i]);
+		s->n++;
 	}
-	closedir(dh);
-	if (s->n)
-		qsort(s->targets, s->n, sizeof(*s->targets), metrics_sock_cmp);
+	control_sockets_free(names, n);
 	return 0;
 }
 

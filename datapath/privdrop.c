@@ -51,6 +51,7 @@
 int privdrop(const char *user, char *err, size_t err_len)
 {
 	struct passwd *pw;
+	bool setpcap;
 	uid_t uid;
 	gid_t gid;
 	int ret;
@@ -77,7 +78,11 @@ int privdrop(const char *user, char *err, size_t err_len)
 	}
 
 	capng_clear(CAPNG_SELECT_ALL);
-	if (geteuid() == 0) {
+	/*
+	 * Root staying root (datapath metrics under its unit) changes no id:
+	 * the unit's empty bounding set leaves it no CAP_SETGID to do so with.
+	 */
+	if (geteuid() == 0 && (uid != 0 || gid != getgid())) {
 		ret = capng_change_id((int)uid, (int)gid,
 				      CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING | CAPNG_CLEAR_AMBIENT);
 		if (ret) {
@@ -91,7 +96,15 @@ int privdrop(const char *user, char *err, size_t err_len)
 				 user, (unsigned int)uid);
 			return -EPERM;
 		}
-		if (capng_apply(CAPNG_SELECT_CAPS) < 0) {
+		/*
+		 * Root staying root clears its bounding set too, when it may
+		 * (CAP_SETPCAP); under a unit whose bounding set is empty already
+		 * it may not, and need not.
+		 */
+		capng_get_caps_process();
+		setpcap = capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP);
+		capng_clear(CAPNG_SELECT_ALL);
+		if (capng_apply(uid == 0 && setpcap ? CAPNG_SELECT_BOTH : CAPNG_SELECT_CAPS) < 0) {
 			snprintf(err, err_len, "clearing capabilities failed");
 			return -EPERM;
 		}

@@ -37,6 +37,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mount.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 #include <netlink/route/link.h>
@@ -210,7 +212,8 @@ int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e)
  * @e:		error message
  *
  * Return: 0 (also when the namespace is gone: nothing to give back), or
- * -errno with the state file kept for a retry.
+ * -errno with the state file kept for a retry (-EHOSTUNREACH: its bind
+ * mount is not in this mount namespace and no datapath holds it).
  */
 int ns_give_back(const char *path, struct ns_state *st, const char *netns_path, bool stop,
 		 struct ns_err *e)
@@ -219,6 +222,8 @@ int ns_give_back(const char *path, struct ns_state *st, const char *netns_path, 
 	struct ns_err ignored;
 	struct nl_sock *sk = NULL;
 	char fdpath[64];
+	struct statfs sf;
+	bool stale = false;
 	int orig = -1, err, nsfd = -1;
 
 	if (!netns_path || !netns_path[0])
@@ -226,6 +231,7 @@ int ns_give_back(const char *path, struct ns_state *st, const char *netns_path, 
 	if (!netns_path || ns_netns_open(netns_path, 0, false, &ns, &ignored) < 0 ||
 	    (uint64_t)ns.dev != st->dev || (uint64_t)ns.ino != st->ino) {
 		/* No path (any more): reach it through the datapath, while it lives. */
+		stale = netns_path && statfs(netns_path, &sf) == 0 && sf.f_type != NSFS_MAGIC;
 		ns_netns_close(&ns);
 		nsfd = ns_datapath_netns_fd(st);
 		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", nsfd);
@@ -241,6 +247,18 @@ int ns_give_back(const char *path, struct ns_state *st, const char *netns_path, 
 			goto out;
 		}
 		fprintf(stderr, "netsetup: datapath (pid %d) stopped\n", (int)st->datapath_pid);
+	}
+	if (!netns_path && stale) {
+		/*
+		 * A file where the namespace was bound, but no namespace: the
+		 * bind mount is in another mount namespace (an earlier start of
+		 * a service's), and the namespace, which it keeps alive, may
+		 * still be there. Not gone: the state stays for a retry.
+		 */
+		ns_err_set(e, "netns %s: cannot be reached (its bind mount is not in this mount namespace, and no "
+			   "datapath holds it)", st->netns_path);
+		err = -EHOSTUNREACH;
+		goto out;
 	}
 	if (!netns_path || ns_netns_open(netns_path, 0, false, &ns, &ignored) < 0 ||
 	    (uint64_t)ns.dev != st->dev || (uint64_t)ns.ino != st->ino) {

@@ -38,7 +38,9 @@
  * an empty bounding set and no_new_privs; a worker that has attached, and a
  * watcher, drop CAP_NET_RAW as well (NS_PRIVS_SERVE_WATCH).
  * SIGTERM ends the daemon and its workers without giving anything back: the
- * datapaths keep serving. A daemon that starts finds every "serve:" state
+ * datapaths keep serving; a worker whose datapath went just before (an
+ * explicit stop of both, one after the other) still gives it back first,
+ * and no give-back is cut short by the signal. A daemon that starts finds every "serve:" state
  * file (recover): a live datapath gets a watcher (a worker that polls a
  * pidfd instead of the socket), a dead one is given back if it was
  * stopped, else kept dark;
@@ -133,23 +135,60 @@ static void datapath_gone(const struct serve *s, const char *path)
 	ns_state_free(&st);
 }
 
-/* Worker step 4: wait until the datapath closes its end (it dies). */
-static void watch_socket(int conn)
+/*
+ * Is the datapath gone, as @p says after a poll: the pidfd readable, or the
+ * socket hung up or at EOF (anything else on it is drained: nothing is
+ * expected after DONE)?
+ */
+static bool watch_gone(struct pollfd *p, bool is_socket)
 {
-	struct pollfd p = { .fd = conn, .events = POLLIN | POLLRDHUP };
 	char buf[256];
 
+	if (!is_socket)
+		return p->revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL);
+	if (p->revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL))
+		return true;
+	return (p->revents & POLLIN) && recv(p->fd, buf, sizeof(buf), MSG_DONTWAIT) == 0;
+}
+
+/*
+ * Worker step 4 (and a recovered datapath's watcher): wait until @fd, the
+ * datapath's socket or its pidfd, says it is gone, or until serve is
+ * stopped (SIGTERM or SIGINT from it, or from systemd to the whole unit).
+ * Stopped, the datapath is looked at once more: when it went just before
+ * (`systemctl stop datapath@X netsetup` stops them one after the other), it
+ * is still given back. The signals stay blocked after: giving back is never
+ * cut short.
+ *
+ * Return: true when the datapath is gone, false when serve stops first.
+ */
+static bool watch_until_gone(int fd, bool is_socket)
+{
+	struct pollfd p[2] = { { .fd = fd, .events = POLLIN | POLLRDHUP }, { .events = POLLIN } };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	p[1].fd = signalfd(-1, &set, SFD_CLOEXEC);
 	for (;;) {
-		if (poll(&p, 1, -1) < 0) {
+		if (poll(p, p[1].fd >= 0 ? 2 : 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			return;
+			break;
 		}
-		if (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL))
-			return;
-		if (recv(conn, buf, sizeof(buf), MSG_DONTWAIT) == 0)
-			return;	/* nothing is expected after DONE: anything else is drained */
+		if (watch_gone(&p[0], is_socket))
+			break;
+		if (p[1].revents & POLLIN) {
+			close(p[1].fd);
+			p[0].revents = 0;
+			return poll(p, 1, 0) > 0 && watch_gone(&p[0], is_socket);
+		}
 	}
+	if (p[1].fd >= 0)
+		close(p[1].fd);
+	return true;
 }
 
 static enum ns_gso_request gso_request_of(const struct proto_attach *req)
@@ -263,8 +302,8 @@ static int worker(struct serve *s, int conn)
 	logmsg("pid %d uid %u: attached (state %s)", (int)cred.pid, (unsigned int)cred.uid, state_path);
 	if (ns_privs_keep(NS_PRIVS_SERVE_WATCH, "serve: watching a datapath", &e) < 0)
 		logmsg("pid %d: %s", (int)cred.pid, e.text);
-	watch_socket(conn);
-	datapath_gone(s, state_path);
+	if (watch_until_gone(conn, true))
+		datapath_gone(s, state_path);
 	return 0;
 }
 
@@ -313,18 +352,16 @@ static void netns_keep_regain(const struct ns_state *st)
 /* A recovered datapath: no socket to watch, a pidfd instead. */
 static int watcher(struct serve *s, const char *path, const struct ns_state *st)
 {
-	struct pollfd p = { .events = POLLIN };
 	struct ns_err e = { .text = "" };
+	int pidfd;
 
 	if (ns_privs_keep(NS_PRIVS_SERVE_WATCH, "serve: watching a datapath", &e) < 0)
 		logmsg("%s", e.text);
-	p.fd = (int)syscall(SYS_pidfd_open, st->datapath_pid, 0);
-	if (p.fd >= 0 && st->netns_path[0])
+	pidfd = (int)syscall(SYS_pidfd_open, st->datapath_pid, 0);
+	if (pidfd >= 0 && st->netns_path[0])
 		netns_keep_regain(st);
-	if (p.fd >= 0 && ns_datapath_alive(st)) {
-		while (poll(&p, 1, -1) < 0 && errno == EINTR)
-			;
-	}
+	if (pidfd >= 0 && ns_datapath_alive(st) && !watch_until_gone(pidfd, false))
+		return 0;	/* serve stops, the datapath serves on */
 	datapath_gone(s, path);
 	return 0;
 }
@@ -514,15 +551,7 @@ static int serve_args(struct serve *s, int argc, char **argv, struct ns_err *e)
 	return err;
 }
 
-/**
- * ns_serve_main() - `netsetup serve`
- * @argc:	arguments from "serve" on
- * @argv:	argv[0] is "serve"
- * @e:		error message
- *
- * Return: 0 after SIGTERM/SIGINT, or -errno when it cannot start.
- */
-int ns_serve_main(int argc, char **argv, struct ns_err *e)
+static int serve_run(int argc, char **argv, struct ns_err *e)
 {
 	static struct serve s;
 	struct signalfd_siginfo si;
@@ -619,5 +648,25 @@ out:
 	if (s.listen_fd >= 0)
 		close(s.listen_fd);
 	close(s.sig_fd);
+	return err;
+}
+
+/**
+ * ns_serve_main() - `netsetup serve`
+ * @argc:	arguments from "serve" on
+ * @argv:	argv[0] is "serve"
+ * @e:		error message
+ *
+ * Under systemd, why it could not start is also the unit's status text
+ * (`systemctl status netsetup`), beside the journal's line.
+ *
+ * Return: 0 after SIGTERM/SIGINT, or -errno when it cannot start.
+ */
+int ns_serve_main(int argc, char **argv, struct ns_err *e)
+{
+	int err = serve_run(argc, argv, e);
+
+	if (err < 0 && e->text[0])
+		sd_notifyf(0, "STATUS=cannot serve: %s", e->text);
 	return err;
 }
