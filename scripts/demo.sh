@@ -181,8 +181,9 @@ ip netns exec "$DPNS" iperf3 -c 127.0.0.1 -p 5201 -t 3 -f g --connect-timeout 30
 step "datapath stats (the face's part: what crossed, and each connection pair)"
 ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" >"$TMP/stats"
 sed -n '/^face:/,/^face_tcp:/p' "$TMP/stats" | grep -vE ': 0$' | grep -v '^face_tcp:'
-step "datapath stats (all of it)"
-cat "$TMP/stats"
+step "the summary (datapath stats --all: every datapath of a folder, what it serves and what crossed)"
+ip netns exec "$DPNS" "$DATAPATH" stats --all --dir "$(dirname "$CTL")" | grep -vE ': 0$'
+echo "(the whole of it: datapath stats --control $CTL; as JSON with --json)"
 
 step "clean up: the addresses go back to the container's kernel, the TUN and the nftables table go"
 kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null
