@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Podman 4.3 (Debian's, CNI backend, crun) serving containers through
-# sandnet both ways a Podman user would set it up:
+# sandnet the three ways a Podman user would set it up:
 #  1. a CNI network whose conflist chains "sandnet" after Debian's "bridge"
 #     (dist/cni/sandnet-bridge.conflist with a unique name, bridge and subnet):
 #     `podman run --network NAME` gets a detached datapath (state owner
@@ -18,7 +18,12 @@
 #     addresses and routes the namespace had. io.sandnet.enable=false does not
 #     inject the hook; `--network none` (only lo: "no usable link") and
 #     `--network host` (netsetup's own namespace) make the hook, and so
-#     `podman run`, fail and leave nothing.
+#     `podman run`, fail and leave nothing;
+#  3. `podman --runtime sandnet-runtime` (crun behind it: runtime.conf),
+#     podman 5's route since it has no CNI (the runtime interface is the
+#     same in 4.3): `--network ns:PATH` with no annotation and no hooks.d is
+#     served (owner oci:ID), `podman stop` and `podman rm` give back exactly
+#     what the namespace had.
 # The datapath is not named in either configuration: netsetup finds it next
 # to itself (the build folder holds both).
 #
@@ -28,7 +33,8 @@
 # + mounts there; every podman call joins it with nsenter), with tmpfs over
 # /sys/fs/cgroup (crun refuses this machine's hybrid cgroup layout), /run
 # (podman's netns files, crun's state, /run/sandnet bound to the test's
-# state folder) and /var/lib (libcni's result cache). podman's storage, tmp
+# state folder), /var/lib (libcni's result cache) and, by an overlay, /etc
+# (/etc/sandnet/runtime.conf: crun behind sandnet-runtime). podman's storage, tmp
 # dir, file locks and events are under $SN_TMP (CONTAINERS_CONF and
 # CONTAINERS_STORAGE_CONF name only the test's files; no registry: `--rootfs`
 # with busybox-static). The state folder is bound on /run/sandnet rather
@@ -73,7 +79,7 @@ RUN_FLAGS=(--cgroups=disabled --ulimit "nofile=$NOFILE:$NOFILE" --ulimit nproc=4
 # Container pid 1: busybox httpd on :8080, then wait (TERM ends it at once).
 CT_CMD='trap "exit 0" TERM; httpd -p 8080 -h /www || exit 1; sleep 600 & wait'
 
-mkdir -p "$SANDNET_STATE_DIR" "$SN_TMP/cni/net" "$SN_TMP/cni/bin" "$SN_TMP/ipam" "$SN_TMP/hooks" "$SN_TMP/www"
+mkdir -p "$SN_TMP/rt-bin" "$SANDNET_STATE_DIR" "$SN_TMP/cni/net" "$SN_TMP/cni/bin" "$SN_TMP/ipam" "$SN_TMP/hooks" "$SN_TMP/www"
 ln -s "$NETSETUP" "$SN_TMP/cni/bin/sandnet"
 mkrootfs() {
 	local c
@@ -86,6 +92,11 @@ head -c 3000000 /dev/urandom >"$SN_TMP/www/from-host"
 
 cat >"$SN_TMP/containers.conf" <<EOF
 [engine]
+# 3.: sandnet-runtime by name, as a podman user would set it up
+# (docs/runtime.md); podman knows what a runtime supports by its name:
+# sandnet-runtime is crun here
+runtime_supports_nocgroup = ["crun", "sandnet-runtime"]
+runtime_supports_json = ["crun", "runc", "sandnet-runtime"]
 cgroup_manager = "cgroupfs"
 events_logger = "file"
 lock_type = "file"
@@ -93,6 +104,8 @@ lock_type = "file"
 network_backend = "cni"
 network_config_dir = "$SN_TMP/cni/net"
 cni_plugin_dirs = ["$SN_TMP/cni/bin", "$CNI_DIR"]
+[engine.runtimes]
+sandnet-runtime = ["$SN_TMP/rt-bin/sandnet-runtime"]
 EOF
 cat >"$SN_TMP/storage.conf" <<EOF
 [storage]
@@ -133,13 +146,20 @@ assert stages == {"createRuntime": ["create"], "poststop": ["poststop"]}, stages
 EOF
 
 # The holder: the mount namespace every podman call joins, in the host netns.
+# Its /etc has /etc/sandnet/runtime.conf over the machine's (an overlay):
+# sandnet-runtime's real runtime is crun, as podman's (3.). podman passes a
+# runtime no environment of its own, so the file is the way.
 touch "$SN_TMP/ct.netns"
+mkdir -p "$SN_TMP/etc/up/sandnet" "$SN_TMP/etc/work"
+echo "runtime = $(command -v crun)" >"$SN_TMP/etc/up/sandnet/runtime.conf"
 ip netns exec "$HOSTNS" sh -c '
 	mount --bind "$1" "$2" &&
 	mount -t tmpfs sn-nocgroup /sys/fs/cgroup &&
 	mount -t tmpfs sn-run /run && mkdir /run/sandnet /run/netns && mount --bind "$3" /run/sandnet &&
 	mount -t tmpfs sn-varlib /var/lib &&
-	touch "$4" && exec sleep 3600' holder "$(ns_path ct)" "$SN_TMP/ct.netns" "$SANDNET_STATE_DIR" "$SN_TMP/holder.ready" &
+	mount -t overlay sn-etc -o "lowerdir=/etc,upperdir=$5/up,workdir=$5/work" /etc &&
+	touch "$4" && exec sleep 3600' holder "$(ns_path ct)" "$SN_TMP/ct.netns" "$SANDNET_STATE_DIR" \
+	"$SN_TMP/holder.ready" "$SN_TMP/etc" &
 HOLDER=$!
 sn_on_exit "kill $HOLDER"
 sn_wait_for 10 test -e "$SN_TMP/holder.ready" || sn_fail "the holder's mounts failed"
@@ -320,3 +340,31 @@ ns_snapshot "$HOSTNS" "$SN_TMP/host-after"
 ns_same "$SN_TMP/host-before" "$SN_TMP/host-after" "the host netns after the refused hooks"
 [ -z "$(pod ps -aq)" ] || sn_fail "containers left: $(pod ps -a)"
 echo "podman + OCI hooks: ns:PATH served and given back; none and host refused"
+
+sn_log "3. podman --runtime sandnet-runtime (podman 5's route: it has no CNI), --network ns:PATH, no annotation"
+ln -s "$NETSETUP" "$SN_TMP/rt-bin/sandnet-runtime"	# as make install and the package link it
+C3=sn$$-rt
+mkrootfs "$SN_TMP/rootfs-rt" "served from $C3"
+pod --runtime sandnet-runtime run -d "${RUN_FLAGS[@]}" --name "$C3" \
+	--network "ns:$SN_TMP/ct.netns" --rootfs "$SN_TMP/rootfs-rt" sh -c "$CT_CMD" >"$SN_TMP/run3.out" 2>&1 ||
+	sn_fail "podman --runtime sandnet-runtime run: $(cat "$SN_TMP/run3.out")"
+[ "$(inspect "$C3" '{{.OCIRuntime}}')" = sandnet-runtime ] ||
+	sn_fail "podman records another runtime: $(inspect "$C3" '{{.OCIRuntime}}')"
+ID3=$(inspect "$C3" '{{.Id}}') || exit 1
+CPID=$(inspect "$C3" '{{.State.Pid}}') || exit 1
+STATE=$(state_of "oci:$ID3") || exit 1
+DP_PID=$(awk '$1 == "datapath" { print $2 }' "$STATE")
+[ -n "$DP_PID" ] && alive "$DP_PID" || sn_fail "no datapath running: $(cat "$STATE")"
+[ "$(datapaths)" = "$DP_PID" ] || sn_fail "datapaths in the host netns: $(datapaths)"
+served "$CPID" "$PFX2.2"
+wget_and_httpd "$C3" "$SN_TMP/rootfs-rt" "$PFX2.2" "$PFX2.1"
+sn_log "podman stop and rm: the poststop sandnet-runtime added gives everything back"
+pod stop -t 10 "$C3" >/dev/null || sn_fail "podman stop $C3"
+pod rm "$C3" >/dev/null || sn_fail "podman rm $C3"
+sn_wait_for 10 sh -c "[ -z \"\$(ls '$SANDNET_STATE_DIR')\" ]" || sn_fail "poststop left the state: $(ls "$SANDNET_STATE_DIR")"
+nothing_left "podman rm (sandnet-runtime's poststop)"
+ns_settle "$CT"
+ns_snapshot "$CT" "$SN_TMP/ct-after-rt"
+ns_same "$SN_TMP/ct-before" "$SN_TMP/ct-after-rt" "namespace after podman --runtime sandnet-runtime run + rm"
+[ -z "$(pod ps -aq)" ] || sn_fail "containers left: $(pod ps -a)"
+echo "podman --runtime sandnet-runtime: served without CNI or hooks.d, given back"
