@@ -20,11 +20,14 @@
  * The resource caps are limits.c's.
  */
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -36,19 +39,30 @@
 #include "datapath/shard.h"
 #include "datapath/tcp/tcp.h"
 
+/* One signal off @stop_fd (a signalfd): SIGTERM or SIGINT, a stop? */
+static bool config_stop_asked(int stop_fd)
+{
+	struct signalfd_siginfo si;
+
+	return read(stop_fd, &si, sizeof(si)) == sizeof(si) &&
+	       (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT);
+}
+
 /**
  * config_accept() - wait for netsetup on a listening socket at @path
  * @path:	filesystem path for the socket (must not exist)
+ * @stop_fd:	a signalfd: SIGTERM or SIGINT on it stops the wait; -1 for none
  * @fdp:	the accepted connection
  * @err:	reason on failure
  * @err_len:	size of @err
  *
- * Return: 0 or negative errno.
+ * Return: 0, -ECANCELED when stopped first, or negative errno.
  */
-int config_accept(const char *path, int *fdp, char *err, size_t err_len)
+int config_accept(const char *path, int stop_fd, int *fdp, char *err, size_t err_len)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int lfd, fd, ret;
+	struct pollfd p[2];
+	int lfd, fd = -1, ret;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
 		snprintf(err, err_len, "--listen %s: path too long", path);
@@ -63,16 +77,37 @@ int config_accept(const char *path, int *fdp, char *err, size_t err_len)
 	}
 	if (bind(lfd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(lfd, 1) < 0) {
 		ret = -errno;
-		snprintf(err, err_len, "--listen %s: %s", path, strerror(errno));
+		snprintf(err, err_len, "--listen %s: %s%s", path, strerror(errno),
+			 ret == -EADDRINUSE ? " (another datapath waits there, or one left it: remove it)" : "");
 		close(lfd);
 		return ret;
 	}
-	do {
+	/* netsetup, or a stop (SIGTERM, SIGINT: @stop_fd) while we wait for it */
+	p[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+	p[1] = (struct pollfd){ .fd = stop_fd, .events = POLLIN };
+	for (;;) {
+		if (poll(p, stop_fd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			snprintf(err, err_len, "--listen %s: poll: %s", path, strerror(errno));
+			break;
+		}
+		if ((p[1].revents & POLLIN) && config_stop_asked(stop_fd)) {
+			ret = -ECANCELED;
+			snprintf(err, err_len, "--listen %s: stopped before netsetup connected", path);
+			break;
+		}
+		if (!(p[0].revents & POLLIN))
+			continue;
 		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	} while (fd < 0 && errno == EINTR);
-	ret = fd < 0 ? -errno : 0;
-	if (fd < 0)
-		snprintf(err, err_len, "--listen %s: accept: %s", path, strerror(errno));
+		if (fd >= 0 || (errno != EINTR && errno != EAGAIN)) {
+			ret = fd < 0 ? -errno : 0;
+			if (fd < 0)
+				snprintf(err, err_len, "--listen %s: accept: %s", path, strerror(errno));
+			break;
+		}
+	}
 	close(lfd);
 	unlink(path);
 	*fdp = fd;

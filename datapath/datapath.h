@@ -133,7 +133,7 @@ struct dp {
 };
 
 /* config.c */
-int config_accept(const char *path, int *fdp, char *err, size_t err_len);
+int config_accept(const char *path, int stop_fd, int *fdp, char *err, size_t err_len);
 struct shards;
 int config_receive(struct shards *sh, int fd, uint32_t *done_seq, char *err, size_t err_len);
 

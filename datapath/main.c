@@ -41,6 +41,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -282,6 +284,25 @@ static int dp_parse_shards(const char *val, unsigned int *out)
 	return 0;
 }
 
+/* --OPT PATH whose folder does not exist: said, and true. */
+static bool dp_folder_missing(const char *opt, const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash;
+	struct stat sb;
+
+	if (!path || !(slash = strrchr(path, '/')) || slash == path ||
+	    (size_t)(slash - path) >= sizeof(dir))
+		return false;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode))
+		return false;
+	fprintf(stderr, "datapath: --%s %s: the folder %s %s (create it, or give a path in one that does)\n",
+		opt, path, dir, stat(dir, &sb) == 0 ? "is not a folder" : "does not exist");
+	return true;
+}
+
 /* An inherited fd number (--fd, --ledger-fd, ...): one that is open. */
 static int dp_parse_fd(const char *opt, const char *val, int *out)
 {
@@ -489,6 +510,9 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 			o->n_listen_fds, forwards);
 		return 2;
 	}
+	/* before netsetup hands anything over: a folder that is not there fails now, not half-way */
+	if (dp_folder_missing("control", o->control) || dp_folder_missing("listen", o->listen))
+		return 2;
 	return 0;
 }
 

@@ -755,7 +755,9 @@ int supervise_main(const struct dp_opts *o, int argc, char **argv)
 	}
 
 	if (o->listen) {
-		ret = config_accept(o->listen, &s.ns_fd, err, sizeof(err));
+		ret = config_accept(o->listen, s.sig_fd, &s.ns_fd, err, sizeof(err));
+		if (ret == -ECANCELED)
+			rc = 0;		/* asked to stop: not a failure */
 		if (ret < 0)
 			goto out;
 	} else {

@@ -16,6 +16,9 @@
 #    it, a --socket in a folder that does not exist or a state folder that
 #    cannot be made: status 1, one line naming the file and the fix, no
 #    socket or state folder left;
+#  - the datapath: --control or --listen in a folder that does not exist is
+#    status 2 before it listens; SIGTERM while it waits for netsetup
+#    (--listen) stops it at once, status 0, its socket removed;
 #  - `datapath stats --all` where nothing was ever served (no state folder)
 #    says so and exits 0.
 # Needs no namespace: nothing is attached.
@@ -137,6 +140,22 @@ SANDNET_STATE_DIR=$SN_TMP/no/state serve_refused "a state folder whose parent do
 	"state folder $SN_TMP/no/state: No such file or directory (.*tmpfiles" \
 	--socket "$SN_TMP/serve.sock" --config "$SN_TMP/good.conf"
 unset SANDNET_STATE_DIR
+
+sn_log "the datapath: a --control or --listen folder that is not there, and a stop while it waits"
+run 2 "$DATAPATH" --listen "$SN_TMP/dp.sock" --control "$SN_TMP/no/such/dp.ctl"
+one_line "--control in a missing folder" "--control $SN_TMP/no/such/dp.ctl: the folder $SN_TMP/no/such does not exist (create it"
+[ ! -e "$SN_TMP/dp.sock" ] || sn_fail "--control in a missing folder: the datapath listened anyway"
+run 2 "$DATAPATH" --listen "$SN_TMP/no/dp.sock"
+one_line "--listen in a missing folder" "--listen $SN_TMP/no/dp.sock: the folder $SN_TMP/no does not exist"
+"$DATAPATH" --listen "$SN_TMP/dp.sock" 2>"$SN_TMP/err" &
+dp=$!
+sn_wait_for 5 test -S "$SN_TMP/dp.sock" || sn_fail "datapath --listen: no socket"
+kill -TERM "$dp"
+sn_wait_for 5 sh -c "! kill -0 $dp 2>/dev/null" || { kill -9 "$dp"; sn_fail "datapath --listen ignores SIGTERM while it waits"; }
+wait "$dp"; rc=$?
+[ "$rc" -eq 0 ] || sn_fail "datapath --listen stopped while waiting: exit status $rc"
+[ ! -e "$SN_TMP/dp.sock" ] || sn_fail "datapath --listen stopped while waiting: its socket is left"
+one_line "SIGTERM while it waits for netsetup" "stopped before netsetup connected"
 
 sn_log "nothing served"
 run 0 "$DATAPATH" stats --all --dir "$SN_TMP/never"
