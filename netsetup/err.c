@@ -13,6 +13,11 @@
 
 #include "netsetup/netsetup.h"
 
+static void ns_err_vset(struct ns_err *e, const char *fmt, va_list ap)
+{
+	vsnprintf(e->text, sizeof(e->text), fmt, ap);
+}
+
 /**
  * ns_err_set() - write the error message
  * @e:		where, may be NULL
@@ -25,7 +30,7 @@ void ns_err_set(struct ns_err *e, const char *fmt, ...)
 	if (!e)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(e->text, sizeof(e->text), fmt, ap);
+	ns_err_vset(e, fmt, ap);
 	va_end(ap);
 }
 
@@ -44,7 +49,7 @@ void ns_err_usage(struct ns_err *e, const char *fmt, ...)
 	if (!e)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(e->text, sizeof(e->text), fmt, ap);
+	ns_err_vset(e, fmt, ap);
 	va_end(ap);
 	e->usage = true;
 }
