@@ -109,7 +109,7 @@ UNIT_BINS	:= $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
 TOOL_BINS	:= $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(TOOL_SRC))
 FUZZ_BINS	:= $(patsubst tests/fuzz/%.c,$(O)/tests/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all deps check check-long test tsan unit-bins tools fuzz fuzz-bins demo bench install uninstall deb clean
+.PHONY: all deps rootfs check check-long test tsan unit-bins tools fuzz fuzz-bins demo bench install uninstall deb clean
 .DELETE_ON_ERROR:
 
 all: $(PROGRAMS)
@@ -176,6 +176,11 @@ tools: $(TOOL_BINS)
 deps:
 	@scripts/install-deps.sh
 
+# The Debian 12 root package_systemd.sh boots, fetched like the packages
+# above, before the tests (which reach no address outside their namespaces).
+rootfs: deps
+	@scripts/test-rootfs.sh build/rootfs
+
 # One build's tests: unit (Check) and integration (root, namespaces).
 # SANDNET_SANITIZED tells the tests they run under the sanitizers: the long
 # transfers then move 256 MiB instead of 1 GiB (the plain build moves 1 GiB).
@@ -188,7 +193,7 @@ test: all unit-bins tools
 # others run with the default, one shard per CPU, unless they ask.
 # The builds use every CPU (-j: 21 s against 44 s for the plain one); the
 # tests then run as tests/run-tests.sh schedules them.
-check: deps
+check: deps rootfs
 	SANDNET_TEST_SHARDS=1 $(MAKE) -j$(JOBS) O=build WERROR=1 test
 	SANDNET_TEST_SHARDS=2 $(MAKE) -j$(JOBS) O=build/asan SANITIZE=1 WERROR=1 test
 	$(MAKE) -j$(JOBS) WERROR=1 tsan

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Debian package, installed into a real systemd (issue 40), as an
 # operator would: `make deb` twice from this tree (the second with a higher
-# version), lintian on both, then a Debian 12 root (mmdebstrap, cached) booted
+# version), lintian on both, then a Debian 12 root (mmdebstrap, `make rootfs`) booted
 # with systemd-nspawn in a network namespace of ours, and inside it:
 #  - dpkg -i: the user sandnet (sysusers.d), /run/sandnet (tmpfiles.d),
 #    netsetup.socket listening and enabled, `netsetup --version`;
@@ -23,7 +23,9 @@
 #    the kernel's again, no state left);
 #  - dpkg --purge leaves none of the package's files, no /etc/sandnet, no
 #    /run/sandnet (the user sandnet stays, as Debian keeps system users);
-#    installed again, it serves again.
+#    installed again, it serves again;
+#  - rebooted: netsetup.socket and sandnet-metrics.service come up by
+#    themselves, /run/sandnet and its units folder are made again.
 # The machine gets what netsetup needs from a host: the capabilities its unit
 # names, /dev/net/tun, and bpf() and pidfd_getfd() (nspawn 252 refuses both
 # in a machine unless asked: the steering program, and a restarted daemon
@@ -34,7 +36,7 @@
 # the build under test.
 . "$SANDNET_TESTS/lib/common.sh"
 [ -z "${SANDNET_SANITIZED:-}" ] || sn_skip "the package builds from the tree with its own flags: the plain pass runs it"
-for c in mmdebstrap systemd-nspawn dpkg-buildpackage lintian nsenter; do
+for c in systemd-nspawn dpkg-buildpackage lintian nsenter; do
 	command -v "$c" >/dev/null || sn_fail "no $c (scripts/install-deps.sh installs it)"
 done
 [ -c /dev/net/tun ] || sn_skip "no /dev/net/tun"
@@ -70,17 +72,9 @@ grep -v 'running with root privileges' "$SN_TMP/lintian.out" | grep -E '^[EW]:' 
 echo "ok: $(basename "$DEBA"), $(basename "$DEBB"); lintian: no error, no warning"
 
 sn_log "a Debian 12 root with systemd"
-# mmdebstrap takes ~30 s; the tarball is kept between runs (keyed by what it holds)
-ROOT_PKGS="systemd,systemd-sysv,dbus,iproute2,busybox,libnl-3-200,libnl-route-3-200,libnl-genl-3-200"
-ROOT_PKGS="$ROOT_PKGS,libcap-ng0,libjansson4,libnftables1,libseccomp2,libsodium23,liburing2"
-cache=${SANDNET_ROOTFS_CACHE:-/var/tmp/sandnet-test-rootfs}
-tarball=$cache/bookworm-$(echo "$ROOT_PKGS" | sha256sum | cut -c1-12).tar
-if [ ! -s "$tarball" ]; then
-	mkdir -p "$cache"
-	mmdebstrap --quiet --variant=minbase --format=tar --include="$ROOT_PKGS" bookworm "$tarball.new" \
-		>"$SN_TMP/mmdebstrap.log" 2>&1 || { tail -n 20 "$SN_TMP/mmdebstrap.log"; sn_fail "mmdebstrap"; }
-	mv "$tarball.new" "$tarball"
-fi
+# made before the tests, like the packages they use (make rootfs, which make check runs)
+tarball=${SANDNET_ROOTFS:-$repo/build/rootfs/bookworm.tar}
+[ -s "$tarball" ] || sn_fail "no Debian root at $tarball: \`make rootfs\` makes it (make check does)"
 ROOT=$SN_TMP/root
 mkdir "$ROOT" && tar -C "$ROOT" -xf "$tarball" || sn_fail "unpacking $tarball"
 cp "$DEBA" "$DEBB" "$ROOT/root/"
@@ -89,28 +83,36 @@ sn_log "boot it (systemd-nspawn, in our namespace)"
 sn_netns_add host
 HOST=$(sn_ns host)
 ip -n "$HOST" link set lo up
-systemd-nspawn -D "$ROOT" --boot --register=no --keep-unit --console=read-only \
-	--machine="${SN_PREFIX%-}" --network-namespace-path="/run/netns/$HOST" --bind=/dev/net/tun \
-	--capability=CAP_NET_ADMIN,CAP_NET_RAW,CAP_SYS_ADMIN,CAP_SYS_PTRACE,CAP_KILL,CAP_BPF \
-	--system-call-filter="bpf pidfd_getfd" \
-	>"$SN_TMP/console.log" 2>&1 &
-NSPAWN=$!
+NSPAWN=
+# machine_start: boot it; NSPAWN and INIT (the machine's pid 1, as we see it)
+machine_start() {
+	local state
+	systemd-nspawn -D "$ROOT" --boot --register=no --keep-unit --console=read-only \
+		--machine="${SN_PREFIX%-}" --network-namespace-path="/run/netns/$HOST" --bind=/dev/net/tun \
+		--capability=CAP_NET_ADMIN,CAP_NET_RAW,CAP_SYS_ADMIN,CAP_SYS_PTRACE,CAP_KILL,CAP_BPF \
+		--system-call-filter="bpf pidfd_getfd" \
+		>>"$SN_TMP/console.log" 2>&1 &
+	NSPAWN=$!
+	sn_wait_for 20 sh -c "pgrep -P $NSPAWN >/dev/null" ||
+		sn_fail "nspawn started no init: $(tail -n 20 "$SN_TMP/console.log")"
+	INIT=$(pgrep -P "$NSPAWN" | head -n 1)
+	sn_wait_for 30 in_m test -S /run/systemd/private ||
+		sn_fail "systemd did not come up in the machine: $(tail -n 20 "$SN_TMP/console.log")"
+	state=$(in_m timeout 60 systemctl is-system-running --wait)
+	[ "$state" = running ] || { in_m systemctl --failed --no-pager; sn_fail "the machine is $state, not running"; }
+	echo "ok: booted: $state ($(in_m systemctl --version | head -n 1))"
+}
 # SIGTERM: the machine powers off; then whatever is left goes
 machine_stop() {
 	local t
+	[ -n "$NSPAWN" ] || return 0
 	kill "$NSPAWN"
 	for t in $(seq 50); do kill -0 "$NSPAWN" 2>/dev/null || return 0; sleep 0.2; done
 	kill -9 "$NSPAWN"
 }
-sn_on_exit machine_stop
-sn_wait_for 20 sh -c "pgrep -P $NSPAWN >/dev/null" || sn_fail "nspawn started no init: $(tail -n 20 "$SN_TMP/console.log")"
-INIT=$(pgrep -P "$NSPAWN" | head -n 1)
 in_m() { nsenter -t "$INIT" -a "$@"; }
-sn_wait_for 30 in_m test -S /run/systemd/private ||
-	sn_fail "systemd did not come up in the machine: $(tail -n 20 "$SN_TMP/console.log")"
-state=$(in_m timeout 60 systemctl is-system-running --wait)
-[ "$state" = running ] || { in_m systemctl --failed --no-pager; sn_fail "the machine is $state, not running"; }
-echo "ok: booted: $state ($(in_m systemctl --version | head -n 1))"
+sn_on_exit machine_stop
+machine_start
 
 sn_log "install $VA"
 in_m dpkg -i "/root/$(basename "$DEBA")" >"$SN_TMP/dpkg-a.log" 2>&1 || { cat "$SN_TMP/dpkg-a.log"; sn_fail "dpkg -i"; }
@@ -245,4 +247,16 @@ sn_wait_for 10 sh -c "! nsenter -t $INIT -a ip -n ct -4 addr show dev eth0 | gre
 in_m systemctl stop datapath@ct.service
 sn_wait_for 10 addr_in_kernel || sn_fail "not given back after the reinstall's stop"
 echo "ok: installed again, served again, given back again"
-echo "package_systemd: built, linted, booted, installed, served, restarted, upgraded, stopped, purged, reinstalled"
+
+sn_log "reboot: the socket and the exporter come up by themselves, /run/sandnet is made again"
+machine_stop
+wait "$NSPAWN" 2>/dev/null
+machine_start
+for u in netsetup.socket sandnet-metrics.service; do
+	sn_wait_for 10 in_m systemctl is-active --quiet "$u" || sn_fail "$u not active after the reboot"
+done
+[ "$(in_m stat -c '%a %U' /run/sandnet/units)" = "750 sandnet" ] || sn_fail "/run/sandnet/units after the reboot"
+in_m timeout 10 busybox wget -q -O - http://127.0.0.1:9476/metrics | grep -q '^sandnet_' ||
+	sn_fail "/metrics after the reboot"
+echo "ok: after a reboot: $(in_m systemctl is-active netsetup.socket sandnet-metrics.service | tr '\n' ' ')"
+echo "package_systemd: built, linted, booted, installed, served, restarted, upgraded, stopped, purged, reinstalled, rebooted"

@@ -250,7 +250,7 @@ sn_log "installed as make install lays it out, with a runtime's PATH: the datapa
 # no "datapath" key, and PATH as podman gives its plugins, without PREFIX/bin.
 PREFIX=$SN_TMP/prefix
 chmod 755 "$SN_TMP"	# the datapath's supervisor, its user, execs PREFIX/bin/datapath
-make -s -C "$SANDNET_TESTS/.." -o all install O="$SANDNET_BUILD" PREFIX="$PREFIX" >"$SN_TMP/install.log" 2>&1 ||
+make -s -C "$SANDNET_TESTS/.." -o all install O="$SANDNET_BUILD" PREFIX="$PREFIX" SYSCONFDIR="$PREFIX/etc" >"$SN_TMP/install.log" 2>&1 ||
 	sn_fail "make install: $(cat "$SN_TMP/install.log")"
 for f in sbin/netsetup bin/datapath lib/cni/sandnet share/sandnet/cni/sandnet-bridge.conflist \
 	share/containers/oci/hooks.d/sandnet.json share/containers/oci/hooks.d/sandnet-poststop.json \

@@ -11,7 +11,10 @@
 #    configuration's policy after "--", before the stand-in runs;
 #  - refusals name what was wrong, on stderr and as runc's JSON log line in
 #    --log: a runtime that is not there, sandnet-runtime itself, a bad
-#    configuration, a missing bundle, a bad io.sandnet.enable.
+#    configuration, a missing bundle, a bad io.sandnet.enable;
+#  - with SYSCONFDIR under PREFIX nothing is written in /etc, and `make
+#    uninstall` with the same variables removes everything but the
+#    configuration (the admin's).
 # No container runs here: runtime_docker and runtime_containerd run them.
 . "$SANDNET_TESTS/lib/common.sh"
 . "$SANDNET_TESTS/lib/netsetup.sh"
@@ -19,7 +22,8 @@
 command -v runc >/dev/null || sn_skip "no runc (apt-get install runc)"
 command -v crun >/dev/null || sn_skip "no crun (apt-get install crun)"
 PREFIX=$SN_TMP/prefix
-make -s -C "$SANDNET_TESTS/.." -o all O="$SANDNET_BUILD" PREFIX="$PREFIX" install >"$SN_TMP/install.log" 2>&1 ||
+etc_before=$(ls -d /etc/sandnet 2>/dev/null)
+make -s -C "$SANDNET_TESTS/.." -o all O="$SANDNET_BUILD" PREFIX="$PREFIX" SYSCONFDIR="$PREFIX/etc" install >"$SN_TMP/install.log" 2>&1 ||
 	sn_fail "make install: $(tail -5 "$SN_TMP/install.log")"
 RT=$PREFIX/bin/sandnet-runtime
 [ "$(readlink "$RT")" = ../sbin/netsetup ] || sn_fail "$RT is not a link to ../sbin/netsetup: $(ls -l "$RT")"
@@ -173,3 +177,14 @@ refused "io.sandnet.enable=perhaps" "annotation io.sandnet.enable 'perhaps': exp
 cmp -s "$B/config.json" "$SN_TMP/config.perhaps" || sn_fail "a refused create changed config.json"
 [ -z "$(ls "$B" | grep -v '^config.json$')" ] || sn_fail "a refused create left: $(ls "$B")"
 echo "sandnet-runtime: runc's and crun's answers, every command passed through, the hooks on create and run"
+
+sn_log "make uninstall: everything make install put under PREFIX goes but the configuration"
+[ "$(ls -d /etc/sandnet 2>/dev/null)" = "$etc_before" ] || sn_fail "make install with SYSCONFDIR under PREFIX wrote /etc/sandnet"
+[ -f "$PREFIX/etc/sandnet/netsetup.conf" ] && [ -f "$PREFIX/etc/sandnet/runtime.conf" ] ||
+	sn_fail "make install: no SYSCONFDIR/sandnet/{netsetup,runtime}.conf"
+make -s -C "$SANDNET_TESTS/.." O="$SANDNET_BUILD" PREFIX="$PREFIX" SYSCONFDIR="$PREFIX/etc" uninstall \
+	>"$SN_TMP/uninstall.log" 2>&1 || sn_fail "make uninstall: $(tail -5 "$SN_TMP/uninstall.log")"
+left=$(cd "$PREFIX" && find . \( -type f -o -type l \) | sort)
+[ "$left" = "$(printf './etc/sandnet/netsetup.conf\n./etc/sandnet/runtime.conf')" ] ||
+	sn_fail "make uninstall left: $left"
+echo "ok: make uninstall left only the configuration"
