@@ -146,9 +146,18 @@ else:
              "face_drops", "dp_tx_drops", "tun_rx_dropped", "ct_udp_InErrors"]
 lost = {k: delta[k] for k in where if delta[k]}
 print(f"{d}: sent {sent}, received {got} ({100 * got / sent:.1f} %), counted losses {lost or 'none'}")
-if sent != got + sum(lost.values()):
-    print(f"{d}: {sent - got - sum(lost.values())} datagrams lost where nothing counts them; all deltas {delta}")
+uncounted = sent - got - sum(lost.values())
+if uncounted > 0:
+    print(f"{d}: {uncounted} datagrams lost where nothing counts them; all deltas {delta}")
     sys.exit(1)
+# The link's and the TUN's drop counters count every frame they drop: an ARP
+# or neighbour discovery frame dropped with the flood counts there too, so the
+# counted may pass the lost by a few frames (seen: 1 in 200 000), never more.
+if uncounted < -8:
+    print(f"{d}: {-uncounted} more drops counted than datagrams lost; all deltas {delta}")
+    sys.exit(1)
+if uncounted:
+    print(f"{d}: {-uncounted} counted drop(s) of other frames on the link (ARP, neighbour discovery)")
 PY
 		sn_fail "$dir: the losses do not add up"
 done

