@@ -317,6 +317,10 @@ static void control_totals(struct out *o, struct dp *dp)
 		t.tcp_open += ft.tcp_open;
 		t.udp_flows_open += ft.udp_flows_open;
 		t.drops += ft.drops;
+		t.udp_held_to_container += ft.udp_held_to_container;
+		t.udp_held_to_network += ft.udp_held_to_network;
+		t.udp_overruns_to_container += ft.udp_overruns_to_container;
+		t.udp_overruns_to_network += ft.udp_overruns_to_network;
 		if (face_netstat_read_all(face_of(st), &k) == 0) {
 			have_netstat = true;
 			kt.udp_in_errors += k.udp_in_errors;
@@ -343,6 +347,11 @@ static void control_totals(struct out *o, struct dp *dp)
 	out_u64(o, "refused_egress", refused[POLICY_EGRESS]);
 	out_u64(o, "refused_ingress", refused[POLICY_INGRESS]);
 	out_u64(o, "face_drops", t.drops);
+	/* the face's UDP pacer, each way (docs/face.md, "A UDP flow's timing through the face") */
+	out_u64(o, "udp_held_to_container", t.udp_held_to_container);
+	out_u64(o, "udp_held_to_network", t.udp_held_to_network);
+	out_u64(o, "udp_pace_overruns_to_container", t.udp_overruns_to_container);
+	out_u64(o, "udp_pace_overruns_to_network", t.udp_overruns_to_network);
 	if (have_netstat) {	/* the container's own kernel (face_netstat.c) */
 		out_u64(o, "container_udp_in_errors", kt.udp_in_errors);
 		out_u64(o, "container_udp_rcvbuf_errors", kt.udp_rcvbuf_errors);

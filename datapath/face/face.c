@@ -789,6 +789,10 @@ void face_totals(const struct face *f, struct face_totals *t)
 	t->tcp_open = f->n_pairs;
 	face_udp_usage(f, &u);
 	t->udp_flows_open = u.flows;
+	t->udp_held_to_container = u.to_inner.held;
+	t->udp_held_to_network = u.to_outer.held;
+	t->udp_overruns_to_container = u.to_inner.overruns;
+	t->udp_overruns_to_network = u.to_outer.overruns;
 }
 
 /**

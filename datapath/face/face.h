@@ -23,10 +23,16 @@ struct tcp_stack;
  * @udp_flows:		UDP flows either side opened
  * @drops:		packets dropped, every reason (the policy's refusals included)
  * @tcp_open:		connection pairs open now; @udp_flows_open: UDP flows open now
+ * @udp_held_to_container, @udp_held_to_network: UDP datagrams (or GSO
+ *			frames) the pacer held for their time, each way
+ * @udp_overruns_to_container, @udp_overruns_to_network: of those, sent
+ *			before their time (held too long, or too much held)
  */
 struct face_totals {
 	uint64_t tcp_outbound, tcp_inbound, udp_flows, drops;
 	uint64_t tcp_open, udp_flows_open;
+	uint64_t udp_held_to_container, udp_held_to_network;
+	uint64_t udp_overruns_to_container, udp_overruns_to_network;
 };
 
 /**

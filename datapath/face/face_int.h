@@ -216,10 +216,12 @@ void face_netstat_close(struct face *f);
  * @flows:	flows open; @inbound of them opened by the network
  * @max:	the total cap; @per_source_max the cap per remote source (0: none)
  * @cap_hits:	flows the total cap pushed out; @per_source_hits those a source's cap did
+ * @to_inner, @to_outer: what each direction's pacer did
  */
 struct face_udp_usage {
 	unsigned int flows, inbound, max, per_source_max;
 	uint64_t cap_hits, per_source_hits;
+	struct face_pace_stats to_inner, to_outer;
 };
 
 int face_udp_init(struct face *f);

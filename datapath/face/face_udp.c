@@ -743,6 +743,8 @@ void face_udp_usage(const struct face *f, struct face_udp_usage *u)
 	u->per_source_max = fl->per_source_max;
 	u->cap_hits = fl->cap_hits;
 	u->per_source_hits = fl->per_source_hits;
+	u->to_inner = fl->pace_inner.stats;
+	u->to_outer = fl->pace_outer.stats;
 }
 
 /**

@@ -88,6 +88,12 @@ m=$(pace to_outer.overruns)
 echo "face.udp overruns: to_inner $n, to_outer $m"
 [ "$n" = 0 ] && [ "$m" = 0 ] || sn_fail "the pacers sent trains before their time (overruns $n, $m)"
 [ "$(pace to_inner.holding)" = 0 ] && [ "$(pace to_outer.holding)" = 0 ] || sn_fail "the pacers still hold trains"
+# the summary (stats --all, the metrics) says the same, every shard's summed
+t=$(dp_stat "' '.join(str(d['totals'][k]) for k in ('udp_held_to_container', 'udp_held_to_network', \
+	'udp_pace_overruns_to_container', 'udp_pace_overruns_to_network'))")
+[ "$t" = "$(pace to_inner.held) $(pace to_outer.held) $n $m" ] ||
+	sn_fail "totals say '$t', the face's pacers '$(pace to_inner.held) $(pace to_outer.held) $n $m'"
+echo "totals: udp_held_to_container, _to_network, overruns: $t"
 face_check_clean
 dp_env_down
 echo ok

@@ -136,6 +136,9 @@ for c in (c1, c2):
     assert v("sandnet_datapath_uptime_seconds", container=c) > 0
     assert v("sandnet_tcp_connections_open", container=c) >= 0
     assert v("sandnet_udp_flows_opened_total", container=c) >= 0
+    for d in ("to_container", "to_network"):
+        assert v("sandnet_face_udp_paced_total", container=c, direction=d) >= 0
+        assert v("sandnet_face_udp_pace_overruns_total", container=c, direction=d) >= 0
     assert v("sandnet_datapath_status", container=c, status="serving") == 1
     assert v("sandnet_datapath_status", container=c, status="dark") == 0
     assert v("sandnet_datapath_deaths_total", container=c) == 0 and v("sandnet_datapath_restarts_total", container=c) == 0
