@@ -15,7 +15,10 @@
 #    nothing is taken or given twice (state file unchanged, no address back);
 #  - the datapath killed with SIGKILL: the recovered daemon gives everything
 #    back; a second attach, whose datapath asks for 3 shards in its HELLO and
-#    gets max_channels (2), killed the same way under the same daemon, too.
+#    gets max_channels (2), killed the same way under the same daemon, too;
+#  - a give-back that cannot reach the namespace (its bind mount lost, the
+#    datapath gone) keeps the state file and says so; netsetup detach then
+#    gives back.
 . "$SANDNET_TESTS/lib/common.sh"
 . "$SANDNET_TESTS/lib/netsetup.sh"
 [ -x "$DATAPATH" ] || sn_skip "no $DATAPATH"
@@ -147,6 +150,25 @@ ns_settle "$CT"
 ns_snapshot "$CT" "$SN_TMP/after-kill2"
 ns_same "$SN_TMP/before" "$SN_TMP/after-kill2" "namespace after SIGKILL (worker)"
 ip netns exec "$PEER" ping -c 1 -W 2 10.78.0.2 || sn_fail "the kernel does not answer"
+
+sn_log "a give-back that cannot reach the namespace keeps the state: netsetup detach gives back"
+"$NETSETUP" connect --socket "$SOCK" --netns "$NSP" --iface eth0 -- "$DATAPATH" >"$SN_TMP/dp3.log" 2>&1 &
+DP=$!
+sn_on_exit "kill -9 $DP"
+sn_wait_for 10 sh -c "! ip -n '$CT' -4 addr show dev eth0 | grep -q inet" || sn_fail "third attach"
+STATE=$(ls "$SANDNET_STATE_DIR"/*.state)
+# the bind mount lost (a daemon restarted under systemd) and the datapath gone
+# with it: nothing reaches the namespace, which is not gone for all that
+umount -l "${STATE%.state}.netns" || sn_fail "no bind mount ${STATE%.state}.netns"
+kill -9 "$DP"
+sn_wait_for 10 grep -q "cannot be reached (its bind mount is not in this mount namespace" "$SN_TMP/serve.log" ||
+	sn_fail "the give-back did not say it could not reach the namespace: $(tail -n 3 "$SN_TMP/serve.log")"
+[ -e "$STATE" ] || sn_fail "the state was removed as if given back"
+! addr_back || sn_fail "the address came back without a namespace to give it in"
+"$NETSETUP" detach --netns "$NSP" || sn_fail "netsetup detach of the kept state"
+addr_back || sn_fail "detach did not give the address back"
+[ ! -e "$STATE" ] || sn_fail "detach left the state"
+echo "ok: the state was kept and said so; netsetup detach gave back"
 serve_stop
 ! grep -Eq 'Sanitizer|runtime error' "$SN_TMP/serve.log" || sn_fail "sanitizer: $(cat "$SN_TMP/serve.log")"
 cat "$SN_TMP/serve.log"
