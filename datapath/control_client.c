@@ -18,6 +18,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -218,8 +220,14 @@ int control_sockets_list(const char *dir, char ***names)
 	if (!dh)
 		return errno == ENOENT ? 0 : -errno;
 	while (!err && (d = readdir(dh))) {
+		struct stat sb;
+
 		if (d->d_name[0] == '.')
 			continue;
+		/* a file system that does not say the type in its entries: ask */
+		if (d->d_type == DT_UNKNOWN && fstatat(dirfd(dh), d->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(sb.st_mode))
+			d->d_type = DT_DIR;
 		if (d->d_type != DT_DIR) {
 			if (control_is_socket_name(d->d_name))
 				err = control_list_add(&l, &n, &cap, "", d->d_name);

@@ -11,7 +11,8 @@
 #    message on stderr naming the flag, the usage after it, nothing on stdout;
 #  - a refusal or failure is status 1 with one line on stderr: a
 #    namespace that does not exist, `datapath stats` of a socket that is
-#    not there (said once, not twice);
+#    not there (said once, not twice), dead sockets in the folder and one folder down
+#    for `stats --all`;
 #  - `netsetup serve` with a missing or broken config, an unknown user in
 #    it, a --socket in a folder that does not exist or a state folder that
 #    cannot be made: status 1, one line naming the file and the fix, no
@@ -109,11 +110,15 @@ run 1 "$NETSETUP" detach --netns "/run/netns/${SN_PREFIX}none"
 one_line "detach of a missing netns" "${SN_PREFIX}none"
 run 1 "$DATAPATH" stats --control "$SN_TMP/no.sock"
 one_line "stats of a missing socket" "no.sock"
-mkdir "$SN_TMP/state"
-python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$SN_TMP/state/x.state.ctl"
+mkdir -p "$SN_TMP/state/units"
+# one in the folder, one a folder down (where datapath@.service's go)
+for s in x.state.ctl units/y.ctl; do
+	python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$SN_TMP/state/$s"
+done
 run 1 "$DATAPATH" stats --all --dir "$SN_TMP/state"
-[ "$(grep -c 'x.state.ctl' "$SN_TMP/err")" -eq 1 ] ||
-	sn_fail "stats --all: the dead socket not said exactly once: $(cat "$SN_TMP/err")"
+[ "$(grep -c 'x.state.ctl' "$SN_TMP/err")" -eq 1 ] && [ "$(grep -c 'units/y.ctl' "$SN_TMP/err")" -eq 1 ] ||
+	sn_fail "stats --all: each dead socket not said exactly once: $(cat "$SN_TMP/err")"
+grep -q "2 of 2 datapaths did not answer" "$SN_TMP/err" || sn_fail "stats --all: $(cat "$SN_TMP/err")"
 echo "ok: stats --all with a dead socket: $(tr '\n' '|' <"$SN_TMP/err")"
 
 sn_log "serve: a configuration or a path that cannot work stops it at once, saying which and the fix"
