@@ -40,11 +40,11 @@
  * SIGTERM ends the daemon and its workers without giving anything back: the
  * datapaths keep serving; a worker whose datapath went just before (an
  * explicit stop of both, one after the other) still gives it back first,
- * and no give-back is cut short by the signal. A daemon that starts finds every "serve:" state
- * file (recover): a live datapath gets a watcher (a worker that polls a
- * pidfd instead of the socket), a dead one is given back if it was
- * stopped, else kept dark;
- * nothing is taken a second time, nothing is forgotten.
+ * and no give-back is cut short by the signal. A daemon that starts finds
+ * every "serve:" state file (recover): a live datapath gets a watcher (a
+ * worker that polls a pidfd instead of the socket), a dead one is given
+ * back if it was stopped, else kept dark; nothing is taken a second time,
+ * nothing is forgotten.
  */
 #include <errno.h>
 #include <fcntl.h>
