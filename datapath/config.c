@@ -211,7 +211,7 @@ static int config_link_sharded(struct shards *sh, struct proto_link *pl, char *e
 			part->face.n_netstat = i ? 0 : pl->face.n_netstat;
 			pl->face.n_netstat = 0;
 		}
-		ret = config_link(sh->sh[i]->st, part, err, err_len);
+		ret = config_link(&sh->sh[i]->st, part, err, err_len);
 		/* what config_link() did not take is closed here */
 		proto_fds_close(part->channel_fds, part->n_channels);
 		if (part->has_face) {
@@ -236,7 +236,7 @@ static int config_link_sharded(struct shards *sh, struct proto_link *pl, char *e
  */
 int config_receive(struct shards *sh, int fd, uint32_t *done_seq, char *err, size_t err_len)
 {
-	struct stack *st = sh->sh[0]->st;
+	struct stack *st = &sh->sh[0]->st;
 	bool first = true;
 	int n;
 	struct proto_why why = { 0 };

@@ -73,20 +73,20 @@ static double control_ratio(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0.0;
 }
 
-/* The shards (shard.c): 1 without them; shard 0 is the process's stack. */
+/* The shards (shard.c); shard 0 runs on the main thread. */
 static unsigned int control_n_shards(const struct dp *dp)
 {
-	return dp->shards ? dp->shards->n : 1;
+	return dp->shards->n;
 }
 
 static struct stack *control_shard_stack(struct dp *dp, unsigned int i)
 {
-	return dp->shards ? dp->shards->sh[i]->st : &dp->st;
+	return &dp->shards->sh[i]->st;
 }
 
 static struct loop *control_shard_loop(struct dp *dp, unsigned int i)
 {
-	return dp->shards ? dp->shards->sh[i]->loop : dp->loop;
+	return dp->shards->sh[i]->loop;
 }
 
 /*
@@ -255,10 +255,10 @@ static void control_limits(struct out *o, struct dp *dp, unsigned int k)
 	}
 	control_limit(o, "reasm_mem", ip_reasm_limit(st), ip_reasm_bytes(st), st->drop[DROP_FRAG_NO_MEMORY]);
 	control_limit(o, "neigh", neigh_limit(st), neigh_count(st), st->ctr[CTR_NEIGH_TABLE_FULL]);
-	/* the shard's own UDP services (struct dp_svcs) */
+	/* the shard's own UDP services */
 	memset(&u, 0, sizeof(u));
-	if (dp->svcs[k].udp)
-		svc_udp_usage(dp->svcs[k].udp, dp->svcs[k].svc, dp->n_svcs, &u);
+	if (dp->shards->sh[k]->svc_udp)
+		svc_udp_usage(dp->shards->sh[k]->svc_udp, dp->shards->sh[k]->svc, dp->shards->n_svcs, &u);
 	control_limit(o, "udp_flows", u.flows_max, u.flows_used, u.flows_hits);
 	control_limit(o, "udp_flows_per_source", u.per_source_max, u.per_source_used, u.per_source_hits);
 	out_obj_end(o);
@@ -411,7 +411,8 @@ static void control_link_row(struct out *o, struct dp *dp, unsigned int i, bool 
 		control_link_sums(inner ? &sk->inner[i] : &sk->links[i], 1, sum);
 	}
 	out_obj_begin(o, NULL);
-	out_str(o, "link", inner ? dp->st.inner[i]->name : dp->st.links[i]->name);
+	out_str(o, "link", inner ? control_shard_stack(dp, 0)->inner[i]->name
+			     : control_shard_stack(dp, 0)->links[i]->name);
 	out_str(o, "side", inner ? "container" : "network");
 	out_u64(o, "rx_bytes", sum[0]);
 	out_u64(o, "tx_bytes", sum[1]);
@@ -461,7 +462,7 @@ static void control_face_drop_add(const char *reason, uint64_t n, void *arg)
  */
 static void control_summary_rows(struct out *o, struct dp *dp)
 {
-	struct stack *st = &dp->st;
+	struct stack *st = control_shard_stack(dp, 0);
 	struct control_face_drops fd = { 0 };
 	uint64_t drop[DROP_MAX] = { 0 };
 	unsigned int i, k;
@@ -533,26 +534,27 @@ static void control_head(struct out *o, struct dp *dp)
 	out_u64(o, "pid", (uint64_t)getpid());
 	out_u64(o, "uid", (uint64_t)geteuid());
 	out_u64(o, "uptime_ms", loop_now_ms(dp->loop) - dp->start_ms);
-	if (dp->st.ledger)
-		control_print_supervisor(o, dp->st.ledger->head, "serving", NULL);
+	if (control_shard_stack(dp, 0)->ledger)
+		control_print_supervisor(o, control_shard_stack(dp, 0)->ledger->head, "serving", NULL);
 }
 
 /* The policy with every shard's hits. */
 static void control_policy(struct out *o, struct dp *dp)
 {
+	const struct policy *p0 = control_shard_stack(dp, 0)->policy;
 	struct policy *sum;
 	unsigned int k;
 
-	if (!dp->st.policy || control_n_shards(dp) == 1) {
-		policy_print(dp->st.policy, o);
+	if (!p0 || control_n_shards(dp) == 1) {
+		policy_print(p0, o);
 		return;
 	}
 	sum = malloc(sizeof(*sum));
 	if (!sum) {
-		policy_print(dp->st.policy, o);	/* shard 0's alone, rather than nothing */
+		policy_print(p0, o);	/* shard 0's alone, rather than nothing */
 		return;
 	}
-	*sum = *dp->st.policy;
+	*sum = *p0;
 	for (k = 1; k < control_n_shards(dp); k++)
 		policy_add_hits(sum, control_shard_stack(dp, k)->policy);
 	policy_print(sum, o);
@@ -572,23 +574,22 @@ static void control_policy(struct out *o, struct dp *dp)
 int control_print_summary(struct dp *dp, FILE *f, bool json)
 {
 	struct shards *sh = dp->shards;
-	int ret = sh ? shards_pause(sh) : 0;
+	int ret = shards_pause(sh);
 	struct out o;
 
 	if (ret < 0)
 		return ret;
 	out_init(&o, f, json);
 	control_head(&o, dp);
-	out_u64(&o, "links", dp->st.n_links);
-	out_u64(&o, "faces", dp->st.n_inner);
+	out_u64(&o, "links", control_shard_stack(dp, 0)->n_links);
+	out_u64(&o, "faces", control_shard_stack(dp, 0)->n_inner);
 	out_u64(&o, "busy_poll_us", loop_busy_poll_us(dp->loop));
 	control_totals(&o, dp);
 	control_summary_rows(&o, dp);
 	control_shard_rows(&o, dp);
 	control_policy(&o, dp);
 	out_finish(&o);
-	if (sh)
-		shards_resume(sh);
+	shards_resume(sh);
 	return 0;
 }
 
@@ -682,7 +683,7 @@ static void control_stack(struct out *o, struct dp *dp, unsigned int k)
 int control_print_stats(struct dp *dp, FILE *f, bool json)
 {
 	struct shards *sh = dp->shards;
-	int ret = sh ? shards_pause(sh) : 0;
+	int ret = shards_pause(sh);
 	struct out o;
 	unsigned int i;
 
@@ -703,17 +704,17 @@ int control_print_stats(struct dp *dp, FILE *f, bool json)
 	}
 	control_stack(&o, dp, 0);
 	out_arr_begin(&o, "services");
-	for (i = 0; i < dp->n_svcs; i++) {
+	for (i = 0; i < dp->shards->n_svcs; i++) {
 		struct svc *v[SHARD_MAX];
 		unsigned int k;
 
 		for (k = 0; k < control_n_shards(dp); k++)
-			v[k] = dp->svcs[k].svc[i];
+			v[k] = dp->shards->sh[k]->svc[i];
 		svc_stats(v, control_n_shards(dp), &o);
 	}
 	out_arr_end(&o);
 	out_u64(&o, "n_shards", control_n_shards(dp));
-	out_u64(&o, "shard_park_misses", sh ? shards_park_misses(sh) : 0);
+	out_u64(&o, "shard_park_misses", shards_park_misses(sh));
 	out_arr_begin(&o, "shards");
 	for (i = 1; i < control_n_shards(dp); i++) {
 		out_obj_begin(&o, NULL);
@@ -728,8 +729,7 @@ int control_print_stats(struct dp *dp, FILE *f, bool json)
 	control_totals(&o, dp);
 	control_policy(&o, dp);
 	out_finish(&o);
-	if (sh)
-		shards_resume(sh);
+	shards_resume(sh);
 	return 0;
 }
 

@@ -42,12 +42,12 @@
 
 static unsigned int control_tcp_n_shards(const struct dp *dp)
 {
-	return dp->shards ? dp->shards->n : 1;
+	return dp->shards->n;
 }
 
 static struct stack *control_tcp_stack(const struct dp *dp, unsigned int i)
 {
-	return dp->shards ? dp->shards->sh[i]->st : (struct stack *)&dp->st;
+	return &dp->shards->sh[i]->st;
 }
 
 /* The engines of shard @i: the network side's and the face's (or NULL). */
@@ -64,7 +64,7 @@ static const char *const control_tcp_engine_names[] = { "network", "container" }
 static int control_tcp_conns(struct dp *dp, FILE *f, bool json)
 {
 	struct shards *sh = dp->shards;
-	int ret = sh ? shards_pause(sh) : 0;
+	int ret = shards_pause(sh);
 	struct out o;
 	unsigned int i, e;
 
@@ -81,8 +81,7 @@ static int control_tcp_conns(struct dp *dp, FILE *f, bool json)
 		}
 	out_arr_end(&o);
 	out_finish(&o);
-	if (sh)
-		shards_resume(sh);
+	shards_resume(sh);
 	return 0;
 }
 
@@ -173,14 +172,13 @@ static void control_tcp_trace_idle(struct loop_timer *t)
 		loop_timer_arm(dp->loop, &dp->trace_timer, 1000);
 		return;
 	}
-	if (sh && shards_pause(sh) < 0) {
+	if (shards_pause(sh) < 0) {
 		loop_timer_arm(dp->loop, &dp->trace_timer, 1000);	/* a shard is busy: next time */
 		return;
 	}
 	control_tcp_trace_stop_all(dp);
 	fprintf(stderr, "datapath: a trace nobody read for %u s stopped\n", CONTROL_TRACE_IDLE_MS / 1000);
-	if (sh)
-		shards_resume(sh);
+	shards_resume(sh);
 }
 
 static int control_tcp_trace_start(struct dp *dp, const char *arg, FILE *f)
@@ -194,7 +192,7 @@ static int control_tcp_trace_start(struct dp *dp, const char *arg, FILE *f)
 		fprintf(f, CONTROL_ERROR " trace filter '%s': expected ADDR, ADDR:PORT, [ADDR]:PORT or :PORT\n", arg);
 		return 0;
 	}
-	ret = sh ? shards_pause(sh) : 0;
+	ret = shards_pause(sh);
 	if (ret < 0)
 		return ret;
 	for (i = 0; i < control_tcp_n_shards(dp) && !ret; i++)
@@ -212,8 +210,7 @@ static int control_tcp_trace_start(struct dp *dp, const char *arg, FILE *f)
 		loop_timer_init(&dp->trace_timer, control_tcp_trace_idle, dp);
 		loop_timer_arm(dp->loop, &dp->trace_timer, 1000);
 	}
-	if (sh)
-		shards_resume(sh);
+	shards_resume(sh);
 	if (ret < 0)
 		return ret;
 	fprintf(f, "ok\n");
@@ -264,13 +261,12 @@ static int control_tcp_trace_read(struct dp *dp, FILE *f)
 static int control_tcp_trace_stop(struct dp *dp, FILE *f)
 {
 	struct shards *sh = dp->shards;
-	int ret = sh ? shards_pause(sh) : 0;
+	int ret = shards_pause(sh);
 
 	if (ret < 0)
 		return ret;
 	control_tcp_trace_stop_all(dp);
-	if (sh)
-		shards_resume(sh);
+	shards_resume(sh);
 	fprintf(f, "ok\n");
 	return 0;
 }

@@ -23,10 +23,11 @@
 #include "datapath/loop.h"
 #include "datapath/net/net.h"
 #include "datapath/policy.h"
+#include "datapath/shard.h"
 #include "datapath/svc/svc.h"
 #include "datapath/svc/svc_tcp.h"
 
-#define DP_MAX_SVCS	64
+#define DP_MAX_SVCS	SHARD_MAX_SVCS
 #define DP_SOFTWARE	"sandnet-datapath " SANDNET_VERSION
 /* The crash-loop limit: that many deaths within that many seconds, and dark. */
 /* glibc's heap (main.c): free memory kept at a heap's top before it goes
@@ -88,28 +89,9 @@ struct dp_opts {
 };
 
 /**
- * struct dp_svcs - the services one shard runs (datapath/main.c)
- * @udp:	what its UDP services share (svc_udp.c)
- * @svc:	one entry per --publish and --forward, in order; NULL where the
- *		service is another shard's
- *
- * With shards, a publish runs on every shard: the kernel steers each remote
- * end's packets to one of them. A TCP forward too: each shard accepts from
- * the same listener, and picks ports whose flows the kernel steers back to
- * it. A UDP forward runs on the one shard its remote's address pair is
- * steered to, since its flows all share that pair.
- */
-struct dp_svcs {
-	struct svc_udp_table *udp;
-	struct svc *svc[DP_MAX_SVCS];
-};
-
-/**
  * struct dp - everything the datapath process runs
- * @loop:	the event loop
- * @st:		the stack
- * @n_svcs:	publish and forward services given (--publish, --forward)
- * @svcs:	each shard's instances of them (struct dp_svcs)
+ * @loop:	the main thread's event loop (shard 0's)
+ * @shards:	the stacks, each with its services (shard.c)
  * @proto_fd:	the socket netsetup configured us through, -1 once closed
  * @control_fd:	listening control socket, -1 without --control
  * @start_ms:	loop time at start (uptime in stats)
@@ -117,16 +99,13 @@ struct dp_svcs {
  */
 struct dp {
 	struct loop *loop;
-	struct stack st;
-	unsigned int n_svcs;
-	struct dp_svcs svcs[SVC_MAX_INSTANCES];	/* one per shard */
+	struct shards *shards;
 	int proto_fd;
 	struct loop_fd proto_lfd;
 	int control_fd;
 	struct loop_fd control_lfd;
 	uint64_t start_ms;
 	const char *name;
-	struct shards *shards;	/* the stacks of every thread; @st is shard 0's (shard.c) */
 	bool tracing;		/* `datapath ss --trace` (control_tcp.c) */
 	uint64_t trace_read_ms;
 	struct loop_timer trace_timer;

@@ -540,94 +540,6 @@ static void dp_proto_event(struct loop_fd *h, uint32_t events)
 	dp->proto_fd = -1;
 }
 
-_Static_assert(SVC_MAX_INSTANCES >= SHARD_MAX, "a service instance per shard");
-
-/*
- * One service on the shards that run it (struct dp_svcs): a publish and a
- * TCP forward on each, the forward's listener shared (each shard's copy of
- * the fd, accept() decides), a UDP forward on the shard its remote's address
- * pair is steered to. Takes @listen_fd.
- */
-static int dp_svc_place(struct dp *dp, unsigned int idx, const struct svc_spec *spec, int listen_fd, char *err,
-			size_t err_len)
-{
-	unsigned int first = 0, end = dp->shards->n, k;
-	int owner;
-
-	if (spec->kind == SVC_FORWARD && spec->proto == IPPROTO_UDP && end > 1) {
-		owner = stack_owner_of_remote(&dp->st, &spec->remote);
-		first = owner < 0 ? 0 : (unsigned int)owner;	/* no route: shard 0 counts the errors */
-		end = first + 1;
-	}
-	if (spec->kind == SVC_FORWARD && listen_fd < 0 && end - first > 1) {
-		listen_fd = svc_listen_open(spec, err, err_len);
-		if (listen_fd < 0)
-			return listen_fd;
-	}
-	for (k = first; k < end; k++) {
-		bool last = k + 1 == end;	/* the last one takes @listen_fd itself */
-		int fd = listen_fd;
-
-		if (listen_fd >= 0 && !last) {
-			fd = fcntl(listen_fd, F_DUPFD_CLOEXEC, 3);
-			if (fd < 0) {
-				int e = errno;
-
-				snprintf(err, err_len, "%s: dup: %s", spec->text, strerror(e));
-				close(listen_fd);
-				return -e;
-			}
-		}
-		dp->svcs[k].svc[idx] = svc_new(dp->shards->sh[k]->st, dp->svcs[k].udp, spec, fd, err, err_len);
-		if (!dp->svcs[k].svc[idx]) {
-			if (!last && listen_fd >= 0)
-				close(listen_fd);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-/*
- * Every --publish and --forward, on the shards that run it (dp_svc_place()).
- * @fwd counts the listeners taken from @o (the caller closes the others).
- */
-static int dp_svcs_new(struct dp *dp, struct dp_opts *o, unsigned int *fwd, char *err, size_t err_len)
-{
-	unsigned int i, k;
-	int ret;
-
-	for (k = 0; k < dp->shards->n; k++) {
-		dp->svcs[k].udp = svc_udp_table_new(dp->shards->sh[k]->st);
-		if (!dp->svcs[k].udp) {
-			snprintf(err, err_len, "stack: no memory or room for the UDP services' table");
-			return -ENOMEM;
-		}
-	}
-	for (i = 0; i < o->n_specs; i++) {
-		int lfd = -1;
-
-		if (o->specs[i].kind == SVC_FORWARD && *fwd < o->n_listen_fds)
-			lfd = o->listen_fds[(*fwd)++];
-		dp->n_svcs++;	/* what was placed is freed with the rest */
-		ret = dp_svc_place(dp, i, &o->specs[i], lfd, err, err_len);
-		if (ret < 0)
-			return ret;
-	}
-	return 0;
-}
-
-static void dp_svcs_free(struct dp *dp)
-{
-	unsigned int i, k;
-
-	for (k = 0; k < SHARD_MAX; k++) {
-		for (i = 0; i < dp->n_svcs; i++)
-			svc_free(dp->svcs[k].svc[i]);
-		svc_udp_table_free(dp->svcs[k].udp);
-	}
-}
-
 /*
  * The datapath proper, as its supervisor starts it (--worker): the
  * configuration arrives on --fd from the supervisor, what needs privileges
@@ -638,6 +550,7 @@ static int dp_worker(struct dp_opts *o)
 	static struct dp dp;
 	static struct ledger lg;
 	static struct shards shards;
+	struct shard_conf conf = { 0 };
 	struct loop_fd sig_lfd;
 	uint32_t done_seq = 0;
 	bool configured = false;
@@ -645,7 +558,7 @@ static int dp_worker(struct dp_opts *o)
 	sigset_t mask;
 	int sfd = -1, ret, rc = 1;
 	unsigned int fwd = 0;
-	unsigned int i, k, orphans;
+	unsigned int i, orphans;
 
 	signal(SIGPIPE, SIG_IGN);
 	/*
@@ -675,36 +588,17 @@ static int dp_worker(struct dp_opts *o)
 	ret = ledger_map(o->ledger_fd, &lg, err, sizeof(err));
 	if (ret < 0)
 		goto out_early;
-	dp.loop = loop_new(false);
-	if (dp.loop)
-		loop_set_busy_poll(dp.loop, o->busy_poll_us);
-	if (!dp.loop) {
-		snprintf(err, sizeof(err), "epoll: %s", strerror(errno));
+	conf.busy_poll_us = o->busy_poll_us;
+	conf.policy = &o->policy;
+	conf.ledger = &lg;
+	conf.secret = lg.head->secret;
+	conf.limits = o->limits;
+	conf.tcp_settings = o->tcp_settings;
+	ret = shards_init(&shards, &conf, err, sizeof(err));
+	if (ret < 0)
 		goto out_early;
-	}
-	ret = stack_init(&dp.st, dp.loop);
-	if (ret < 0) {
-		snprintf(err, sizeof(err), "stack: %s", strerror(-ret));
-		goto out;
-	}
-	dp.st.policy = &o->policy;
+	dp.loop = shards.sh[0]->loop;
 	dp.name = o->name;
-	dp.st.ledger = &lg;
-	dp.st.tcp_settings = o->tcp_settings;
-	/* the supervisor's secret: ISNs and timestamps continue the dead one's */
-	ret = stack_set_secret(&dp.st, lg.head->secret);
-	if (ret >= 0)
-		ret = limits_apply(&dp.st, &o->limits);
-	if (ret < 0) {
-		snprintf(err, sizeof(err), "resource caps: %s", strerror(-ret));
-		goto out;
-	}
-
-	ret = shards_init(&shards, dp.loop, &dp.st);
-	if (ret < 0) {
-		snprintf(err, sizeof(err), "shards: %s", strerror(-ret));
-		goto out;
-	}
 	dp.shards = &shards;
 	ret = config_receive(&shards, dp.proto_fd, &done_seq, err, sizeof(err));
 	if (ret < 0)
@@ -726,9 +620,15 @@ static int dp_worker(struct dp_opts *o)
 			goto out;
 		}
 	}
-	ret = o->n_specs ? dp_svcs_new(&dp, o, &fwd, err, sizeof(err)) : 0;
-	if (ret < 0)
-		goto out;
+	for (i = 0; i < o->n_specs; i++) {
+		int lfd = -1;
+
+		if (o->specs[i].kind == SVC_FORWARD && fwd < o->n_listen_fds)
+			lfd = o->listen_fds[fwd++];
+		ret = shards_add_service(&shards, &o->specs[i], lfd, err, sizeof(err));
+		if (ret < 0)
+			goto out;
+	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -755,14 +655,7 @@ static int dp_worker(struct dp_opts *o)
 		goto out;
 
 	dp.start_ms = loop_now_ms(dp.loop);
-	for (i = 0, ret = 0; ret >= 0 && i < shards.n; i++) {
-		ret = stack_start(shards.sh[i]->st);
-		if (ret >= 0)
-			ret = face_start(face_of(shards.sh[i]->st));
-	}
-	for (k = 0; ret >= 0 && k < shards.n; k++)
-		for (i = 0; ret >= 0 && i < dp.n_svcs; i++)
-			ret = dp.svcs[k].svc[i] ? svc_start(dp.svcs[k].svc[i]) : 0;
+	ret = shards_start(&shards);
 	if (ret >= 0)
 		ret = control_start(&dp);
 	if (ret >= 0)
@@ -771,7 +664,7 @@ static int dp_worker(struct dp_opts *o)
 		snprintf(err, sizeof(err), "start: %s", strerror(-ret));
 		goto out;
 	}
-	orphans = face_tcp_reset_orphans(face_of(&dp.st));
+	orphans = face_tcp_reset_orphans(face_of(&shards.sh[0]->st));
 	ret = proto_send_ack(dp.proto_fd, done_seq);
 	if (ret < 0) {
 		snprintf(err, sizeof(err), "ACK of DONE to the supervisor: %s", strerror(-ret));
@@ -788,11 +681,11 @@ static int dp_worker(struct dp_opts *o)
 		if (orphans)
 			snprintf(reset, sizeof(reset), "; resetting %u connection(s) the last datapath left",
 				 orphans);
-		fprintf(stderr, "datapath: serving %u link(s), %u service(s) as uid %u%s%s\n", dp.st.n_links,
-			dp.n_svcs, (unsigned int)geteuid(), in, reset);
+		fprintf(stderr, "datapath: serving %u link(s), %u service(s) as uid %u%s%s\n",
+			shards.sh[0]->st.n_links, shards.n_svcs, (unsigned int)geteuid(), in, reset);
 	}
 	for (i = 0; i < shards.n; i++)
-		stack_links_flush(shards.sh[i]->st);
+		stack_links_flush(&shards.sh[i]->st);
 	shards_go(&shards);
 	ret = loop_run(dp.loop);
 	if (ret < 0) {
@@ -802,29 +695,25 @@ static int dp_worker(struct dp_opts *o)
 	}
 	/* asked to stop: the container and the remote ends hear a RST now */
 	shards_stop(&shards);
-	face_tcp_stop(face_of(&dp.st));
-	stack_links_flush(&dp.st);
+	face_tcp_stop(face_of(&shards.sh[0]->st));
+	stack_links_flush(&shards.sh[0]->st);
 	rc = 0;
 out:
 	if (rc) {
 		fprintf(stderr, "datapath: %s\n", err);
 		if (configured && dp.proto_fd >= 0)
 			proto_send_error(dp.proto_fd, done_seq, EINVAL, "datapath: %s", err);
+		err[0] = '\0';	/* said */
 	}
-	if (dp.shards)
-		shards_stop(&shards);
-	dp_svcs_free(&dp);
+	shards_stop(&shards);
 	control_close(&dp);
-	stack_fini(&dp.st);
-	if (dp.shards)
-		shards_free(&shards);
-	dp.shards = NULL;
 	if (sfd >= 0)
 		close(sfd);
-	loop_free(dp.loop);
+	shards_free(&shards);
+	dp.shards = NULL;
 	pkt_pool_drain();
 out_early:
-	if (rc && !dp.loop)
+	if (rc && err[0])
 		fprintf(stderr, "datapath: %s\n", err);
 	for (i = fwd; i < o->n_listen_fds; i++)
 		close(o->listen_fds[i]);

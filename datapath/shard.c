@@ -30,6 +30,7 @@
  * shards at once, and a container is never half served.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,9 +123,9 @@ static void shard_wake(struct loop_fd *h, uint32_t events)
 		next = m->next;
 		switch (m->kind) {
 		case SHARD_MSG_NEIGH:
-			l = stack_link_by_ifindex(sh->st, (uint32_t)m->ifindex);
+			l = stack_link_by_ifindex(&sh->st, (uint32_t)m->ifindex);
 			if (l)
-				neigh_adopt(sh->st, l, m->family, &m->addr, m->mac, m->confirmed);
+				neigh_adopt(&sh->st, l, m->family, &m->addr, m->mac, m->confirmed);
 			break;
 		case SHARD_MSG_STOP:
 			loop_stop(sh->loop);
@@ -163,137 +164,281 @@ static void shard_neigh_learned(void *ctx, const struct link *l, uint8_t family,
 	}
 }
 
-static struct shard *shard_new(struct shards *s, unsigned int index, struct loop *loop, struct stack *st)
-{
-	struct shard *sh = calloc(1, sizeof(*sh));
-
-	if (!sh)
-		return NULL;
-	sh->index = index;
-	sh->set = s;
-	sh->loop = loop;
-	sh->st = st;
-	sh->ledger.fd = -1;
-	sh->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	pthread_mutex_init(&sh->lock, NULL);
-	if (sh->wake_fd < 0 || loop_fd_add(loop, &sh->wake_lfd, sh->wake_fd, EPOLLIN, shard_wake, sh) < 0) {
-		if (sh->wake_fd >= 0)
-			close(sh->wake_fd);
-		pthread_mutex_destroy(&sh->lock);
-		free(sh);
-		return NULL;
-	}
-	stack_on_neigh_learned(st, shard_neigh_learned, sh);
-	return sh;
-}
-
-/**
- * shards_init() - one shard: the process's loop and stack
- * @s:		the shards
- * @loop, @st:	the main thread's
- *
- * Return: 0 or -ENOMEM.
- */
-int shards_init(struct shards *s, struct loop *loop, struct stack *st)
-{
-	memset(s, 0, sizeof(*s));
-	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->cond, NULL);
-	s->sh[0] = shard_new(s, 0, loop, st);
-	if (!s->sh[0])
-		return -ENOMEM;
-	s->n = 1;
-	return 0;
-}
-
 /* A cap of @total for all shards: each gets its share, at least 1. */
 static uint32_t shard_share(uint32_t total, unsigned int n)
 {
 	return total ? (total / n ? total / n : 1) : 0;
 }
 
-/**
- * shards_grow() - shards 1..@n-1, each a stack like shard 0's
- * @s:		the shards, still one
- * @n:		2..SHARD_MAX
- * @err, @err_len: why not
- *
- * Shard 0's stack must have its secret, policy, ledger and caps
- * (limits_apply()). The caps are totals for the process, the defaults as
- * much as those given on the command line: each shard gets its share, so
- * that N shards hold no more connections, buffer memory or flows than one
- * would (issue 20). The UDP flows per source stay whole: a source's flows
- * all reach one shard, whose address pair they share. The ledger is split
- * in slices, one per shard.
- *
- * Return: 0 or negative errno.
+/*
+ * What a shard's share of the process is, as one of @n: its slice of the
+ * ledger, and of every cap. The caps are totals for the process, the
+ * defaults as much as those given on the command line, so that N shards
+ * hold no more connections, buffer memory or flows than one would. The UDP
+ * flows per source stay whole: a source's flows all reach one shard, whose
+ * address pair they share. Done again for shard 0 when the set grows,
+ * before any pair or connection is made.
  */
-int shards_grow(struct shards *s, unsigned int n, char *err, size_t err_len)
+static int shard_share_out(struct shard *sh, unsigned int n)
 {
-	struct stack *st0 = s->sh[0]->st;
-	struct stack_limits share = st0->limits;
-	unsigned int i;
+	const struct shard_conf *c = &sh->set->conf;
+	struct stack_limits share;
 	int ret;
 
-	if (s->n != 1 || n < 2 || n > SHARD_MAX) {
-		snprintf(err, err_len, "%u shards: out of range 2..%d", n, SHARD_MAX);
-		return -EINVAL;
+	if (c->ledger) {
+		ledger_unmap(&sh->ledger);	/* a slice: the mapping stays */
+		ledger_share(c->ledger, sh->index, n, &sh->ledger);
+		sh->st.ledger = &sh->ledger;
 	}
+	stack_icmp_share(&sh->st, n);
+	ret = limits_apply(&sh->st, &c->limits);	/* the defaults filled in */
+	if (ret < 0 || n == 1)
+		return ret;
+	share = sh->st.limits;
 	share.max_conns = shard_share(share.max_conns, n);
 	share.max_half_open = shard_share(share.max_half_open, n);
 	share.max_timewait = shard_share(share.max_timewait, n);
 	share.tcp_mem = share.tcp_mem / n ? share.tcp_mem / n : 1;
 	share.reasm_mem = share.reasm_mem / n ? share.reasm_mem / n : 1;
 	share.udp_flows = shard_share(share.udp_flows, n);
-	if (st0->ledger) {
-		ledger_share(st0->ledger, 0, n, &s->sh[0]->ledger);
-		st0->ledger = &s->sh[0]->ledger;
-	}
-	ret = limits_apply(st0, &share);
-	stack_icmp_share(st0, n);
-	for (i = 1; i < n && ret >= 0; i++) {
-		struct loop *loop = loop_new(false);
-		struct stack *st = calloc(1, sizeof(*st));
-		struct shard *sh;
+	return limits_apply(&sh->st, &share);
+}
 
-		if (loop)	/* every shard polls as the main thread's loop does */
-			loop_set_busy_poll(loop, loop_busy_poll_us(s->sh[0]->loop));
+static void shard_free(struct shard *sh)
+{
+	struct shard_msg *m, *next;
+	unsigned int i;
 
-		if (!loop || !st || stack_init(st, loop) < 0) {
-			free(st);
-			loop_free(loop);
-			snprintf(err, err_len, "shard %u: out of memory", i);
-			return -ENOMEM;
-		}
-		st->tcp_settings = st0->tcp_settings;
-		sh = shard_new(s, i, loop, st);
-		if (!sh) {
-			stack_fini(st);
-			free(st);
-			loop_free(loop);
-			snprintf(err, err_len, "shard %u: out of memory or fds", i);
-			return -ENOMEM;
-		}
-		s->sh[s->n++] = sh;
-		if (st0->policy) {
-			sh->policy = *st0->policy;
-			policy_clear_hits(&sh->policy);
-			st->policy = &sh->policy;
-		}
-		if (st0->ledger) {
-			ledger_share(st0->ledger, i, n, &sh->ledger);
-			st->ledger = &sh->ledger;
-		}
-		ret = st0->has_secret ? stack_set_secret(st, st0->secret) : 0;
-		if (ret >= 0)
-			ret = limits_apply(st, &share);
-		stack_icmp_share(st, n);
+	for (i = 0; i < sh->set->n_svcs; i++)
+		svc_free(sh->svc[i]);
+	svc_udp_table_free(sh->svc_udp);
+	stack_fini(&sh->st);	/* its pairs leave the ledger slice first */
+	loop_fd_del(sh->loop, &sh->wake_lfd);
+	close(sh->wake_fd);
+	for (m = sh->inbox; m; m = next) {
+		next = m->next;
+		free(m);
 	}
+	ledger_unmap(&sh->ledger);
+	loop_free(sh->loop);
+	pthread_mutex_destroy(&sh->lock);
+	free(sh);
+}
+
+/*
+ * Shard @index of @n, made from the set's configuration: its loop, its
+ * stack, its copy of the policy, the secret, its share. The one way every
+ * shard is made, the first as the others.
+ */
+static struct shard *shard_new(struct shards *s, unsigned int index, unsigned int n, char *err, size_t err_len)
+{
+	const struct shard_conf *c = &s->conf;
+	struct shard *sh = calloc(1, sizeof(*sh));
+	int ret;
+
+	if (!sh) {
+		snprintf(err, err_len, "shard %u: out of memory", index);
+		return NULL;
+	}
+	sh->index = index;
+	sh->set = s;
+	sh->ledger.fd = -1;
+	pthread_mutex_init(&sh->lock, NULL);
+	sh->loop = loop_new(c->virtual_clock);
+	sh->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!sh->loop || sh->wake_fd < 0 ||
+	    loop_fd_add(sh->loop, &sh->wake_lfd, sh->wake_fd, EPOLLIN, shard_wake, sh) < 0) {
+		snprintf(err, err_len, "shard %u: epoll or eventfd: %s", index, strerror(errno));
+		goto err_loop;
+	}
+	loop_set_busy_poll(sh->loop, c->busy_poll_us);
+	ret = stack_init(&sh->st, sh->loop);
+	if (ret < 0) {
+		snprintf(err, err_len, "shard %u: stack: %s", index, strerror(-ret));
+		goto err_loop;
+	}
+	sh->st.tcp_settings = c->tcp_settings;
+	if (c->policy) {
+		sh->policy = *c->policy;
+		policy_clear_hits(&sh->policy);
+		sh->st.policy = &sh->policy;
+	}
+	/* the supervisor's secret: ISNs and timestamps continue the dead one's */
+	ret = c->secret ? stack_set_secret(&sh->st, c->secret) : 0;
+	if (ret < 0) {
+		snprintf(err, err_len, "shard %u: secret: %s", index, strerror(-ret));
+		goto err;
+	}
+	ret = shard_share_out(sh, n);
+	if (ret < 0) {
+		snprintf(err, err_len, "shard %u: resource caps: %s", index, strerror(-ret));
+		goto err;
+	}
+	stack_on_neigh_learned(&sh->st, shard_neigh_learned, sh);
+	return sh;
+err:
+	shard_free(sh);
+	return NULL;
+err_loop:
+	if (sh->wake_fd >= 0)
+		close(sh->wake_fd);
+	loop_free(sh->loop);
+	pthread_mutex_destroy(&sh->lock);
+	free(sh);
+	return NULL;
+}
+
+/**
+ * shards_init() - the first shard, made from @conf
+ * @s:		the shards
+ * @conf:	what every shard is made from (copied; what it points to
+ *		must stay until shards_free())
+ * @err, @err_len: why not
+ *
+ * Return: 0 or negative errno.
+ */
+int shards_init(struct shards *s, const struct shard_conf *conf, char *err, size_t err_len)
+{
+	memset(s, 0, sizeof(*s));
+	s->conf = *conf;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->sh[0] = shard_new(s, 0, 1, err, err_len);
+	if (!s->sh[0]) {
+		pthread_cond_destroy(&s->cond);
+		pthread_mutex_destroy(&s->lock);
+		return -ENOMEM;
+	}
+	s->n = 1;
+	return 0;
+}
+
+/**
+ * shards_grow() - shards 1..@n-1, made as shard 0 was; shard 0's share
+ * shrinks to one of @n
+ * @s:		the shards, still one, with no link or service yet
+ * @n:		2..SHARD_MAX
+ * @err, @err_len: why not
+ *
+ * Return: 0 or negative errno.
+ */
+int shards_grow(struct shards *s, unsigned int n, char *err, size_t err_len)
+{
+	int ret;
+
+	if (s->n != 1 || n < 2 || n > SHARD_MAX) {
+		snprintf(err, err_len, "%u shards: out of range 2..%d", n, SHARD_MAX);
+		return -EINVAL;
+	}
+	ret = shard_share_out(s->sh[0], n);
 	if (ret < 0) {
 		snprintf(err, err_len, "shards: %s", strerror(-ret));
 		return ret;
 	}
+	while (s->n < n) {
+		struct shard *sh = shard_new(s, s->n, n, err, err_len);
+
+		if (!sh)
+			return -ENOMEM;
+		s->sh[s->n++] = sh;
+	}
 	return 0;
+}
+
+/**
+ * shards_add_service() - one --publish or --forward, on the shards that
+ * run it
+ * @s:		the shards, grown (and steered, with more than one)
+ * @spec:	the service
+ * @listen_fd:	a forward's listener the supervisor bound, or -1; taken
+ * @err, @err_len: why not
+ *
+ * A publish and a TCP forward run on every shard, the forward's listener
+ * shared (each shard's copy of the fd; accept() decides, and each picks
+ * ports whose flows the kernel steers back to it); a UDP forward on the
+ * shard its remote's address pair is steered to, since its flows all share
+ * that pair.
+ *
+ * Return: 0 or negative errno; what was placed is freed with the shards.
+ */
+int shards_add_service(struct shards *s, const struct svc_spec *spec, int listen_fd, char *err, size_t err_len)
+{
+	unsigned int idx = s->n_svcs, first = 0, end = s->n, k;
+	int owner;
+
+	if (idx >= SHARD_MAX_SVCS) {
+		snprintf(err, err_len, "%s: more than %d services", spec->text, SHARD_MAX_SVCS);
+		if (listen_fd >= 0)
+			close(listen_fd);
+		return -E2BIG;
+	}
+	for (k = 0; k < s->n; k++) {
+		if (s->sh[k]->svc_udp)
+			continue;
+		s->sh[k]->svc_udp = svc_udp_table_new(&s->sh[k]->st);
+		if (!s->sh[k]->svc_udp) {
+			snprintf(err, err_len, "stack: no memory or room for the UDP services' table");
+			if (listen_fd >= 0)
+				close(listen_fd);
+			return -ENOMEM;
+		}
+	}
+	s->n_svcs++;
+	if (spec->kind == SVC_FORWARD && spec->proto == IPPROTO_UDP && end > 1) {
+		owner = stack_owner_of_remote(&s->sh[0]->st, &spec->remote);
+		first = owner < 0 ? 0 : (unsigned int)owner;	/* no route: shard 0 counts the errors */
+		end = first + 1;
+	}
+	if (spec->kind == SVC_FORWARD && listen_fd < 0 && end - first > 1) {
+		listen_fd = svc_listen_open(spec, err, err_len);
+		if (listen_fd < 0)
+			return listen_fd;
+	}
+	for (k = first; k < end; k++) {
+		bool last = k + 1 == end;	/* the last one takes @listen_fd itself */
+		int fd = listen_fd;
+
+		if (listen_fd >= 0 && !last) {
+			fd = fcntl(listen_fd, F_DUPFD_CLOEXEC, 3);
+			if (fd < 0) {
+				int e = errno;
+
+				snprintf(err, err_len, "%s: dup: %s", spec->text, strerror(e));
+				close(listen_fd);
+				return -e;
+			}
+		}
+		s->sh[k]->svc[idx] = svc_new(&s->sh[k]->st, s->sh[k]->svc_udp, spec, fd, err, err_len);
+		if (!s->sh[k]->svc[idx]) {
+			if (!last && listen_fd >= 0)
+				close(listen_fd);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/**
+ * shards_start() - start every shard's stack, face and services
+ * @s:	the shards, configured; their threads not yet through the gate
+ *
+ * Return: 0 or negative errno.
+ */
+int shards_start(struct shards *s)
+{
+	unsigned int i, k;
+	int ret = 0;
+
+	for (k = 0; ret >= 0 && k < s->n; k++) {
+		struct shard *sh = s->sh[k];
+
+		ret = stack_start(&sh->st);
+		if (ret >= 0)
+			ret = face_start(face_of(&sh->st));
+		for (i = 0; ret >= 0 && i < s->n_svcs; i++)
+			ret = sh->svc[i] ? svc_start(sh->svc[i]) : 0;
+	}
+	return ret;
 }
 
 /**
@@ -307,7 +452,7 @@ void shards_steer(struct shards *s, uint32_t seed)
 	unsigned int i;
 
 	for (i = 0; i < s->n; i++)
-		stack_steer_set(s->sh[i]->st, seed, s->n, i);
+		stack_steer_set(&s->sh[i]->st, seed, s->n, i);
 	s->steered = true;
 }
 
@@ -349,8 +494,8 @@ static void *shard_main(void *arg)
 		abort();	/* the supervisor starts the next datapath */
 	}
 	/* asked to stop: the container and the remote ends hear a RST now */
-	face_tcp_stop(face_of(sh->st));
-	stack_links_flush(sh->st);
+	face_tcp_stop(face_of(&sh->st));
+	stack_links_flush(&sh->st);
 	pkt_pool_drain();
 	return NULL;
 }
@@ -418,33 +563,15 @@ void shards_stop(struct shards *s)
 }
 
 /**
- * shards_free() - release every shard; shard 0's loop and stack stay
- * @s:	the shards, stopped, and shard 0's stack finished (stack_fini():
- *	its pairs leave the ledger slice freed here)
+ * shards_free() - release every shard: its services, stack and loop
+ * @s:	the shards, stopped
  */
 void shards_free(struct shards *s)
 {
 	unsigned int i;
 
-	for (i = 0; i < s->n; i++) {
-		struct shard *sh = s->sh[i];
-		struct shard_msg *m, *next;
-
-		loop_fd_del(sh->loop, &sh->wake_lfd);
-		close(sh->wake_fd);
-		for (m = sh->inbox; m; m = next) {
-			next = m->next;
-			free(m);
-		}
-		if (i) {
-			stack_fini(sh->st);
-			free(sh->st);
-			loop_free(sh->loop);
-		}
-		ledger_unmap(&sh->ledger);
-		pthread_mutex_destroy(&sh->lock);
-		free(sh);
-	}
+	for (i = s->n; i-- > 0;)
+		shard_free(s->sh[i]);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	memset(s, 0, sizeof(*s));

@@ -36,6 +36,7 @@
 #include "datapath/link/link.h"
 #include "datapath/net/net.h"
 #include "datapath/pkt.h"
+#include "datapath/shard.h"
 
 static const uint8_t dpt_our_mac[6] = { 0x02, 0, 0, 0, 0, 0x02 };
 static const uint8_t dpt_peer_mac[6] = { 0x02, 0, 0, 0, 0, 0x01 };
@@ -60,11 +61,10 @@ struct dpt_link_opts {
 };
 
 /*
- * A loop (virtual clock, at 1000 s), a stack on it and the link of @o, added
- * to the stack but not started. *@peer_fd is the wire's other end.
+ * The link of @o on @st, added but not started. *@peer_fd is the wire's
+ * other end.
  */
-static inline struct link *dpt_stack_up(struct loop **lp, struct stack *st, const struct dpt_link_opts *o,
-					int *peer_fd)
+static inline struct link *dpt_link_add(struct stack *st, const struct dpt_link_opts *o, int *peer_fd)
 {
 	struct proto_link *cfg = calloc(1, sizeof(*cfg));
 	struct link *lk;
@@ -72,10 +72,6 @@ static inline struct link *dpt_stack_up(struct loop **lp, struct stack *st, cons
 	int sv[2];
 
 	ck_assert_ptr_nonnull(cfg);
-	*lp = loop_new(true);
-	ck_assert_ptr_nonnull(*lp);
-	loop_advance_ms(*lp, 1000000);
-	ck_assert_int_eq(stack_init(st, *lp), 0);
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0, sv), 0);
 	if (o->sockbuf) {
 		setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &o->sockbuf, sizeof(o->sockbuf));
@@ -112,6 +108,47 @@ static inline struct link *dpt_stack_up(struct loop **lp, struct stack *st, cons
 	ck_assert_int_eq(stack_add_link(st, lk), 0);
 	free(cfg);
 	return lk;
+}
+
+/*
+ * A loop (virtual clock, at 1000 s), a stack on it and the link of @o, added
+ * to the stack but not started. *@peer_fd is the wire's other end.
+ */
+static inline struct link *dpt_stack_up(struct loop **lp, struct stack *st, const struct dpt_link_opts *o,
+					int *peer_fd)
+{
+	*lp = loop_new(true);
+	ck_assert_ptr_nonnull(*lp);
+	loop_advance_ms(*lp, 1000000);
+	ck_assert_int_eq(stack_init(st, *lp), 0);
+	return dpt_link_add(st, o, peer_fd);
+}
+
+/*
+ * One shard made as the datapath makes its shards (shards_init(), a virtual
+ * clock at 1000 s): its loop and stack; with @o, the link of @o on it, added
+ * but not started (*@peer_fd the wire's other end).
+ */
+static inline struct stack *dpt_shard_up(struct shards *sh, const struct dpt_link_opts *o, int *peer_fd)
+{
+	struct shard_conf conf = { .virtual_clock = true };
+	char err[256];
+
+	ck_assert_msg(shards_init(sh, &conf, err, sizeof(err)) == 0, "%s", err);
+	loop_advance_ms(sh->sh[0]->loop, 1000000);
+	if (o)
+		dpt_link_add(&sh->sh[0]->st, o, peer_fd);
+	return &sh->sh[0]->st;
+}
+
+/* Undo dpt_shard_up(); no packet buffer may be left. */
+static inline void dpt_shard_down(struct shards *sh, int peer_fd)
+{
+	shards_free(sh);
+	if (peer_fd >= 0)
+		close(peer_fd);
+	ck_assert_int_eq(pkt_live(), 0);
+	pkt_pool_drain();
 }
 
 /* Undo dpt_stack_up(); no packet buffer may be left. */

@@ -777,8 +777,11 @@ END_TEST
 START_TEST(test_limits_apply_and_stats)
 {
 	struct stack_limits lim = { .max_conns = 100, .tcp_mem = 8u << 20 };
+	struct shard_conf conf = { .virtual_clock = true };
 	struct tcp_stack_stats ts;
-	char *text = NULL;
+	struct shards sh;
+	char err[256], *text = NULL;
+	unsigned int i;
 	size_t len = 0;
 	struct dp dp;
 	FILE *f;
@@ -792,17 +795,24 @@ START_TEST(test_limits_apply_and_stats)
 	ck_assert_uint_eq(st.limits.neigh_max, NEIGH_MAX);
 	tcp_stack_stats(tcp_glue_stack(&st), &ts);
 	ck_assert_uint_eq(ts.conns, 0);
-	/* the stats print each cap as max/used/hits */
+	/* a shard made with these caps prints each as max/used/hits */
 	memset(&dp, 0, sizeof(dp));
-	dp.st = st;
-	dp.loop = lp;
-	dp.svcs[0].udp = svc_udp_table_new(&st);
-	ck_assert_ptr_nonnull(dp.svcs[0].udp);
+	conf.limits = lim;
+	ck_assert_msg(shards_init(&sh, &conf, err, sizeof(err)) == 0, "%s", err);
+	dp.shards = &sh;
+	dp.loop = sh.sh[0]->loop;
 	f = open_memstream(&text, &len);
 	ck_assert_ptr_nonnull(f);
 	ck_assert_int_eq(control_print_stats(&dp, f, true), 0);
 	fclose(f);
-	svc_udp_table_free(dp.svcs[0].udp);
+	/* two shards: each its half, shard 0 as the one made after it */
+	ck_assert_msg(shards_grow(&sh, 2, err, sizeof(err)) == 0, "%s", err);
+	for (i = 0; i < 2; i++) {
+		ck_assert_uint_eq(sh.sh[i]->st.limits.max_conns, 50);
+		ck_assert_uint_eq(sh.sh[i]->st.limits.max_timewait, TCP_MAX_TIMEWAIT_DEFAULT / 2);
+		ck_assert_uint_eq(sh.sh[i]->st.limits.tcp_mem, 4u << 20);
+	}
+	shards_free(&sh);
 	ck_assert_ptr_nonnull(strstr(text, "\"limits\":{"));
 	ck_assert_ptr_nonnull(strstr(text, "\"tcp_conns\":{\"max\":100,\"used\":0,\"hits\":0}"));
 	ck_assert_ptr_nonnull(strstr(text, "\"tcp_mem\":{\"max\":8388608,"));

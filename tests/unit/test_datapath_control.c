@@ -72,7 +72,7 @@ static void *turn(void *arg)
 START_TEST(test_shard_that_does_not_park)
 {
 	int fds = dpt_count_fds();
-	struct loop *lp = loop_new(false);
+	struct shard_conf conf = { 0 };
 	struct shards sh;
 	struct dp dp;
 	char err[128], *text;
@@ -80,12 +80,10 @@ START_TEST(test_shard_that_does_not_park)
 	unsigned int i;
 	double t0;
 
-	ck_assert_ptr_nonnull(lp);
 	memset(&dp, 0, sizeof(dp));
-	ck_assert_int_eq(stack_init(&dp.st, lp), 0);
-	ck_assert_int_eq(shards_init(&sh, lp, &dp.st), 0);
+	ck_assert_int_eq(shards_init(&sh, &conf, err, sizeof(err)), 0);
 	ck_assert_int_eq(shards_grow(&sh, 2, err, sizeof(err)), 0);
-	dp.loop = lp;
+	dp.loop = sh.sh[0]->loop;
 	dp.shards = &sh;
 	dp.control_fd = -1;
 
@@ -133,9 +131,7 @@ START_TEST(test_shard_that_does_not_park)
 	free(text);
 
 	shards_stop(&sh);
-	stack_fini(&dp.st);
 	shards_free(&sh);
-	loop_free(lp);
 	ck_assert_int_eq(dpt_count_fds(), fds);
 	ck_assert_int_eq(pkt_live(), 0);
 	pkt_pool_drain();

@@ -208,21 +208,20 @@ static void assert_grouped(const char *text)
 	free(copy);
 }
 
-static struct loop *lp;
-static struct stack st;
+static struct shards sh;
+static struct stack *st;
 static int peer_fd;
 
 static void s_setup(void)
 {
 	const struct dpt_link_opts o = { .mode = PROTO_GSO_SW, .addr4 = "10.0.0.2" };
 
-	memset(&st, 0, sizeof(st));
-	dpt_stack_up(&lp, &st, &o, &peer_fd);
+	st = dpt_shard_up(&sh, &o, &peer_fd);
 }
 
 static void s_teardown(void)
 {
-	dpt_stack_down(lp, &st, peer_fd);
+	dpt_shard_down(&sh, peer_fd);
 }
 
 START_TEST(test_expo_summary)
@@ -234,15 +233,15 @@ START_TEST(test_expo_summary)
 	struct dp dp;
 	FILE *f;
 
-	st.links[0]->stats.rx_bytes = 1234;
-	st.links[0]->stats.tx_bytes = 567;
-	st.links[0]->stats.rx_frames = 12;
-	st.links[0]->stats.tx_frames = 5;
-	st.drop[DROP_NOT_FOR_US] = 3;
-	st.drop[DROP_BAD_CHECKSUM] = 1;
+	st->links[0]->stats.rx_bytes = 1234;
+	st->links[0]->stats.tx_bytes = 567;
+	st->links[0]->stats.rx_frames = 12;
+	st->links[0]->stats.tx_frames = 5;
+	st->drop[DROP_NOT_FOR_US] = 3;
+	st->drop[DROP_BAD_CHECKSUM] = 1;
 	memset(&dp, 0, sizeof(dp));
-	dp.st = st;
-	dp.loop = lp;
+	dp.shards = &sh;
+	dp.loop = sh.sh[0]->loop;
 	dp.name = "oci:web \"1\"";
 	f = open_memstream(&json, &len);
 	ck_assert_ptr_nonnull(f);

@@ -27,12 +27,11 @@
 #include "datapath_testlib.h"
 
 static struct loop *lp;
-static struct stack st;
+static struct shards sh;
+static struct stack *st;
 static int backend = -1;
 static uint16_t backend_port;
-static struct svc *svcs[2];
-static unsigned int n_svcs;
-static int fds0;
+static int fds0, fds_start;	/* after setup; before it */
 static struct svc_udp_table *tbl;
 
 static void setup(void)
@@ -40,34 +39,23 @@ static void setup(void)
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t sl = sizeof(sin);
 
-	lp = loop_new(true);
-	ck_assert_ptr_nonnull(lp);
-	loop_advance_ms(lp, 1000000);
-	ck_assert_int_eq(stack_init(&st, lp), 0);
-	tbl = svc_udp_table_new(&st);
-	ck_assert_ptr_nonnull(tbl);
+	fds_start = dpt_count_fds();
+	st = dpt_shard_up(&sh, NULL, NULL);
+	lp = sh.sh[0]->loop;
+	tbl = NULL;	/* the shard's, made with the first service */
 	backend = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
 	ck_assert_int_ge(backend, 0);
 	ck_assert_int_eq(bind(backend, (struct sockaddr *)&sin, sizeof(sin)), 0);
 	ck_assert_int_eq(getsockname(backend, (struct sockaddr *)&sin, &sl), 0);
 	backend_port = ntohs(sin.sin_port);
-	n_svcs = 0;
 	fds0 = dpt_count_fds();
 }
 
 static void teardown(void)
 {
-	unsigned int i;
-
-	for (i = 0; i < n_svcs; i++)
-		svc_free(svcs[i]);
-	svc_udp_table_free(tbl);
-	ck_assert_int_eq(dpt_count_fds(), fds0);	/* every flow's socket closed */
 	close(backend);
-	stack_fini(&st);
-	loop_free(lp);
-	ck_assert_int_eq(pkt_live(), 0);
-	pkt_pool_drain();
+	dpt_shard_down(&sh, -1);
+	ck_assert_int_eq(dpt_count_fds(), fds_start);	/* every flow's socket closed */
 }
 
 static struct svc_udp *publish(uint16_t port)
@@ -78,11 +66,11 @@ static struct svc_udp *publish(uint16_t port)
 
 	snprintf(text, sizeof(text), "udp:%u=127.0.0.1:%u", port, backend_port);
 	ck_assert_int_eq(svc_spec_parse(text, SVC_PUBLISH, &spec, err, sizeof(err)), 0);
-	s = svc_new(&st, tbl, &spec, -1, err, sizeof(err));
-	ck_assert_msg(s != NULL, "%s", err);
+	ck_assert_msg(shards_add_service(&sh, &spec, -1, err, sizeof(err)) == 0, "%s", err);
+	s = sh.sh[0]->svc[sh.n_svcs - 1];
+	tbl = sh.sh[0]->svc_udp;
 	ck_assert_int_eq(s->proto, IPPROTO_UDP);
 	ck_assert_int_eq(svc_start(s), 0);
-	svcs[n_svcs++] = s;
 	return s->udp;
 }
 
@@ -106,7 +94,7 @@ static void peer_send(uint16_t port, unsigned int host, uint16_t sport)
 	dst.a.v4.s_addr = htonl(0x0a000002);
 	found = NULL;
 	want_port = port;
-	udp_for_each(&st, find_sock, NULL);
+	udp_for_each(st, find_sock, NULL);
 	ck_assert_ptr_nonnull(found);
 	loop_advance_ms(lp, 1);
 	found->fn(found, &src, sport, &dst, data, sizeof(data));
@@ -158,7 +146,7 @@ static void set_caps(const char *flows, const char *per_source)
 	if (per_source)
 		ck_assert_int_eq(limits_parse(&lim, "max-udp-flows-per-source", per_source, err,
 						    sizeof(err)), 0);
-	ck_assert_int_eq(limits_apply(&st, &lim), 0);
+	ck_assert_int_eq(limits_apply(st, &lim), 0);
 }
 
 START_TEST(test_per_source_recycles_own_oldest)
@@ -208,7 +196,7 @@ START_TEST(test_per_source_recycles_own_oldest)
 	ck_assert_int_eq(dpt_count_fds(), fds0 + 6);
 	ck_assert_uint_eq(backend_drain(), 47);
 
-	svc_udp_usage(tbl, svcs, n_svcs, &u);
+	svc_udp_usage(tbl, sh.sh[0]->svc, sh.n_svcs, &u);
 	ck_assert_uint_eq(u.per_source_max, 4);
 	ck_assert_uint_eq(u.per_source_used, 4);
 	ck_assert_uint_eq(u.per_source_hits, 48);
@@ -230,7 +218,7 @@ START_TEST(test_total_cap_lru_across_services)
 	unsigned int i;
 
 	set_caps("8", "0");	/* 0: no per-source cap */
-	ck_assert_uint_eq(st.limits.udp_flows_per_source, SVC_UDP_NO_CAP);
+	ck_assert_uint_eq(st->limits.udp_flows_per_source, SVC_UDP_NO_CAP);
 	s1 = publish(5000);
 	s2 = publish(5001);
 	/* one source, 12 ports on s1: only the total cap holds it */
@@ -258,7 +246,7 @@ START_TEST(test_total_cap_lru_across_services)
 	ck_assert_int_eq(dpt_count_fds(), fds0 + 8);
 	ck_assert_uint_eq(backend_drain(), 12 + 1 + 3 + 2);
 
-	svc_udp_usage(tbl, svcs, n_svcs, &u);
+	svc_udp_usage(tbl, sh.sh[0]->svc, sh.n_svcs, &u);
 	ck_assert_uint_eq(u.flows_max, 8);
 	ck_assert_uint_eq(u.flows_used, 8);
 	ck_assert_uint_eq(u.flows_hits, 4 + 3 + 1);
@@ -288,7 +276,7 @@ START_TEST(test_host_gso_runs)
 	dst.a.v4.s_addr = htonl(0x0a000002);
 	found = NULL;
 	want_port = 5200;
-	udp_for_each(&st, find_sock, NULL);
+	udp_for_each(st, find_sock, NULL);
 	ck_assert_ptr_nonnull(found);
 	for (i = 0; i < n; i++) {
 		memset(data, (int)i + 1, sizes[i]);
@@ -320,9 +308,9 @@ START_TEST(test_stats_and_options)
 	FILE *f;
 
 	/* defaults, ranges */
-	ck_assert_int_eq(limits_apply(&st, &lim), 0);
-	ck_assert_uint_eq(st.limits.udp_flows, 4096);
-	ck_assert_uint_eq(st.limits.udp_flows_per_source, 256);
+	ck_assert_int_eq(limits_apply(st, &lim), 0);
+	ck_assert_uint_eq(st->limits.udp_flows, 4096);
+	ck_assert_uint_eq(st->limits.udp_flows_per_source, 256);
 	ck_assert_int_eq(limits_parse(&lim, "max-udp-flows", "0", err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "out of range"));
 	ck_assert_int_eq(limits_parse(&lim, "max-udp-flows", "2000000", err, sizeof(err)), -EINVAL);
@@ -337,11 +325,8 @@ START_TEST(test_stats_and_options)
 		peer_send(5000, 10, (uint16_t)(1000 + i));
 	peer_send(5000, 11, 1000);
 	memset(&dp, 0, sizeof(dp));
-	dp.st = st;
+	dp.shards = &sh;
 	dp.loop = lp;
-	dp.n_svcs = n_svcs;
-	dp.svcs[0].svc[0] = svcs[0];
-	dp.svcs[0].udp = tbl;
 	f = open_memstream(&text, &len);
 	ck_assert_ptr_nonnull(f);
 	ck_assert_int_eq(control_print_stats(&dp, f, true), 0);
