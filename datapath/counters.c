@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * counters.c - the name tables of counters.h, built from the same X-macro
- * lists as the enums so they cannot drift apart.
+ * lists as the enums so they cannot drift apart, and the walks over a
+ * layer's struct stat_table.
  */
 #include <ctype.h>
+#include <string.h>
 
+#include "common/out.h"
 #include "datapath/counters.h"
 
 /* Lower-case copies of the macro names, made once. */
@@ -55,4 +58,64 @@ const char *dp_ctr_name(unsigned int c)
 const char *dp_drop_name(unsigned int d)
 {
 	return d < DROP_MAX ? dp_drop_lower[d] : "?";
+}
+
+/**
+ * stat_value() - the number a row describes
+ * @d:	the row
+ * @v:	the layer's struct
+ * Return: the value.
+ */
+uint64_t stat_value(const struct stat_desc *d, const void *v)
+{
+	uint64_t x;
+
+	memcpy(&x, (const char *)v + d->offset, sizeof(x));
+	return x;
+}
+
+/**
+ * stat_add() - add every number of @part to @sum (the shards' parts)
+ * @t:		the table both are described by
+ * @sum, @part:	two of the layer's structs
+ */
+void stat_add(const struct stat_table *t, void *sum, const void *part)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->n; i++) {
+		uint64_t x = stat_value(&t->rows[i], sum) + stat_value(&t->rows[i], part);
+
+		memcpy((char *)sum + t->rows[i].offset, &x, sizeof(x));
+	}
+}
+
+/**
+ * stat_print() - every row of @t, key and value, in the open object of @o
+ * @t:	the table
+ * @v:	the layer's struct it describes
+ * @o:	the printer (text or JSON)
+ */
+void stat_print(const struct stat_table *t, const void *v, struct out *o)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->n; i++)
+		out_u64(o, t->rows[i].key, stat_value(&t->rows[i], v));
+}
+
+static const char *const stat_kind_names[] = {
+	[STAT_COUNTER] = "counter",
+	[STAT_GAUGE] = "gauge",
+};
+_Static_assert(sizeof(stat_kind_names) / sizeof(stat_kind_names[0]) == STAT_KIND_MAX, "stat kind names");
+
+/**
+ * stat_kind_name() - the Prometheus TYPE of a kind
+ * @k:	the kind
+ * Return: "counter" or "gauge".
+ */
+const char *stat_kind_name(enum stat_kind k)
+{
+	return k < STAT_KIND_MAX ? stat_kind_names[k] : "untyped";
 }

@@ -12,6 +12,9 @@
 #ifndef SANDNET_DATAPATH_COUNTERS_H
 #define SANDNET_DATAPATH_COUNTERS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #define DP_CTR_LIST(X)		\
 	X(ETH_IN)		\
 	X(ARP_IN)		\
@@ -94,5 +97,60 @@ enum dp_drop { DP_DROP_LIST(DP_X_ENUM_DROP) DROP_MAX };
 
 const char *dp_ctr_name(unsigned int c);
 const char *dp_drop_name(unsigned int d);
+
+/* What a number is: one that only grows, or a level that goes both ways. */
+enum stat_kind {
+	STAT_COUNTER,
+	STAT_GAUGE,
+	STAT_KIND_MAX
+};
+
+/**
+ * struct stat_desc - one number a layer keeps, described once
+ * @key:	its name in `datapath stats`: the text label and the JSON key
+ * @offset:	where its uint64_t is in the layer's struct (STAT_AT())
+ * @kind:	counter or gauge
+ * @family:	its Prometheus metric; NULL: one more sample of the row
+ *		before's family, told apart by @label; STAT_NOT_EXPORTED: in the
+ *		stats only (the row says why)
+ * @help:	what it counts, one sentence (the metric's HELP)
+ * @label, @value: a fixed label of its sample, or NULL
+ * @scale:	the exported value is the number times it (nanoseconds to
+ *		seconds); 0: the number itself
+ */
+struct stat_desc {
+	const char *key;
+	size_t offset;
+	enum stat_kind kind;
+	const char *family;
+	const char *help;
+	const char *label, *value;
+	double scale;
+};
+
+#define STAT_NOT_EXPORTED	""
+
+/* The offset of @field of @type, which must be a uint64_t. */
+#define STAT_AT(type, field)								\
+	(offsetof(type, field) +							\
+	 0 * sizeof(char[__builtin_types_compatible_p(__typeof__(((type *)0)->field), uint64_t) ? 1 : -1]))
+
+/**
+ * struct stat_table - a layer's numbers
+ * @rows:	in the order they are printed
+ * @n:		how many
+ */
+struct stat_table {
+	const struct stat_desc *rows;
+	unsigned int n;
+};
+
+#define STAT_TABLE(rows) { (rows), sizeof(rows) / sizeof((rows)[0]) }
+
+struct out;
+uint64_t stat_value(const struct stat_desc *d, const void *v);
+void stat_add(const struct stat_table *t, void *sum, const void *part);
+void stat_print(const struct stat_table *t, const void *v, struct out *o);
+const char *stat_kind_name(enum stat_kind k);
 
 #endif /* SANDNET_DATAPATH_COUNTERS_H */

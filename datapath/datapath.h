@@ -9,7 +9,8 @@
  *   shard.c     a stack per thread, when netsetup steered the links
  *   limits.c    the resource caps' options, given to the stack
  *   privdrop.c  drop every privilege for good (libcap-ng)
- *   control.c   the control socket and `datapath stats`
+ *   control.c   the control socket
+ *   stats.c     `datapath stats`: every counter, and the summary (stats.h)
  */
 #ifndef SANDNET_DATAPATH_DATAPATH_H
 #define SANDNET_DATAPATH_DATAPATH_H
@@ -139,13 +140,9 @@ typedef int (*control_request_fn)(void *ctx, const char *req, FILE *f);
 int control_bind(const char *path, char *err, size_t err_len);
 void control_answer(int listen_fd, control_print_fn print, control_request_fn more, void *ctx);
 int control_request(const char *path, const char *req, char **out, size_t *out_len, char *err, size_t err_len);
-void control_print_supervisor(struct out *o, const struct ledger_head *h, const char *state,
-			      const char *reason);
 int control_adopt(struct dp *dp, int fd);
 int control_start(struct dp *dp);
 void control_close(struct dp *dp);
-int control_print_stats(struct dp *dp, FILE *f, bool json);
-int control_print_summary(struct dp *dp, FILE *f, bool json);
 int control_client(const char *path, bool json, FILE *out, char *err, size_t err_len);
 int control_client_all(const char *dir, bool json, char *err, size_t err_len);
 int control_sockets_list(const char *dir, char ***names);

@@ -16,17 +16,17 @@
  * (_bytes, _seconds) and counters end in _total.
  *
  * Where a series comes from:
- *   - single numbers of the summary: the table metrics_expo_scalars[], one
- *     row a (dotted) path, its family, a scale (uptime_ms -> seconds) and at
- *     most one fixed label. A field that a later datapath adds to its summary
- *     is one more row; a row whose path a summary lacks prints nothing for
- *     that datapath (nothing is made up: sandnet_datapath_restarts_total
- *     and _deaths_total come from the supervisor's "supervisor.restarts"
- *     and "supervisor.deaths", control_print_supervisor());
- *   - rows of the summary (link_totals[], dropped[], shard_rows[] with a
- *     shard="N" label, policy.*.rules[]) and
- *     the supervisor's status (a gauge per state, 1 for the current one):
- *     one function each below;
+ *   - the summary's numbers: every table of stats_summary_sections[]
+ *     (stats.h), walked as the datapath printed them. Each row says its
+ *     key, its family, its kind, its HELP, a fixed label and a scale
+ *     (uptime_ms -> seconds), so a number a layer adds to its table is
+ *     exported with nothing here to change; a row's key that a summary lacks
+ *     (an older datapath's) prints nothing for that datapath: nothing is
+ *     made up. Rows of an array ("shard_rows", "link_totals") carry the
+ *     row's id as a label (shard="N", link="eth0");
+ *   - the drops by layer and reason, the policy's rules and the
+ *     supervisor's status (a gauge per state, 1 for the current one): one
+ *     function each below;
  *   - the process (CPU time, resident memory) from /proc (metrics_scrape.c);
  *   - the exporter itself: sandnet_datapath_up (0 for a socket that gave no
  *     summary), sandnet_scrape_errors_total by reason, the last scrape's
@@ -44,71 +44,7 @@
 #include <string.h>
 
 #include "datapath/metrics.h"
-
-/**
- * struct metrics_expo_scalar - one number of the summary as one sample
- * @family:	the metric; NULL: the family of the row before (more samples)
- * @type:	"counter" or "gauge"
- * @help:	the HELP text
- * @path:	where in the summary: object keys separated by '.'
- * @scale:	the value is multiplied by it (milliseconds to seconds)
- * @label:	a fixed label of this row, or NULL; @value: its value
- */
-struct metrics_expo_scalar {
-	const char *family, *type, *help, *path;
-	double scale;
-	const char *label, *value;
-};
-
-static const struct metrics_expo_scalar metrics_expo_scalars[] = {
-	{ "sandnet_datapath_uptime_seconds", "gauge", "Seconds the datapath has been serving.",
-	  "uptime_ms", 0.001, NULL, NULL },
-	{ "sandnet_tcp_connections_opened_total", "counter",
-	  "TCP connections through the container face, by who opened them (outbound: the container).",
-	  "totals.tcp_outbound", 1, "direction", "outbound" },
-	{ NULL, NULL, NULL, "totals.tcp_inbound", 1, "direction", "inbound" },
-	{ "sandnet_tcp_connections_open", "gauge", "TCP connections of the container open now.",
-	  "totals.tcp_open", 1, NULL, NULL },
-	{ "sandnet_udp_flows_opened_total", "counter", "UDP flows through the container face, either side opened.",
-	  "totals.udp_flows", 1, NULL, NULL },
-	{ "sandnet_udp_flows_open", "gauge", "UDP flows of the container open now.",
-	  "totals.udp_flows_open", 1, NULL, NULL },
-	{ "sandnet_face_udp_paced_total", "counter",
-	  "UDP datagrams (or GSO frames) the container face held to space them as they arrived, by direction.",
-	  "totals.udp_held_to_container", 1, "direction", "to_container" },
-	{ NULL, NULL, NULL, "totals.udp_held_to_network", 1, "direction", "to_network" },
-	{ "sandnet_face_udp_pace_overruns_total", "counter",
-	  "Of those, sent before their time: held too long or too much held, by direction.",
-	  "totals.udp_pace_overruns_to_container", 1, "direction", "to_container" },
-	{ NULL, NULL, NULL, "totals.udp_pace_overruns_to_network", 1, "direction", "to_network" },
-	{ "sandnet_container_udp_receive_errors_total", "counter",
-	  "Datagrams the container's own UDP sockets dropped on receive, every reason (its kernel's Udp and "
-	  "Udp6 InErrors).",
-	  "totals.container_udp_in_errors", 1, NULL, NULL },
-	{ "sandnet_container_udp_receive_buffer_errors_total", "counter",
-	  "Of those, datagrams dropped because the receiving socket's buffer was full (RcvbufErrors).",
-	  "totals.container_udp_rcvbuf_errors", 1, NULL, NULL },
-	{ "sandnet_container_udp_send_buffer_errors_total", "counter",
-	  "Datagrams the container's own UDP sockets could not send for buffer space (SndbufErrors).",
-	  "totals.container_udp_sndbuf_errors", 1, NULL, NULL },
-	{ "sandnet_container_tun_dropped_total", "counter",
-	  "Packets the container's kernel dropped at the face's TUN: out, its queue to the datapath was full; "
-	  "in, its backlog from the datapath.",
-	  "totals.container_tun_tx_dropped", 1, "direction", "out" },
-	{ NULL, NULL, NULL, "totals.container_tun_rx_dropped", 1, "direction", "in" },
-	{ "sandnet_datapath_syscalls_total", "counter",
-	  "System calls of the datapath's loop: every link's reads and writes and its waits.",
-	  "totals.syscalls", 1, NULL, NULL },
-	{ "sandnet_datapath_busy_poll_budget_seconds", "gauge",
-	  "How long the datapath's loop polls for the next event before it sleeps (datapath --busy-poll; 0: never).",
-	  "busy_poll_us", 1e-6, NULL, NULL },
-	{ "sandnet_datapath_restarts_total", "counter",
-	  "Datapaths the supervisor started after the first (after a death, or an upgrade).",
-	  "supervisor.restarts", 1, NULL, NULL },
-	{ "sandnet_datapath_deaths_total", "counter",
-	  "Datapaths that exited or died without being asked to (each one restarted, or the container dark).",
-	  "supervisor.deaths", 1, NULL, NULL },
-};
+#include "datapath/stats.h"
 
 /* The supervisor's states, each a sample of sandnet_datapath_status. */
 static const char *const metrics_expo_states[] = { "starting", "serving", "restarting", "dark", "stopped" };
@@ -118,6 +54,7 @@ struct metrics_expo {
 	FILE *f;
 	const char *family, *type, *help;
 	bool started;
+	bool skipping;		/* a table's rows that are not exported */
 };
 
 static void expo_family(struct metrics_expo *x, const char *family, const char *type, const char *help)
@@ -214,100 +151,67 @@ static json_t *expo_path(json_t *doc, const char *path)
 	return json_object_get(doc, path);
 }
 
-static void expo_scalars(struct metrics_expo *x, const struct metrics_scrape *s)
-{
-	const unsigned int n = sizeof(metrics_expo_scalars) / sizeof(metrics_expo_scalars[0]);
-	unsigned int r, i;
-
-	for (r = 0; r < n; r++) {
-		const struct metrics_expo_scalar *m = &metrics_expo_scalars[r];
-		const char *labels[3] = { m->label, m->value, NULL };
-
-		if (m->family)
-			expo_family(x, m->family, m->type, m->help);
-		for (i = 0; i < s->n; i++)
-			if (s->targets[i].summary)
-				expo_json(x, s->targets[i].name, labels, expo_path(s->targets[i].summary, m->path),
-					  m->scale);
-	}
-}
-
-/* link_totals[]: one family for bytes, one for packets, each both ways. */
-static void expo_links(struct metrics_expo *x, const struct metrics_scrape *s, const char *family,
-		       const char *help, const char *rx, const char *tx)
-{
-	unsigned int i;
-	size_t k;
-	json_t *row;
-
-	expo_family(x, family, "counter", help);
-	for (i = 0; i < s->n; i++) {
-		json_array_foreach(json_object_get(s->targets[i].summary, "link_totals"), k, row) {
-			const char *link = json_string_value(json_object_get(row, "link"));
-			const char *lrx[] = { "link", link, "direction", "rx", NULL };
-			const char *ltx[] = { "link", link, "direction", "tx", NULL };
-
-			if (!link)
-				continue;
-			expo_json(x, s->targets[i].name, lrx, json_object_get(row, rx), 1);
-			expo_json(x, s->targets[i].name, ltx, json_object_get(row, tx), 1);
-		}
-	}
-}
-
 /*
- * shard_rows[]: a series per shard of what each carries (control.c
- * control_shard_rows()), labelled shard="N", the first sample of a row a
- * family of its own; a datapath of one shard has one row.
+ * Whether row @d is exported: it begins its family, goes on with the row
+ * before's (NULL), or is in the stats only (STAT_NOT_EXPORTED, and so are
+ * the rows that go on with it).
  */
-static const struct metrics_expo_scalar metrics_expo_shard_rows[] = {
-	{ "sandnet_shard_cpu_seconds_total", "counter", "CPU time of each shard's thread.", "cpu_ns", 1e-9, NULL,
-	  NULL },
-	{ "sandnet_shard_loop_turns_total", "counter", "Turns of each shard's event loop.", "loop_turns", 1, NULL,
-	  NULL },
-	{ "sandnet_shard_network_packets_total", "counter",
-	  "Frames each shard read from and wrote to the network side's links.", "network_rx_frames", 1,
-	  "direction", "rx" },
-	{ NULL, NULL, NULL, "network_tx_frames", 1, "direction", "tx" },
-	{ "sandnet_shard_tcp_connections_opened_total", "counter",
-	  "TCP connections through the container face that each shard carried.", "tcp_connections", 1, NULL, NULL },
-	{ "sandnet_shard_tcp_connections_open", "gauge", "TCP connections of the container open now, per shard.",
-	  "tcp_open", 1, NULL, NULL },
-	{ "sandnet_shard_udp_flows_open", "gauge", "UDP flows of the container open now, per shard.",
-	  "udp_flows_open", 1, NULL, NULL },
-	{ "sandnet_shard_drops_total", "counter", "Packets each shard dropped, for any reason.", "drops", 1, NULL,
-	  NULL },
-	{ "sandnet_shard_busy_polls_total", "counter",
-	  "Waits that each shard's loop made without sleeping while it busy-polled (system calls).", "busy_polls", 1,
-	  NULL, NULL },
-	{ "sandnet_shard_busy_poll_results_total", "counter",
-	  "Busy polls of each shard that found an event (hit) or spent their budget and slept after all (miss).",
-	  "busy_poll_hits", 1, "result", "hit" },
-	{ NULL, NULL, NULL, "busy_poll_misses", 1, "result", "miss" },
-};
-
-static void expo_shards(struct metrics_expo *x, const struct metrics_scrape *s)
+static bool expo_row(struct metrics_expo *x, const struct stat_desc *d)
 {
-	const unsigned int n = sizeof(metrics_expo_shard_rows) / sizeof(metrics_expo_shard_rows[0]);
+	if (!d->family)
+		return !x->skipping;
+	x->skipping = !d->family[0];
+	if (!x->skipping)
+		expo_family(x, d->family, stat_kind_name(d->kind), d->help);
+	return !x->skipping;
+}
+
+/* The id of an array's row as a label value: a string, or an integer's digits. */
+static const char *expo_row_id(json_t *row, const char *key, char *buf, size_t size)
+{
+	json_t *id = json_object_get(row, key);
+
+	if (json_is_integer(id)) {
+		snprintf(buf, size, "%lld", (long long)json_integer_value(id));
+		return buf;
+	}
+	return json_string_value(id);
+}
+
+/* One table of the summary, every datapath's samples of each family together. */
+static void expo_section(struct metrics_expo *x, const struct metrics_scrape *s, const struct stats_section *sec)
+{
+	const struct stat_table *t = sec->table;
 	unsigned int r, i;
-	size_t k;
-	json_t *row;
 
-	for (r = 0; r < n; r++) {
-		const struct metrics_expo_scalar *m = &metrics_expo_shard_rows[r];
+	x->skipping = false;
+	for (r = 0; r < t->n; r++) {
+		const struct stat_desc *d = &t->rows[r];
+		double scale = d->scale ? d->scale : 1;
 
-		if (m->family)
-			expo_family(x, m->family, m->type, m->help);
+		if (!expo_row(x, d))
+			continue;
 		for (i = 0; i < s->n; i++) {
-			json_array_foreach(json_object_get(s->targets[i].summary, "shard_rows"), k, row) {
-				json_t *id = json_object_get(row, "shard");
-				char shard[16];
-				const char *labels[5] = { "shard", shard, m->label, m->value, NULL };
+			json_t *where = s->targets[i].summary, *row;
+			char id[32];
+			size_t k;
 
-				if (!json_is_integer(id))
-					continue;
-				snprintf(shard, sizeof(shard), "%lld", (long long)json_integer_value(id));
-				expo_json(x, s->targets[i].name, labels, json_object_get(row, m->path), m->scale);
+			if (!where)
+				continue;
+			if (sec->path[0])
+				where = json_object_get(where, sec->path);
+			if (!sec->row_id) {
+				const char *labels[3] = { d->label, d->value, NULL };
+
+				expo_json(x, s->targets[i].name, labels, json_object_get(where, d->key), scale);
+				continue;
+			}
+			json_array_foreach(where, k, row) {
+				const char *labels[5] = { sec->row_id, expo_row_id(row, sec->row_id, id, sizeof(id)),
+							  d->label, d->value, NULL };
+
+				if (labels[1])
+					expo_json(x, s->targets[i].name, labels, json_object_get(row, d->key), scale);
 			}
 		}
 	}
@@ -505,17 +409,13 @@ void metrics_expo_write(FILE *f, const struct metrics_scrape *s, const struct me
 {
 	struct metrics_expo x = { .f = f };
 
+	unsigned int i;
+
 	expo_self(&x, s, self);
 	expo_process(&x, s);
-	expo_scalars(&x, s);
-	expo_links(&x, s, "sandnet_link_bytes_total",
-		   "Bytes on each link of the datapath (sn-IF: the container face; rx on it is what the container sent).",
-		   "rx_bytes", "tx_bytes");
-	expo_links(&x, s, "sandnet_link_packets_total",
-		   "Frames on each link of the datapath (sn-IF: the container face; rx on it is what the container sent).",
-		   "rx_frames", "tx_frames");
+	for (i = 0; i < stats_summary_n_sections; i++)
+		expo_section(&x, s, &stats_summary_sections[i]);
 	expo_drops(&x, s);
-	expo_shards(&x, s);
 	expo_policy(&x, s);
 	expo_status(&x, s);
 }

@@ -85,6 +85,7 @@
 #include <sys/wait.h>
 
 #include "datapath/datapath.h"
+#include "datapath/stats.h"
 #include "datapath/ledger.h"
 #include "datapath/shard.h"
 #include "common/cpus.h"
@@ -495,7 +496,7 @@ static int sup_print(void *ctx, FILE *f, bool json, bool summary)
 	out_str(&o, "name", s->o->name ? s->o->name : "");
 	out_u64(&o, "pid", (uint64_t)getpid());
 	out_u64(&o, "uid", (uint64_t)geteuid());
-	control_print_supervisor(&o, s->lg.head, sup_state_names[s->state],
+	stats_print_supervisor(&o, s->lg.head, sup_state_names[s->state],
 				 s->state == SUP_DARK ? s->reason : NULL);
 	out_finish(&o);
 	return 0;

@@ -768,8 +768,43 @@ struct tcp_glue *face_tcp_glue(const struct face *f)
 	return f ? f->tcp : NULL;
 }
 
+/* The rows of struct face_totals: the summary's "totals" that are the face's. */
+static const struct stat_desc face_totals_rows[] = {
+	{ .key = "tcp_outbound", .offset = STAT_AT(struct face_totals, tcp_outbound), .kind = STAT_COUNTER,
+	  .family = "sandnet_tcp_connections_opened_total",
+	  .help = "TCP connections through the container face, by who opened them (outbound: the container).",
+	  .label = "direction", .value = "outbound" },
+	{ .key = "tcp_inbound", .offset = STAT_AT(struct face_totals, tcp_inbound), .kind = STAT_COUNTER,
+	  .label = "direction", .value = "inbound" },
+	{ .key = "udp_flows", .offset = STAT_AT(struct face_totals, udp_flows), .kind = STAT_COUNTER,
+	  .family = "sandnet_udp_flows_opened_total",
+	  .help = "UDP flows through the container face, either side opened." },
+	{ .key = "tcp_open", .offset = STAT_AT(struct face_totals, tcp_open), .kind = STAT_GAUGE,
+	  .family = "sandnet_tcp_connections_open", .help = "TCP connections of the container open now." },
+	{ .key = "udp_flows_open", .offset = STAT_AT(struct face_totals, udp_flows_open), .kind = STAT_GAUGE,
+	  .family = "sandnet_udp_flows_open", .help = "UDP flows of the container open now." },
+	/* sandnet_drops_total{layer="face"} has them by reason */
+	{ .key = "face_drops", .offset = STAT_AT(struct face_totals, drops), .kind = STAT_COUNTER,
+	  .family = STAT_NOT_EXPORTED, .help = "Packets the container face dropped, every reason." },
+	/* the face's UDP pacer, each way (docs/face.md, "A UDP flow's timing through the face") */
+	{ .key = "udp_held_to_container", .offset = STAT_AT(struct face_totals, udp_held_to_container),
+	  .kind = STAT_COUNTER, .family = "sandnet_face_udp_paced_total",
+	  .help = "UDP datagrams (or GSO frames) the container face held to space them as they arrived, by direction.",
+	  .label = "direction", .value = "to_container" },
+	{ .key = "udp_held_to_network", .offset = STAT_AT(struct face_totals, udp_held_to_network),
+	  .kind = STAT_COUNTER, .label = "direction", .value = "to_network" },
+	{ .key = "udp_pace_overruns_to_container", .offset = STAT_AT(struct face_totals, udp_overruns_to_container),
+	  .kind = STAT_COUNTER, .family = "sandnet_face_udp_pace_overruns_total",
+	  .help = "Of those, sent before their time: held too long or too much held, by direction.",
+	  .label = "direction", .value = "to_container" },
+	{ .key = "udp_pace_overruns_to_network", .offset = STAT_AT(struct face_totals, udp_overruns_to_network),
+	  .kind = STAT_COUNTER, .label = "direction", .value = "to_network" },
+};
+
+const struct stat_table face_totals_table = STAT_TABLE(face_totals_rows);
+
 /**
- * face_totals() - the few figures per container
+ * face_totals() - the few figures per container (face_totals_table)
  * @f:	the face, or NULL (all zero)
  * @t:	receives them
  */

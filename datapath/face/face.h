@@ -49,6 +49,8 @@ struct face_netstat {
 	uint64_t tun_tx_dropped, tun_rx_dropped;
 };
 
+extern const struct stat_table face_totals_table;	/* its rows, described (counters.h) */
+extern const struct stat_table face_netstat_table;
 void face_totals(const struct face *f, struct face_totals *t);
 int face_netstat_read_all(const struct face *f, struct face_netstat *k);
 void face_netstat_parse(const char *snmp, const char *snmp6, const char *dev, const char *ifname,

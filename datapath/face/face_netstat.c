@@ -14,7 +14,7 @@
  * hands them over with the face (docs/protocol.md, FACE NETSTAT): a procfs
  * file stays bound to the netns it was opened in, and reading it again
  * from its start gives the counters as they are now. So `datapath stats`
- * ("totals", control.c) and the metrics say, next to the datapath's own
+ * ("totals", stats.c) and the metrics say, next to the datapath's own
  * drops, where the container's kernel lost datagrams.
  *
  * The files are the kernel's, not the container's programs' (they cannot
@@ -185,6 +185,29 @@ static void face_netstat_dev(const char *text, const char *ifname, uint64_t *rx_
 		return;
 	}
 }
+
+/* The rows of struct face_netstat: the summary's "totals" from the container's kernel. */
+static const struct stat_desc face_netstat_rows[] = {
+	{ .key = "container_udp_in_errors", .offset = STAT_AT(struct face_netstat, udp_in_errors),
+	  .kind = STAT_COUNTER, .family = "sandnet_container_udp_receive_errors_total",
+	  .help = "Datagrams the container's own UDP sockets dropped on receive, every reason (its kernel's Udp "
+		  "and Udp6 InErrors)." },
+	{ .key = "container_udp_rcvbuf_errors", .offset = STAT_AT(struct face_netstat, udp_rcvbuf_errors),
+	  .kind = STAT_COUNTER, .family = "sandnet_container_udp_receive_buffer_errors_total",
+	  .help = "Of those, datagrams dropped because the receiving socket's buffer was full (RcvbufErrors)." },
+	{ .key = "container_udp_sndbuf_errors", .offset = STAT_AT(struct face_netstat, udp_sndbuf_errors),
+	  .kind = STAT_COUNTER, .family = "sandnet_container_udp_send_buffer_errors_total",
+	  .help = "Datagrams the container's own UDP sockets could not send for buffer space (SndbufErrors)." },
+	{ .key = "container_tun_tx_dropped", .offset = STAT_AT(struct face_netstat, tun_tx_dropped),
+	  .kind = STAT_COUNTER, .family = "sandnet_container_tun_dropped_total",
+	  .help = "Packets the container's kernel dropped at the face's TUN: out, its queue to the datapath was "
+		  "full; in, its backlog from the datapath.",
+	  .label = "direction", .value = "out" },
+	{ .key = "container_tun_rx_dropped", .offset = STAT_AT(struct face_netstat, tun_rx_dropped),
+	  .kind = STAT_COUNTER, .label = "direction", .value = "in" },
+};
+
+const struct stat_table face_netstat_table = STAT_TABLE(face_netstat_rows);
 
 /**
  * face_netstat_read_all() - the container kernel's counters, as they are now

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "datapath/datapath.h"
+#include "datapath/stats.h"
 #include "datapath/wire/proto_hdr.h"
 #include "datapath/net/tcp_glue.h"
 #include "datapath/tcp/tcp.h"
@@ -803,7 +804,7 @@ START_TEST(test_limits_apply_and_stats)
 	dp.loop = sh.sh[0]->loop;
 	f = open_memstream(&text, &len);
 	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(control_print_stats(&dp, f, true), 0);
+	ck_assert_int_eq(stats_print(&dp, f, true), 0);
 	fclose(f);
 	/* two shards: each its half, shard 0 as the one made after it */
 	ck_assert_msg(shards_grow(&sh, 2, err, sizeof(err)) == 0, "%s", err);

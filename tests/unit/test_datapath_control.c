@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "datapath/datapath.h"
+#include "datapath/stats.h"
 #include "datapath/pkt.h"
 #include "datapath/shard.h"
 #include "datapath_testlib.h"
@@ -89,11 +90,11 @@ START_TEST(test_shard_that_does_not_park)
 
 	/* shard 1's loop never turns: it cannot park, and nothing is said */
 	t0 = now_s();
-	ck_assert_int_eq(print_to(control_print_stats, &dp, &text), -ETIMEDOUT);
+	ck_assert_int_eq(print_to(stats_print, &dp, &text), -ETIMEDOUT);
 	ck_assert_msg(now_s() - t0 >= 0.9, "gave up after %.3f s", now_s() - t0);
 	ck_assert_str_eq(text, "");
 	free(text);
-	ck_assert_int_eq(print_to(control_print_summary, &dp, &text), -ETIMEDOUT);
+	ck_assert_int_eq(print_to(stats_print_summary, &dp, &text), -ETIMEDOUT);
 	ck_assert_str_eq(text, "");
 	free(text);
 	ck_assert_uint_eq(shards_park_misses(&sh), 2);
@@ -101,12 +102,12 @@ START_TEST(test_shard_that_does_not_park)
 	/* it turns: the old PARKs and the new ones are taken, and the answers are whole */
 	t.loop = sh.sh[1]->loop;
 	ck_assert_int_eq(pthread_create(&t.th, NULL, turn, &t), 0);
-	ck_assert_int_eq(print_to(control_print_stats, &dp, &text), 0);
+	ck_assert_int_eq(print_to(stats_print, &dp, &text), 0);
 	ck_assert_msg(strstr(text, "\"n_shards\":2,\"shard_park_misses\":2,"), "%s", text);
 	ck_assert_msg(strstr(text, "\"shards\":[{\"shard\":1,"), "%s", text);
 	free(text);
 
-	ck_assert_int_eq(print_to(control_print_summary, &dp, &text), 0);
+	ck_assert_int_eq(print_to(stats_print_summary, &dp, &text), 0);
 	ck_assert_msg(strstr(text, "\"shard_rows\":[{\"shard\":0,"), "%s", text);
 	ck_assert_msg(strstr(text, "{\"shard\":1,"), "%s", text);
 	free(text);
@@ -118,12 +119,12 @@ START_TEST(test_shard_that_does_not_park)
 	 */
 	t0 = now_s();
 	for (i = 0; i < 20; i++) {
-		ck_assert_int_eq(print_to(control_print_summary, &dp, &text), 0);
+		ck_assert_int_eq(print_to(stats_print_summary, &dp, &text), 0);
 		free(text);
 	}
 	ck_assert_msg(now_s() - t0 < 10, "20 summaries took %.3f s", now_s() - t0);
 	ck_assert_uint_eq(shards_park_misses(&sh), 2);
-	ck_assert_int_eq(print_to(control_print_summary, &dp, &text), 0);
+	ck_assert_int_eq(print_to(stats_print_summary, &dp, &text), 0);
 	__atomic_store_n(&t.stop, true, __ATOMIC_RELEASE);
 	pthread_join(t.th, NULL);
 	ck_assert_msg(strstr(text, "\"shard_rows\":[{\"shard\":0,"), "%s", text);

@@ -7,7 +7,7 @@
  *   path 404, another method 405); GET and HEAD of /metrics, with a query,
  *   in absolute form, with LF line ends;
  * - --listen: the forms taken and every malformed one refused by name;
- * - the exposition of a real summary (control_print_summary() of a stack
+ * - the exposition of a real summary (stats_print_summary() of a stack
  *   with counts set): each family's HELP and TYPE once, its samples together,
  *   the labels; a datapath that gave no summary is up 0 and nothing else;
  *   the supervisor's restarts and status appear only when the summary has
@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "datapath/datapath.h"
+#include "datapath/stats.h"
 #include "datapath/metrics.h"
 #include "datapath_testlib.h"
 
@@ -245,7 +246,7 @@ START_TEST(test_expo_summary)
 	dp.name = "oci:web \"1\"";
 	f = open_memstream(&json, &len);
 	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(control_print_summary(&dp, f, true), 0);
+	ck_assert_int_eq(stats_print_summary(&dp, f, true), 0);
 	ck_assert_int_eq(fclose(f), 0);
 	/* the summary's rows: every link, only the reasons that counted */
 	ck_assert_ptr_nonnull(strstr(json, "\"link_totals\":[{\"link\":\"eth0\",\"side\":\"network\",\"rx_bytes\":1234,"
@@ -326,7 +327,7 @@ START_TEST(test_expo_supervisor)
 	struct metrics_target t[2];
 	char *text;
 
-	/* as control_print_supervisor() prints it (datapath/control.c) */
+	/* as stats_print_supervisor() prints it (datapath/stats.c) */
 	target(&t[0], "a.ctl", "{\"name\": \"oci:a\", \"uptime_ms\": 1500, \"supervisor\": {\"pid\": 5, "
 			       "\"state\": \"dark\", \"reason\": \"crash loop: 5 deaths within 60 s\", \"restarts\": 3, "
 			       "\"deaths\": 5, \"max_deaths\": 5, \"death_window_s\": 60, \"last_death\": {\"pid\": 9, "

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "datapath/datapath.h"
+#include "datapath/stats.h"
 #include "common/out.h"
 #include "datapath/pkt.h"
 #include "datapath_testlib.h"
@@ -329,7 +330,7 @@ START_TEST(test_stats_and_options)
 	dp.loop = lp;
 	f = open_memstream(&text, &len);
 	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(control_print_stats(&dp, f, true), 0);
+	ck_assert_int_eq(stats_print(&dp, f, true), 0);
 	fclose(f);
 	ck_assert_msg(strstr(text, "\"udp_flows\":{\"max\":100,\"used\":3,\"hits\":0}"), "%s", text);
 	ck_assert_msg(strstr(text, "\"udp_flows_per_source\":{\"max\":2,\"used\":2,\"hits\":3}"), "%s",
