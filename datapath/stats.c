@@ -546,6 +546,7 @@ struct stats_shard_row {
 	struct stats_traffic traffic;
 	uint64_t tcp_connections, tcp_open, udp_flows_open, drops;
 	uint64_t busy_polls, busy_poll_hits, busy_poll_misses;
+	uint64_t refused_egress, refused_ingress;
 };
 
 static const struct stat_desc stats_shard_rows[] = {
@@ -574,6 +575,12 @@ static const struct stat_desc stats_shard_rows[] = {
 	  .label = "result", .value = "hit" },
 	{ .key = "busy_poll_misses", .offset = STAT_AT(struct stats_shard_row, busy_poll_misses),
 	  .kind = STAT_COUNTER, .label = "result", .value = "miss" },
+	{ .key = "refused_egress", .offset = STAT_AT(struct stats_shard_row, refused_egress), .kind = STAT_COUNTER,
+	  .family = "sandnet_shard_policy_refusals_total",
+	  .help = "Conversations the policy refused on each shard, by who began them (egress: the container).",
+	  .label = "direction", .value = "egress" },
+	{ .key = "refused_ingress", .offset = STAT_AT(struct stats_shard_row, refused_ingress), .kind = STAT_COUNTER,
+	  .label = "direction", .value = "ingress" },
 };
 
 static const struct stat_table stats_shard_row_table = STAT_TABLE(stats_shard_rows);
@@ -607,6 +614,8 @@ static void stats_shard_rows_print(struct out *o, struct dp *dp)
 		r.busy_polls = busy.polls;
 		r.busy_poll_hits = busy.hits;
 		r.busy_poll_misses = busy.misses;
+		r.refused_egress = policy_refusals(st->policy, POLICY_EGRESS);
+		r.refused_ingress = policy_refusals(st->policy, POLICY_INGRESS);
 		out_obj_begin(o, NULL);
 		out_u64(o, "shard", k);
 		stat_print(&stats_shard_row_table, &r, o);

@@ -192,5 +192,15 @@ assert d["face"]["drops"]["policy"] == refused, (d["face"]["drops"]["policy"], r
 assert p["egress"]["allowed_by_default"] >= 5 and p["ingress"]["allowed_by_default"] >= 3, p
 print("ok: refused", refused, "hits", {f"{k[0]} {k[1]}": v for k, v in hits.items()})
 ' || sn_fail "policy stats"
+# the summary's rows per shard say where the refusals were, and add up to the totals
+"$DATAPATH" stats --all --dir "$(dirname "$DP_CTL")" --json | python3 -c '
+import json, sys
+d = [s for s in json.load(sys.stdin) if s["pid"] == '"$(dp_stat "raw['pid']")"'][0]
+t, rows = d["totals"], d["shard_rows"]
+for dr in ("egress", "ingress"):
+    n = sum(r["refused_" + dr] for r in rows)
+    assert n == t["refused_" + dr] and n > 0, (dr, n, t["refused_" + dr], rows)
+print("ok: refusals per shard", [(r["refused_egress"], r["refused_ingress"]) for r in rows])
+' || sn_fail "refusals per shard"
 face_check_clean policy
 echo "policy: egress and ingress, TCP, UDP and ICMP, IPv4 and IPv6, defaults, counted"

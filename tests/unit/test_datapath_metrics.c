@@ -259,7 +259,7 @@ START_TEST(test_expo_summary)
 	ck_assert_msg(strstr(json, "\"loop_turns\":0,\"network_rx_bytes\":1234,\"network_tx_bytes\":567,"
 				   "\"network_rx_frames\":12,\"network_tx_frames\":5,"), "%s", json);
 	ck_assert_msg(strstr(json, "\"udp_flows_open\":0,\"drops\":4,\"busy_polls\":0,\"busy_poll_hits\":0,"
-				   "\"busy_poll_misses\":0}]"), "%s", json);
+				   "\"busy_poll_misses\":0,\"refused_egress\":0,\"refused_ingress\":0}]"), "%s", json);
 	ck_assert_msg(strstr(json, "\"busy_poll_us\":0,"), "%s", json);	/* a fake clock never polls */
 
 	target(&t[0], "a.state.ctl", json);
@@ -306,6 +306,9 @@ START_TEST(test_expo_summary)
 	HAS("sandnet_shard_busy_polls_total{container=\"oci:web \\\"1\\\"\",shard=\"0\"} 0\n");
 	HAS("sandnet_shard_busy_poll_results_total{container=\"oci:web \\\"1\\\"\",shard=\"0\",result=\"hit\"} 0\n");
 	HAS("sandnet_shard_busy_poll_results_total{container=\"oci:web \\\"1\\\"\",shard=\"0\",result=\"miss\"} 0\n");
+	/* a row added to the shards' table is exported with nothing else to change */
+	HAS("# TYPE sandnet_shard_policy_refusals_total counter\n");
+	HAS("sandnet_shard_policy_refusals_total{container=\"oci:web \\\"1\\\"\",shard=\"0\",direction=\"egress\"} 0\n");
 	HAS("# TYPE sandnet_datapath_busy_poll_budget_seconds gauge\n");
 	HAS("sandnet_datapath_busy_poll_budget_seconds{container=\"oci:web \\\"1\\\"\"} 0\n");
 	HAS("sandnet_shard_tcp_connections_open{container=\"oci:web \\\"1\\\"\",shard=\"0\"} 0\n");
