@@ -123,6 +123,11 @@ int tcp_settings_parse(struct stack_tcp_settings *t, const char *opt, const char
 /* limits.c */
 int limits_parse(struct stack_limits *lim, const char *opt, const char *val, char *err, size_t err_len);
 int limits_apply(struct stack *st, const struct stack_limits *lim);
+struct option;
+#define LIMITS_OPTIONS_MAX	31	/* the caps' long options the command line has room for */
+unsigned int limits_options(struct option *o, unsigned int room);
+void limits_usage(FILE *f);
+void limits_share(const struct stack_limits *total, unsigned int n, struct stack_limits *share);
 
 /* privdrop.c */
 int privdrop(const char *user, char *err, size_t err_len);

@@ -1,17 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
- * limits.c - the resource caps: their options, and giving them to the stack
+ * limits.c - the resource caps: their options, their shares, and giving
+ * them to the stack
  *
  * Theory of operation: --max-conns, --max-half-open, --max-timewait,
- * --tcp-mem, --reasm-mem, --max-neigh, --max-udp-flows and
- * --max-udp-flows-per-source (docs/security.md) are parsed by
- * limits_parse() from one table (name, field, range, whether K/M/G may
- * follow), and given to the stack by limits_apply() before the
- * configuration arrives, so permanent neighbours count too. What is not
- * given takes the default of the module that enforces it; the effective
- * values stay in st->limits for `datapath stats`.
+ * --tcp-mem, --reasm-mem, --max-neigh, --max-udp-flows,
+ * --max-udp-flows-per-source and --icmp-ratelimit (docs/security.md) are
+ * rows of one table: the long option, the field, the range, whether K/M/G
+ * may follow, whether each of N shards gets 1/N of it, and its line of
+ * --help. The command line takes its options from the table
+ * (limits_options(), limits_usage()), limits_parse() reads one,
+ * limits_share() cuts a shard's share, and limits_apply() gives them to a
+ * stack before the configuration arrives, so permanent neighbours count
+ * too. What is not given takes the default of the module that enforces it;
+ * the effective values stay in st->limits for `datapath stats`. A new cap is
+ * one row here, its field in struct stack_limits and the code that
+ * enforces it.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -22,28 +29,128 @@
 #include "datapath/net/tcp_glue.h"
 #include "datapath/tcp/tcp.h"
 
-/* One cap: its option, where it goes, its range, whether K/M/G are allowed. */
+/**
+ * struct limit_opt - one cap
+ * @opt:	its long option (val 'L': the command line's mark for a cap)
+ * @off:	its field in struct stack_limits, a uint64_t when @wide, else
+ *		a uint32_t
+ * @min, @max:	its range
+ * @bytes:	K, M or G may follow the number
+ * @zero_off:	0 means no cap: stored as SVC_UDP_NO_CAP
+ * @shared:	a total of the process: each of N shards gets 1/N, at least 1
+ * @usage:	its --help text after the option and its argument
+ */
 struct limit_opt {
-	const char *opt;
+	struct option opt;
 	size_t off;
-	bool wide;		/* uint64_t, else uint32_t */
+	bool wide;
 	uint64_t min, max;
 	bool bytes;
-	bool zero_off;		/* 0 means no cap: stored as SVC_UDP_NO_CAP */
+	bool zero_off;
+	bool shared;
+	const char *usage;
 };
 
-#define CL32(f) offsetof(struct stack_limits, f), false
-#define CL64(f) offsetof(struct stack_limits, f), true
+#define LIM32(f) .off = offsetof(struct stack_limits, f)
+#define LIM64(f) .off = offsetof(struct stack_limits, f), .wide = true
+
+/* A source's flows all reach one shard: --max-udp-flows-per-source stays whole. */
 static const struct limit_opt limit_opts[] = {
-	{ "max-conns", CL32(max_conns), 16, 1u << 22, false, false },
-	{ "max-half-open", CL32(max_half_open), 1, 1u << 20, false, false },
-	{ "max-timewait", CL32(max_timewait), 1, 1u << 22, false, false },
-	{ "tcp-mem", CL64(tcp_mem), 1u << 20, 1ull << 40, true, false },
-	{ "reasm-mem", CL64(reasm_mem), 128u << 10, 1ull << 32, true, false },
-	{ "max-neigh", CL32(neigh_max), 4, NEIGH_MAX, false, false },
-	{ "max-udp-flows", CL32(udp_flows), 1, 1u << 20, false, false },
-	{ "max-udp-flows-per-source", CL32(udp_flows_per_source), 0, 1u << 20, false, true },
+	{ { "max-conns", required_argument, NULL, 'L' }, LIM32(max_conns), .min = 16, .max = 1u << 22,
+	  .shared = true, .usage = "TCP connections, every state (default 65536)" },
+	{ { "max-half-open", required_argument, NULL, 'L' }, LIM32(max_half_open), .min = 1, .max = 1u << 20,
+	  .shared = true, .usage = "SYN-RECEIVED connections; then SYN cookies (default 1024)" },
+	{ { "max-timewait", required_argument, NULL, 'L' }, LIM32(max_timewait), .min = 1, .max = 1u << 22,
+	  .shared = true, .usage = "TIME-WAIT connections; then the oldest goes (default 4096)" },
+	{ { "tcp-mem", required_argument, NULL, 'L' }, LIM64(tcp_mem), .min = 1u << 20, .max = 1ull << 40,
+	  .bytes = true, .shared = true, .usage = "TCP send+receive buffers in all; then no growth (default 256M)" },
+	{ { "reasm-mem", required_argument, NULL, 'L' }, LIM64(reasm_mem), .min = 128u << 10, .max = 1ull << 32,
+	  .bytes = true, .shared = true, .usage = "IP fragments held for reassembly (default 4M)" },
+	{ { "max-neigh", required_argument, NULL, 'L' }, LIM32(neigh_max), .min = 4, .max = NEIGH_MAX,
+	  .usage = "neighbour (ARP/NDP) entries, at most 512 (default 512)" },
+	{ { "max-udp-flows", required_argument, NULL, 'L' }, LIM32(udp_flows), .min = 1, .max = 1u << 20,
+	  .shared = true, .usage = "UDP service flows in all; then the least recently used\n"
+				   "                      goes (default 4096)" },
+	{ { "max-udp-flows-per-source", required_argument, NULL, 'L' }, LIM32(udp_flows_per_source), .min = 0,
+	  .max = 1u << 20, .zero_off = true,
+	  .usage = "--publish udp flows per source address; then\n"
+		   "                      that source's least recently used goes (default 256, 0 = off)" },
+	{ { "icmp-ratelimit", required_argument, NULL, 'L' }, LIM32(icmp_rate), .min = 1, .max = 1000000,
+	  .shared = true, .usage = "ICMP errors a second the datapath sends (default 1000)" },
 };
+
+#define LIMIT_OPTS	(sizeof(limit_opts) / sizeof(limit_opts[0]))
+_Static_assert(LIMIT_OPTS <= LIMITS_OPTIONS_MAX, "the command line's room for the caps");
+
+static uint64_t limit_get(const struct limit_opt *cl, const struct stack_limits *lim)
+{
+	const char *p = (const char *)lim + cl->off;
+
+	return cl->wide ? *(const uint64_t *)p : *(const uint32_t *)p;
+}
+
+static void limit_set(const struct limit_opt *cl, struct stack_limits *lim, uint64_t v)
+{
+	char *p = (char *)lim + cl->off;
+
+	if (cl->wide)
+		*(uint64_t *)p = v;
+	else
+		*(uint32_t *)p = (uint32_t)v;
+}
+
+/**
+ * limits_options() - the caps' long options, for getopt_long()
+ * @o:		receives them (their val is 'L')
+ * @room:	entries @o has
+ *
+ * Return: how many were written (all of them, or @room).
+ */
+unsigned int limits_options(struct option *o, unsigned int room)
+{
+	unsigned int i;
+
+	for (i = 0; i < LIMIT_OPTS && i < room; i++)
+		o[i] = limit_opts[i].opt;
+	return i;
+}
+
+/**
+ * limits_usage() - the caps' lines of --help
+ * @f:	the stream
+ */
+void limits_usage(FILE *f)
+{
+	unsigned int i;
+
+	for (i = 0; i < LIMIT_OPTS; i++) {
+		char head[48];
+
+		snprintf(head, sizeof(head), "--%s %s", limit_opts[i].opt.name, limit_opts[i].bytes ? "BYTES" : "N");
+		fprintf(f, "  %-19s%s%s\n", head, strlen(head) < 19 ? " " : "  ", limit_opts[i].usage);
+	}
+}
+
+/**
+ * limits_share() - one shard's share of the process's caps
+ * @total:	the process's caps, the defaults filled in (limits_apply()'s
+ *		st->limits)
+ * @n:		shards
+ * @share:	receives 1/@n of each cap that is a total, at least 1; the
+ *		others as they are
+ */
+void limits_share(const struct stack_limits *total, unsigned int n, struct stack_limits *share)
+{
+	unsigned int i;
+
+	*share = *total;
+	for (i = 0; i < LIMIT_OPTS && n > 1; i++) {
+		uint64_t v = limit_get(&limit_opts[i], total);
+
+		if (limit_opts[i].shared && v)
+			limit_set(&limit_opts[i], share, v / n ? v / n : 1);
+	}
+}
 
 /**
  * limits_parse() - one resource cap option
@@ -63,8 +170,8 @@ int limits_parse(struct stack_limits *lim, const char *opt, const char *val, cha
 	unsigned int i;
 	char *end;
 
-	for (i = 0; i < sizeof(limit_opts) / sizeof(limit_opts[0]); i++)
-		if (!strcmp(limit_opts[i].opt, opt))
+	for (i = 0; i < LIMIT_OPTS; i++)
+		if (!strcmp(limit_opts[i].opt.name, opt))
 			cl = &limit_opts[i];
 	if (!cl) {
 		snprintf(err, err_len, "--%s: not a resource cap", opt);
@@ -98,10 +205,7 @@ int limits_parse(struct stack_limits *lim, const char *opt, const char *val, cha
 	}
 	if (cl->zero_off && !v)
 		v = SVC_UDP_NO_CAP;
-	if (cl->wide)
-		*(uint64_t *)((char *)lim + cl->off) = v;
-	else
-		*(uint32_t *)((char *)lim + cl->off) = (uint32_t)v;
+	limit_set(cl, lim, v);
 	return 0;
 }
 
@@ -130,6 +234,9 @@ int limits_apply(struct stack *st, const struct stack_limits *lim)
 		e.udp_flows = SVC_UDP_MAX_FLOWS_DEFAULT;
 	if (!e.udp_flows_per_source)
 		e.udp_flows_per_source = SVC_UDP_FLOWS_PER_SOURCE_DEFAULT;
+	if (!e.icmp_rate)
+		e.icmp_rate = STACK_ICMP_RATE_DEFAULT;
+	stack_set_icmp_rate(st, e.icmp_rate);
 	st->limits = e;
 	/* frag.c and neigh.c read these two through their own defaults */
 	e.reasm_mem = ip_reasm_limit(st);

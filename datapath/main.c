@@ -99,22 +99,22 @@ static const char usage[] =
 	"NETWORK an address, a CIDR or any, IPv6 in [] before :PORTS):\n"
 	"  --egress-allow RULE, --egress-deny RULE    what the container may reach\n"
 	"  --ingress-allow RULE, --ingress-deny RULE  who may reach the container\n"
-	"resource caps (docs/security.md; BYTES may end in K, M or G):\n"
-	"  --max-conns N       TCP connections, every state (default 65536)\n"
-	"  --max-half-open N   SYN-RECEIVED connections; then SYN cookies (default 1024)\n"
-	"  --max-timewait N    TIME-WAIT connections; then the oldest goes (default 4096)\n"
-	"  --tcp-mem BYTES     TCP send+receive buffers in all; then no growth (default 256M)\n"
-	"  --reasm-mem BYTES   IP fragments held for reassembly (default 4M)\n"
-	"  --max-neigh N       neighbour (ARP/NDP) entries, at most 512 (default 512)\n"
-	"  --max-udp-flows N   UDP service flows in all; then the least recently used\n"
-	"                      goes (default 4096)\n"
-	"  --max-udp-flows-per-source N  --publish udp flows per source address; then\n"
-	"                      that source's least recently used goes (default 256, 0 = off)\n"
+	"resource caps (docs/security.md; BYTES may end in K, M or G):\n";
+
+/* After the caps (limits_usage()). */
+static const char dp_usage_tail[] =
 	"TCP toward the network (docs/tcp.md; each for every link, or [LINK=] for one):\n"
 	"  --tcp-cc [LINK=]cubic|reno|bbr   congestion control (default cubic)\n"
 	"  --tcp-ecn [LINK=]off|accept|on   ECN: never, when the peer asks (default), always ask\n"
 	"  --tcp-pacing on|off              spread each window over the round trip (default on)\n"
 	"See datapath(8).\n";
+
+static void dp_usage(FILE *f)
+{
+	fputs(usage, f);
+	limits_usage(f);
+	fputs(dp_usage_tail, f);
+}
 
 
 static int dp_stats_main(int argc, char **argv)
@@ -148,10 +148,10 @@ static int dp_stats_main(int argc, char **argv)
 			json = true;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			dp_usage(stdout);
 			return 0;
 		default:
-			fputs(usage, stderr);
+			dp_usage(stderr);
 			return 2;
 		}
 	}
@@ -218,10 +218,10 @@ static int dp_ss_main(int argc, char **argv)
 			have_seconds = true;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			dp_usage(stdout);
 			return 0;
 		default:
-			fputs(usage, stderr);
+			dp_usage(stderr);
 			return 2;
 		}
 	}
@@ -320,7 +320,7 @@ static int dp_parse_fd(const char *opt, const char *val, int *out)
 
 static int dp_parse(int argc, char **argv, struct dp_opts *o)
 {
-	static const struct option lopts[] = {
+	static const struct option fixed[] = {
 		{ "fd", required_argument, NULL, 'f' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "user", required_argument, NULL, 'u' },
@@ -329,14 +329,6 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "publish", required_argument, NULL, 'p' },
 		{ "forward", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "max-conns", required_argument, NULL, 'L' },
-		{ "max-half-open", required_argument, NULL, 'L' },
-		{ "max-timewait", required_argument, NULL, 'L' },
-		{ "tcp-mem", required_argument, NULL, 'L' },
-		{ "reasm-mem", required_argument, NULL, 'L' },
-		{ "max-neigh", required_argument, NULL, 'L' },
-		{ "max-udp-flows", required_argument, NULL, 'L' },
-		{ "max-udp-flows-per-source", required_argument, NULL, 'L' },
 		{ "tcp-cc", required_argument, NULL, 'T' },
 		{ "tcp-ecn", required_argument, NULL, 'T' },
 		{ "tcp-pacing", required_argument, NULL, 'T' },
@@ -356,8 +348,9 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "ledger-fd", required_argument, NULL, 'G' },
 		{ "control-fd", required_argument, NULL, 'C' },
 		{ "listener-fd", required_argument, NULL, 'R' },
-		{ 0 }
 	};
+	/* ours, then the resource caps' (limits.c), then the end */
+	struct option lopts[sizeof(fixed) / sizeof(fixed[0]) + LIMITS_OPTIONS_MAX + 1] = { { 0 } };
 	char err[1024];
 	unsigned int forwards = 0, i;
 	int c, li = 0, prev;
@@ -374,6 +367,8 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		fprintf(stderr, "datapath: out of memory\n");
 		return 1;
 	}
+	memcpy(lopts, fixed, sizeof(fixed));
+	limits_options(lopts + sizeof(fixed) / sizeof(fixed[0]), LIMITS_OPTIONS_MAX);
 	opterr = 0;	/* said below, as "datapath: ...", not under the program's path */
 	for (prev = optind = 1; (c = getopt_long(argc, argv, ":h", lopts, &li)) != -1; prev = optind) {
 		/* what the supervisor keeps to itself: the argv entries this option took */
@@ -477,16 +472,18 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 			o->n_specs++;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			dp_usage(stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "datapath: %s option '%s'\n%s", c == ':' ? "missing the value of" : "unknown",
-				argv[optind - 1], usage);
+			fprintf(stderr, "datapath: %s option '%s'\n", c == ':' ? "missing the value of" : "unknown",
+				argv[optind - 1]);
+			dp_usage(stderr);
 			return 2;
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "datapath: unexpected argument '%s'\n%s", argv[optind], usage);
+		fprintf(stderr, "datapath: unexpected argument '%s'\n", argv[optind]);
+		dp_usage(stderr);
 		return 2;
 	}
 	if (policy_finish(&o->policy, err, sizeof(err)) < 0) {

@@ -164,20 +164,13 @@ static void shard_neigh_learned(void *ctx, const struct link *l, uint8_t family,
 	}
 }
 
-/* A cap of @total for all shards: each gets its share, at least 1. */
-static uint32_t shard_share(uint32_t total, unsigned int n)
-{
-	return total ? (total / n ? total / n : 1) : 0;
-}
-
 /*
  * What a shard's share of the process is, as one of @n: its slice of the
- * ledger, and of every cap. The caps are totals for the process, the
- * defaults as much as those given on the command line, so that N shards
- * hold no more connections, buffer memory or flows than one would. The UDP
- * flows per source stay whole: a source's flows all reach one shard, whose
- * address pair they share. Done again for shard 0 when the set grows,
- * before any pair or connection is made.
+ * ledger, and of every cap that is a total (limits_share()): the defaults
+ * as much as those given on the command line, so that N shards hold no
+ * more connections, buffer memory or flows, nor send more ICMP errors, than
+ * one would. Done again for shard 0 when the set grows, before any pair or
+ * connection is made.
  */
 static int shard_share_out(struct shard *sh, unsigned int n)
 {
@@ -190,17 +183,10 @@ static int shard_share_out(struct shard *sh, unsigned int n)
 		ledger_share(c->ledger, sh->index, n, &sh->ledger);
 		sh->st.ledger = &sh->ledger;
 	}
-	stack_icmp_share(&sh->st, n);
 	ret = limits_apply(&sh->st, &c->limits);	/* the defaults filled in */
 	if (ret < 0 || n == 1)
 		return ret;
-	share = sh->st.limits;
-	share.max_conns = shard_share(share.max_conns, n);
-	share.max_half_open = shard_share(share.max_half_open, n);
-	share.max_timewait = shard_share(share.max_timewait, n);
-	share.tcp_mem = share.tcp_mem / n ? share.tcp_mem / n : 1;
-	share.reasm_mem = share.reasm_mem / n ? share.reasm_mem / n : 1;
-	share.udp_flows = shard_share(share.udp_flows, n);
+	limits_share(&sh->st.limits, n, &share);
 	return limits_apply(&sh->st, &share);
 }
 

@@ -130,6 +130,7 @@ struct stack_upper_ops {
  * @udp_flows:		UDP service flows in all (0 = 4096; svc_udp.c)
  * @udp_flows_per_source: UDP publish flows per source address per service
  *			(0 = 256, UINT32_MAX = no per-source cap)
+ * @icmp_rate:		ICMP errors a second (0 = STACK_ICMP_RATE_DEFAULT)
  * All zero (a stack_init()ed stack) means the defaults; limits_apply()
  * stores the effective values.
  */
@@ -142,7 +143,10 @@ struct stack_limits {
 	uint32_t neigh_max;
 	uint32_t udp_flows;
 	uint32_t udp_flows_per_source;
+	uint32_t icmp_rate;
 };
+
+#define STACK_ICMP_RATE_DEFAULT	1000	/* ICMP errors a second, as Linux's icmp_msgs_per_sec */
 
 /**
  * struct stack_tcp_settings - how the stack's own TCP connections (the
@@ -207,7 +211,7 @@ struct stack {
 	uint32_t ipv6_frag_id;
 	double icmp_tokens;
 	uint64_t icmp_tokens_ms;
-	double icmp_rate, icmp_burst;	/* the bucket: its share with shards (stack_icmp_share()) */
+	double icmp_rate, icmp_burst;	/* the bucket (stack_set_icmp_rate()) */
 	struct loop_timer housekeeping;	/* ticks while a table has work (stack.c) */
 	bool started;
 	uint64_t ctr[CTR_MAX];
@@ -289,7 +293,7 @@ void net_prefix_mask(union proto_inaddr *a, unsigned int len, uint8_t family);
 int net_addr_parse(const char *s, struct net_addr *out);
 const char *net_addr_str(const struct net_addr *a, char *buf, size_t len);
 bool stack_icmp_allow(struct stack *st);
-void stack_icmp_share(struct stack *st, unsigned int n);
+void stack_set_icmp_rate(struct stack *st, uint32_t per_s);
 
 /* eth.c */
 void eth_input(struct stack *st, struct link *l, struct pkt *p);

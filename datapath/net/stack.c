@@ -48,8 +48,7 @@
 #include "datapath/tcp/tcp.h"
 
 #define STACK_TICK_MS		200
-#define ICMP_RATE_PER_S		1000.0
-#define ICMP_BURST		100.0
+#define ICMP_BURST_PER_RATE	0.1	/* a tenth of a second's worth at once */
 
 /* Ticks while a table has work, then sleeps until stack_housekeeping_kick(). */
 static void stack_housekeeping(struct loop_timer *t)
@@ -190,9 +189,7 @@ int stack_init(struct stack *st, struct loop *loop)
 
 	memset(st, 0, sizeof(*st));
 	st->loop = loop;
-	st->icmp_rate = ICMP_RATE_PER_S;
-	st->icmp_burst = ICMP_BURST;
-	st->icmp_tokens = ICMP_BURST;
+	stack_set_icmp_rate(st, STACK_ICMP_RATE_DEFAULT);
 	st->ipv4_id = (uint16_t)(loop_now_ms(loop) * 2654435761u);
 	st->ipv6_frag_id = (uint32_t)(loop_now_ms(loop) * 2246822519u);
 	loop_timer_init(&st->housekeeping, stack_housekeeping, st);
@@ -341,15 +338,16 @@ struct link *stack_link_by_ifindex(struct stack *st, uint32_t ifindex)
 }
 
 /**
- * stack_icmp_share() - this stack's share of the process's ICMP error rate
- * @st:	one of @n stacks (shards) that answer for one container
- * @n:	how many: each gets 1/@n of the rate and of the burst (at least 1),
- *	so that the container's errors stay within one bucket's worth
+ * stack_set_icmp_rate() - how many ICMP errors a second this stack sends
+ * @st:		the stack
+ * @per_s:	the rate (--icmp-ratelimit; with shards, this stack's share:
+ *		limits_share()), at least 1; the bucket holds a tenth of a
+ *		second's worth, at least one
  */
-void stack_icmp_share(struct stack *st, unsigned int n)
+void stack_set_icmp_rate(struct stack *st, uint32_t per_s)
 {
-	st->icmp_rate = ICMP_RATE_PER_S / n;
-	st->icmp_burst = ICMP_BURST / n >= 1.0 ? ICMP_BURST / n : 1.0;
+	st->icmp_rate = per_s ? per_s : 1;
+	st->icmp_burst = st->icmp_rate * ICMP_BURST_PER_RATE >= 1.0 ? st->icmp_rate * ICMP_BURST_PER_RATE : 1.0;
 	st->icmp_tokens = st->icmp_burst;
 }
 

@@ -24,7 +24,7 @@ cd "$SRC" || sn_fail "no source tree at $SRC"
 # parser files -> their man page
 NETSETUP_SRC="netsetup/opts.c netsetup/main.c netsetup/serve.c netsetup/connect.c netsetup/oci.c netsetup/cni.c"
 RUNTIME_SRC="netsetup/runtime.c"
-DATAPATH_SRC="datapath/main.c datapath/config.c datapath/metrics.c"
+DATAPATH_SRC="datapath/main.c datapath/limits.c datapath/config.c datapath/metrics.c"
 # other programs' flags the docs show in their examples
 FOREIGN="dockerd:--add-runtime docker,podman:--network docker,podman:--runtime podman:--network-backend
 podman:--hooks-dir podman:--annotation ctr:--runc-binary ctr:--with-ns ctr:--rootfs systemctl:--now"

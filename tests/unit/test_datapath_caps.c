@@ -777,7 +777,7 @@ END_TEST
 
 START_TEST(test_limits_apply_and_stats)
 {
-	struct stack_limits lim = { .max_conns = 100, .tcp_mem = 8u << 20 };
+	struct stack_limits lim = { .max_conns = 100, .tcp_mem = 8u << 20, .icmp_rate = 300 };
 	struct shard_conf conf = { .virtual_clock = true };
 	struct tcp_stack_stats ts;
 	struct shards sh;
@@ -812,6 +812,10 @@ START_TEST(test_limits_apply_and_stats)
 		ck_assert_uint_eq(sh.sh[i]->st.limits.max_conns, 50);
 		ck_assert_uint_eq(sh.sh[i]->st.limits.max_timewait, TCP_MAX_TIMEWAIT_DEFAULT / 2);
 		ck_assert_uint_eq(sh.sh[i]->st.limits.tcp_mem, 4u << 20);
+		ck_assert_uint_eq(sh.sh[i]->st.limits.icmp_rate, 150);	/* --icmp-ratelimit */
+		ck_assert(sh.sh[i]->st.icmp_rate == 150.0 && sh.sh[i]->st.icmp_burst == 15.0);
+		/* what stays whole: a source's flows all reach one shard */
+		ck_assert_uint_eq(sh.sh[i]->st.limits.udp_flows_per_source, SVC_UDP_FLOWS_PER_SOURCE_DEFAULT);
 	}
 	shards_free(&sh);
 	ck_assert_ptr_nonnull(strstr(text, "\"limits\":{"));
@@ -847,6 +851,8 @@ START_TEST(test_limit_parse)
 	ck_assert_uint_eq(lim.reasm_mem, 1u << 20);
 	ck_assert_int_eq(limits_parse(&lim, "max-neigh", "64", err, sizeof(err)), 0);
 	ck_assert_uint_eq(lim.neigh_max, 64);
+	ck_assert_int_eq(limits_parse(&lim, "icmp-ratelimit", "20", err, sizeof(err)), 0);
+	ck_assert_uint_eq(lim.icmp_rate, 20);
 
 	ck_assert_int_eq(limits_parse(&lim, "max-conns", "", err, sizeof(err)), -EINVAL);
 	ck_assert_int_eq(limits_parse(&lim, "max-conns", "-5", err, sizeof(err)), -EINVAL);
@@ -855,6 +861,8 @@ START_TEST(test_limit_parse)
 	ck_assert_int_eq(limits_parse(&lim, "max-conns", "0", err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "out of range"));
 	ck_assert_int_eq(limits_parse(&lim, "max-neigh", "513", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(limits_parse(&lim, "icmp-ratelimit", "0", err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "--icmp-ratelimit 0: out of range 1..1000000");
 	ck_assert_int_eq(limits_parse(&lim, "tcp-mem", "1K", err, sizeof(err)), -EINVAL);
 	ck_assert_int_eq(limits_parse(&lim, "tcp-mem", "5T", err, sizeof(err)), -EINVAL);
 	ck_assert_int_eq(limits_parse(&lim, "tcp-mem", "99999999999999999999", err, sizeof(err)),
@@ -865,6 +873,7 @@ START_TEST(test_limit_parse)
 	ck_assert_uint_eq(lim.max_conns, 1000);
 	ck_assert_uint_eq(lim.tcp_mem, 2ull << 30);
 	ck_assert_uint_eq(lim.neigh_max, 64);
+	ck_assert_uint_eq(lim.icmp_rate, 20);
 }
 END_TEST
 

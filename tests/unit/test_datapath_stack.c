@@ -1244,7 +1244,7 @@ START_TEST(test_icmp_bucket_and_share)
 		ck_assert_uint_lt(n, 1000);
 	ck_assert_uint_eq(n, 50);
 
-	stack_icmp_share(&b, 4);
+	stack_set_icmp_rate(&b, 1000 / 4);	/* one of 4 shards (limits_share()) */
 	for (n = 0; stack_icmp_allow(&b); n++)
 		ck_assert_uint_lt(n, 1000);
 	ck_assert_uint_eq(n, 25);
@@ -1258,7 +1258,7 @@ START_TEST(test_icmp_bucket_and_share)
 	ck_assert_uint_eq(n, 10);
 
 	/* 64 shards: each still gets at least one token */
-	stack_icmp_share(&b, 64);
+	stack_set_icmp_rate(&b, 1000 / 64);
 	for (k = 0, n = 0; k < 3 && stack_icmp_allow(&b); k++)
 		n++;
 	ck_assert_uint_eq(n, 1);
