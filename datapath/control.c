@@ -367,18 +367,18 @@ static void control_totals(struct out *o, struct dp *dp)
  * container's fds, how often a datapath was started again and why
  * @o:		the printer
  * @h:		the ledger's head (datapath/ledger.c)
- * @state:	"serving", or the supervisor's own word when no datapath runs
- *		("dark", "restarting")
+ * @state:	serving, or the supervisor's own state when no datapath runs
+ *		(dark, restarting): its name (proto/status.c) is printed
  * @reason:	why it is dark, or NULL
  */
-void control_print_supervisor(struct out *o, const struct ledger_head *h, const char *state,
+void control_print_supervisor(struct out *o, const struct ledger_head *h, enum proto_dp_state state,
 			      const char *reason)
 {
 	char cause[sizeof(h->last_death_why)];
 
 	out_obj_begin(o, "supervisor");
 	out_u64(o, "pid", (uint64_t)h->supervisor_pid);
-	out_str(o, "state", state);
+	out_str(o, "state", proto_dp_state_name(state));
 	if (reason)
 		out_str(o, "reason", reason);
 	out_u64(o, "restarts", h->restarts);
@@ -534,7 +534,7 @@ static void control_head(struct out *o, struct dp *dp)
 	out_u64(o, "uid", (uint64_t)geteuid());
 	out_u64(o, "uptime_ms", loop_now_ms(dp->loop) - dp->start_ms);
 	if (dp->st.ledger)
-		control_print_supervisor(o, dp->st.ledger->head, "serving", NULL);
+		control_print_supervisor(o, dp->st.ledger->head, PROTO_DP_SERVING, NULL);
 }
 
 /* The policy with every shard's hits. */

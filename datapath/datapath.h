@@ -25,6 +25,7 @@
 #include "datapath/policy.h"
 #include "datapath/svc/svc.h"
 #include "datapath/svc/svc_tcp.h"
+#include "proto/status.h"
 
 #define DP_MAX_SVCS	64
 #define DP_SOFTWARE	"sandnet-datapath " SANDNET_VERSION
@@ -160,7 +161,7 @@ typedef int (*control_request_fn)(void *ctx, const char *req, FILE *f);
 int control_bind(const char *path, char *err, size_t err_len);
 void control_answer(int listen_fd, control_print_fn print, control_request_fn more, void *ctx);
 int control_request(const char *path, const char *req, char **out, size_t *out_len, char *err, size_t err_len);
-void control_print_supervisor(struct out *o, const struct ledger_head *h, const char *state,
+void control_print_supervisor(struct out *o, const struct ledger_head *h, enum proto_dp_state state,
 			      const char *reason);
 int control_adopt(struct dp *dp, int fd);
 int control_start(struct dp *dp);
