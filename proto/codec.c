@@ -21,14 +21,13 @@
  * carries none, they are closed before it returns. proto_recv() (sock.c)
  * hands it what one recvmsg() brought.
  *
- * The names of message types and GSO modes, and proto_why_set() (why a
- * message is refused), are here for every file of proto/.
+ * The names of message types and GSO modes, and proto_why_set(), are
+ * words.c's.
  *
  * What it does not do: it never blocks on its own (the caller owns the socket
  * mode), never exits, and keeps no state between calls.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,74 +40,6 @@
 #include "proto/proto_int.h"
 
 _Static_assert(sizeof(struct proto_hdr) == 16, "header layout is part of the wire format");
-
-static const char *const proto_msg_type_names[] = {
-	[PROTO_MSG_NONE] = "NONE",
-	[PROTO_MSG_HELLO] = "HELLO",
-	[PROTO_MSG_LINK] = "LINK",
-	[PROTO_MSG_DONE] = "DONE",
-	[PROTO_MSG_ACK] = "ACK",
-	[PROTO_MSG_ERROR] = "ERROR",
-	[PROTO_MSG_ATTACH] = "ATTACH",
-};
-_Static_assert(sizeof(proto_msg_type_names) / sizeof(proto_msg_type_names[0]) == PROTO_MSG_MAX,
-	       "a name for every message type");
-
-static const char *const proto_gso_mode_names[] = {
-	[PROTO_GSO_OFF] = "off",
-	[PROTO_GSO_SW] = "sw",
-	[PROTO_GSO_HW] = "hw",
-};
-_Static_assert(sizeof(proto_gso_mode_names) / sizeof(proto_gso_mode_names[0]) == PROTO_GSO_MODE_MAX,
-	       "a name for every GSO mode");
-
-/**
- * proto_msg_type_name() - name of a message type, for messages to users
- * @type:	enum proto_msg_type, or anything that arrived on the wire
- *
- * Return: "HELLO", "LINK", ... or "UNKNOWN"
- */
-const char *proto_msg_type_name(unsigned int type)
-{
-	return type < PROTO_MSG_MAX ? proto_msg_type_names[type] : "UNKNOWN";
-}
-
-/**
- * proto_gso_mode_name() - name of a GSO mode as users write it
- * @mode:	enum proto_gso_mode
- *
- * Return: "off", "sw", "hw" or "unknown"
- */
-const char *proto_gso_mode_name(unsigned int mode)
-{
-	return mode < PROTO_GSO_MODE_MAX ? proto_gso_mode_names[mode] : "unknown";
-}
-
-/**
- * proto_gso_mode_parse() - parse "off", "sw" or "hw"
- * @name:	the word
- *
- * Return: enum proto_gso_mode, or -EINVAL
- */
-int proto_gso_mode_parse(const char *name)
-{
-	for (unsigned int i = 0; i < PROTO_GSO_MODE_MAX; i++)
-		if (!strcmp(name, proto_gso_mode_names[i]))
-			return (int)i;
-	return -EINVAL;
-}
-
-/* Record why a message is refused; returns -err for the caller's return. */
-int proto_why_set(struct proto_why *why, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	why->err = err;
-	va_start(ap, fmt);
-	vsnprintf(why->text, sizeof(why->text), fmt, ap);
-	va_end(ap);
-	return -err;
-}
 
 /* Close every fd of @fds that is open (>= 0). */
 void proto_fds_close(const int *fds, unsigned int n)

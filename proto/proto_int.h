@@ -2,7 +2,8 @@
 /*
  * proto_int.h - what the files of proto/ share and nobody else sees: codec.c
  * (a message as a whole), attrs.c (the attribute walk), decode.c and
- * encode.c (each message's body), sock.c and handshake.c
+ * encode.c (each message's body), words.c (names, refusals), sock.c and
+ * handshake.c
  */
 #ifndef SANDNET_PROTO_INT_H
 #define SANDNET_PROTO_INT_H

@@ -14,38 +14,13 @@
  * garbled byte of a valid file gives 0, -EAGAIN or -EINVAL, never a crash,
  * and each kind of malformed line its documented answer. The fixture makes
  * a folder of its own under /tmp, removes it, and fails a test that leaks
- * an fd.
+ * an fd (fd_count() of proto_testlib.h).
  */
-#include <check.h>
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-#include <sys/stat.h>
-
+#include "tests/unit/proto_testlib.h"
 #include "proto/status.h"
 
 static char dir[64];
 static char path[128];
-static int fixture_fds;
-
-/* Entries of /proc/self/fd, the directory's own fd excluded. */
-static int fd_count(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	ck_assert_msg(d, "opendir /proc/self/fd: %s", strerror(errno));
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1;
-}
 
 static void status_setup(void)
 {
