@@ -45,9 +45,8 @@
 
 #include "datapath/metrics.h"
 #include "datapath/stats.h"
+#include "proto/status.h"
 
-/* The supervisor's states, each a sample of sandnet_datapath_status. */
-static const char *const metrics_expo_states[] = { "starting", "serving", "restarting", "dark", "stopped" };
 
 /* The family whose HELP and TYPE are printed only once a sample comes. */
 struct metrics_expo {
@@ -300,10 +299,12 @@ static void expo_policy(struct metrics_expo *x, const struct metrics_scrape *s)
 	}
 }
 
-/* supervisor.state: one sample per state, 1 for the current one (an unknown one is shown too). */
+/*
+ * supervisor.state: one sample per state (proto/status.h, in its order), 1 for
+ * the current one (an unknown one is shown too).
+ */
 static void expo_status(struct metrics_expo *x, const struct metrics_scrape *s)
 {
-	const unsigned int n = sizeof(metrics_expo_states) / sizeof(metrics_expo_states[0]);
 	unsigned int i, k;
 
 	expo_family(x, "sandnet_datapath_status", "gauge",
@@ -314,11 +315,11 @@ static void expo_status(struct metrics_expo *x, const struct metrics_scrape *s)
 
 		if (!now)
 			continue;
-		for (k = 0; k < n; k++) {
-			const char *labels[] = { "status", metrics_expo_states[k], NULL };
+		for (k = 0; k < PROTO_DP_STATE_MAX; k++) {
+			const char *labels[] = { "status", proto_dp_state_name(k), NULL };
 
-			known |= !strcmp(now, metrics_expo_states[k]);
-			expo_u64(x, s->targets[i].name, labels, !strcmp(now, metrics_expo_states[k]));
+			known |= !strcmp(now, proto_dp_state_name(k));
+			expo_u64(x, s->targets[i].name, labels, !strcmp(now, proto_dp_state_name(k)));
 		}
 		if (!known) {
 			const char *labels[] = { "status", now, NULL };

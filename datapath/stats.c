@@ -396,18 +396,18 @@ static const struct stat_table stats_supervisor_table = STAT_TABLE(stats_supervi
  * container's fds, how often a datapath was started again and why
  * @o:		the printer
  * @h:		the ledger's head (datapath/ledger.c)
- * @state:	"serving", or the supervisor's own word when no datapath runs
- *		("dark", "restarting")
+ * @state:	serving, or the supervisor's own state when no datapath runs
+ *		(dark, restarting): its name (proto/status.c) is printed
  * @reason:	why it is dark, or NULL
  */
-void stats_print_supervisor(struct out *o, const struct ledger_head *h, const char *state,
-			      const char *reason)
+void stats_print_supervisor(struct out *o, const struct ledger_head *h, enum proto_dp_state state,
+			    const char *reason)
 {
 	char cause[sizeof(h->last_death_why)];
 
 	out_obj_begin(o, "supervisor");
 	out_u64(o, "pid", (uint64_t)h->supervisor_pid);
-	out_str(o, "state", state);
+	out_str(o, "state", proto_dp_state_name(state));
 	if (reason)
 		out_str(o, "reason", reason);
 	stat_print(&stats_supervisor_table,
@@ -678,7 +678,7 @@ static void stats_head(struct out *o, struct dp *dp)
 	out_u64(o, "uid", (uint64_t)geteuid());
 	stat_print(&stats_head_table, &(struct stats_head){ .uptime_ms = loop_now_ms(dp->loop) - dp->start_ms }, o);
 	if (stats_shard_stack(dp, 0)->ledger)
-		stats_print_supervisor(o, stats_shard_stack(dp, 0)->ledger->head, "serving", NULL);
+		stats_print_supervisor(o, stats_shard_stack(dp, 0)->ledger->head, PROTO_DP_SERVING, NULL);
 }
 
 /* The policy with every shard's hits. */

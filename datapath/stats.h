@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "datapath/counters.h"
+#include "proto/status.h"
 
 struct dp;
 struct ledger_head;
@@ -36,6 +37,7 @@ extern const unsigned int stats_summary_n_sections;
 
 int stats_print(struct dp *dp, FILE *f, bool json);
 int stats_print_summary(struct dp *dp, FILE *f, bool json);
-void stats_print_supervisor(struct out *o, const struct ledger_head *h, const char *state, const char *reason);
+void stats_print_supervisor(struct out *o, const struct ledger_head *h, enum proto_dp_state state,
+			    const char *reason);
 
 #endif /* SANDNET_DATAPATH_STATS_H */

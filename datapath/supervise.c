@@ -85,33 +85,16 @@
 #include <sys/wait.h>
 
 #include "datapath/datapath.h"
-#include "datapath/stats.h"
 #include "datapath/ledger.h"
 #include "datapath/shard.h"
+#include "datapath/stats.h"
 #include "common/cpus.h"
 #include "common/out.h"
+#include "proto/status.h"
 
 #define SUP_ANSWER_TIMEOUT_S	20	/* a datapath's answer to one message */
 #define SUP_STOP_TIMEOUT_MS	5000	/* SIGTERM to SIGKILL */
 #define SUP_WORKER_ARGS		16	/* what the supervisor adds to a datapath's argv */
-
-enum sup_state {
-	SUP_STARTING,
-	SUP_SERVING,
-	SUP_RESTARTING,
-	SUP_DARK,
-	SUP_STOPPED,
-	SUP_STATE_MAX
-};
-
-static const char *const sup_state_names[] = {
-	[SUP_STARTING] = "starting",
-	[SUP_SERVING] = "serving",
-	[SUP_RESTARTING] = "restarting",
-	[SUP_DARK] = "dark",
-	[SUP_STOPPED] = "stopped",
-};
-_Static_assert(sizeof(sup_state_names) / sizeof(sup_state_names[0]) == SUP_STATE_MAX, "state names");
 
 /**
  * struct sup - the supervisor
@@ -150,7 +133,7 @@ struct sup {
 	int worker_sock;
 	uint64_t *deaths_ms;
 	unsigned int n_deaths;
-	enum sup_state state;
+	enum proto_dp_state state;
 	char reason[512];
 };
 
@@ -185,31 +168,30 @@ static uint64_t sup_clock_ms(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/*
- * The status file (docs/datapath.md, "The status file"): rewritten whole at
- * every change, "end" last, so that a reader that sees no "end" reads again.
- */
+/* The status file (proto/status.c), rewritten whole at every change. */
 static void sup_status_write(struct sup *s)
 {
 	const struct ledger_head *h = s->lg.head;
-	char buf[1024];
-	int n;
+	struct proto_status st = {
+		.state = s->state,
+		.supervisor = getpid(),
+		.datapath = s->worker,
+		.restarts = h->restarts,
+		.deaths = h->deaths,
+	};
+	int err;
 
 	if (s->status_fd < 0)
 		return;
-	n = snprintf(buf, sizeof(buf),
-		     "sandnet-datapath-status 1\nstate %s\nsupervisor %d\ndatapath %d\nrestarts %u\ndeaths %u\n",
-		     sup_state_names[s->state], (int)getpid(), (int)s->worker, h->restarts, h->deaths);
 	if (h->deaths)
-		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "last_death %llu %d %s\n",
-			      (unsigned long long)h->last_death_unix_ms, (int)h->last_death_pid, h->last_death_why);
-	if (s->state == SUP_DARK)
-		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "reason %s\n", s->reason);
-	n += snprintf(buf + n, sizeof(buf) - (size_t)n, "end\n");
-	if (n > (int)sizeof(buf))
-		n = (int)sizeof(buf);
-	if (pwrite(s->status_fd, buf, (size_t)n, 0) != n || ftruncate(s->status_fd, n) < 0)
-		sup_log("status file: %s", strerror(errno));
+		snprintf(st.last_death, sizeof(st.last_death), "%llu %d %.*s",
+			 (unsigned long long)h->last_death_unix_ms, (int)h->last_death_pid,
+			 (int)sizeof(h->last_death_why), h->last_death_why);
+	if (s->state == PROTO_DP_DARK)
+		snprintf(st.reason, sizeof(st.reason), "%s", s->reason);
+	err = proto_status_write(s->status_fd, &st);
+	if (err < 0)
+		sup_log("status file: %s", strerror(-err));
 }
 
 /* The datapath's command line: ours, minus what we keep, plus its fds. */
@@ -435,7 +417,7 @@ static bool sup_death(struct sup *s, pid_t pid, int status, const char *why)
 	sup_why(s->reason, sizeof(s->reason),
 		"crash loop: %u deaths within %u s, the last: pid %d %s; no datapath is started any more "
 		"(netsetup restart tries again)", recent, s->o->death_window_s, (int)pid, h->last_death_why);
-	s->state = SUP_DARK;
+	s->state = PROTO_DP_DARK;
 	sup_log("the container stays dark: %s", s->reason);
 	sup_status_write(s);
 	return true;
@@ -448,12 +430,12 @@ static void sup_revive(struct sup *s)
 	pid_t pid;
 	int status;
 
-	while (s->state != SUP_DARK) {
-		s->state = SUP_RESTARTING;
+	while (s->state != PROTO_DP_DARK) {
+		s->state = PROTO_DP_RESTARTING;
 		sup_status_write(s);
 		s->lg.head->restarts++;
 		if (sup_start(s, why, sizeof(why)) == 0) {
-			s->state = SUP_SERVING;
+			s->state = PROTO_DP_SERVING;
 			sup_log("datapath pid %d serves (restart %u)", (int)s->worker, s->lg.head->restarts);
 			sup_status_write(s);
 			return;
@@ -496,8 +478,8 @@ static int sup_print(void *ctx, FILE *f, bool json, bool summary)
 	out_str(&o, "name", s->o->name ? s->o->name : "");
 	out_u64(&o, "pid", (uint64_t)getpid());
 	out_u64(&o, "uid", (uint64_t)geteuid());
-	stats_print_supervisor(&o, s->lg.head, sup_state_names[s->state],
-				 s->state == SUP_DARK ? s->reason : NULL);
+	stats_print_supervisor(&o, s->lg.head, s->state,
+			       s->state == PROTO_DP_DARK ? s->reason : NULL);
 	out_finish(&o);
 	return 0;
 }
@@ -655,16 +637,16 @@ static int sup_loop(struct sup *s)
 			sup_children(s, sig.stop);
 		if (sig.restart && !sig.stop) {
 			sup_log("SIGHUP: a new datapath from %s takes over%s", s->exe,
-				s->state == SUP_DARK ? " (the crash-loop count starts again)" : "");
+				s->state == PROTO_DP_DARK ? " (the crash-loop count starts again)" : "");
 			sup_worker_stop(s);
 			s->n_deaths = 0;
-			s->state = SUP_RESTARTING;
+			s->state = PROTO_DP_RESTARTING;
 			sup_revive(s);
 		}
 	}
 	sup_log("stopping on request");
 	sup_worker_stop(s);
-	s->state = SUP_STOPPED;
+	s->state = PROTO_DP_STOPPED;
 	sup_status_write(s);
 	return 0;
 }
@@ -802,7 +784,7 @@ int supervise_main(const struct dp_opts *o, int argc, char **argv)
 		goto out_tell;
 	prctl(PR_SET_NAME, "sn-supervise");
 
-	s.state = SUP_STARTING;
+	s.state = PROTO_DP_STARTING;
 	if (sup_intake(&s) < 0) {
 		/* the first datapath never served: exit as it did, for netsetup run to report */
 		if (s.worker) {
@@ -819,7 +801,7 @@ int supervise_main(const struct dp_opts *o, int argc, char **argv)
 		}
 		goto out;
 	}
-	s.state = SUP_SERVING;
+	s.state = PROTO_DP_SERVING;
 	sup_status_write(&s);
 	rc = sup_loop(&s);
 	goto out;

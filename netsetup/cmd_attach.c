@@ -607,7 +607,7 @@ static void report(const struct attach *a)
  */
 static int run_wait(struct attach *a, bool *stopped)
 {
-	struct ns_status status;
+	struct proto_status status;
 	siginfo_t info;
 	sigset_t set;
 	int sig, wstatus = 0;
@@ -633,7 +633,7 @@ static int run_wait(struct attach *a, bool *stopped)
 		kill(a->child, sig);
 	}
 	a->child = 0;
-	if (ns_status_read(a->state_path, &status) == 0 && !strcmp(status.state, "stopped"))
+	if (ns_status_read(a->state_path, &status) == 0 && status.state == PROTO_DP_STOPPED)
 		*stopped = true;
 	if (WIFEXITED(wstatus)) {
 		fprintf(stderr, "netsetup: the datapath's supervisor exited with status %d\n", WEXITSTATUS(wstatus));

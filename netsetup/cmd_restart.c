@@ -39,7 +39,7 @@
 static int restart_one(const char *path, const struct ns_state *st, const char *name, struct ns_err *e)
 {
 	struct timespec tick = { 0, 20 * 1000 * 1000 };
-	struct ns_status before, now;
+	struct proto_status before, now;
 	unsigned int waited;
 	int err;
 
@@ -64,12 +64,12 @@ static int restart_one(const char *path, const struct ns_state *st, const char *
 		nanosleep(&tick, NULL);
 		if (ns_status_read(path, &now) < 0 || now.restarts == before.restarts)
 			continue;
-		if (!strcmp(now.state, "serving")) {
+		if (now.state == PROTO_DP_SERVING) {
 			fprintf(stderr, "netsetup: netns %s: datapath pid %d serves (restart %u)\n", name,
 				(int)now.datapath, now.restarts);
 			return 0;
 		}
-		if (!strcmp(now.state, "dark")) {
+		if (now.state == PROTO_DP_DARK) {
 			ns_err_set(e, "netns %s: no new datapath serves: %s", name, now.reason);
 			return -EIO;
 		}

@@ -406,7 +406,7 @@ static int cni_del(struct cni *c)
 
 static int cni_check(struct cni *c)
 {
-	struct ns_status status;
+	struct proto_status status;
 	struct ns_netns ns = { .fd = -1 };
 	char path[PATH_MAX], why[PATH_MAX + 128];
 	struct ns_err e = { .text = "" };
@@ -431,7 +431,7 @@ static int cni_check(struct cni *c)
 		snprintf(why, sizeof(why), "the datapath's supervisor (pid %d) is not running: the container is "
 			 "dark until DEL (its log: %s.log)", (int)st.datapath_pid, path);
 		rc = cni_error(c, CNI_ERR_DEAD, "sandnet: the datapath is dead", why);
-	} else if (ns_status_read(path, &status) == 0 && !strcmp(status.state, "dark")) {
+	} else if (ns_status_read(path, &status) == 0 && status.state == PROTO_DP_DARK) {
 		/* a crash loop: the supervisor lives, keeps the fence and starts nothing */
 		snprintf(why, sizeof(why), "the container is dark: %.400s (its log: %.3000s.log)", status.reason, path);
 		rc = cni_error(c, CNI_ERR_DEAD, "sandnet: the datapath is dead", why);

@@ -23,7 +23,8 @@
  * (proto minor 3): serving, restarts, the last death, dark (a crash loop)
  * or stopped (an explicit stop). ns_status_read() reads it for CNI CHECK,
  * `netsetup restart`, run and serve: the file comes from an unprivileged
- * process and is parsed as untrusted input (known keys, bounded lines).
+ * process and proto/status.c, its one reader and writer, parses it as
+ * untrusted input (known keys, bounded lines).
  *
  * Giving back is giveback.c's.
  */
@@ -239,94 +240,25 @@ int ns_status_open(const char *state_path, struct ns_err *e)
 	return fd;
 }
 
-/* One "KEY VALUE" line of the status file into @s; false for anything else. */
-static bool status_line(char *line, struct ns_status *s)
-{
-	char *val = strchr(line, ' ');
-	unsigned int u;
-	int i;
-
-	if (!val)
-		return false;
-	*val++ = '\0';
-	if (!strcmp(line, "state")) {
-		for (i = 0; val[i]; i++)
-			if (val[i] < 'a' || val[i] > 'z')
-				return false;
-		if (i == 0 || i >= (int)sizeof(s->state))
-			return false;
-		memcpy(s->state, val, (size_t)i + 1);
-	} else if (!strcmp(line, "supervisor") || !strcmp(line, "datapath")) {
-		if (sscanf(val, "%u", &u) != 1 || u > INT_MAX)
-			return false;
-		*(line[0] == 's' ? &s->supervisor : &s->datapath) = (pid_t)u;
-	} else if (!strcmp(line, "restarts") || !strcmp(line, "deaths")) {
-		if (sscanf(val, "%u", &u) != 1)
-			return false;
-		*(line[0] == 'r' ? &s->restarts : &s->deaths) = u;
-	} else if (!strcmp(line, "last_death")) {
-		snprintf(s->last_death, sizeof(s->last_death), "%s", val);
-	} else if (!strcmp(line, "reason")) {
-		snprintf(s->reason, sizeof(s->reason), "%s", val);
-	}
-	/* a key of a newer datapath is skipped */
-	return true;
-}
-
 /**
  * ns_status_read() - what a datapath's supervisor last wrote
  * @state_path:	the state file the status goes with
  * @s:		filled
  *
- * The supervisor rewrites the file whole, "end" last: a read that sees no
- * "end" (a rewrite in progress) reads again, a few times.
+ * proto_status_read() (proto/status.c) reads it: again, a few times, while a
+ * rewrite is in progress.
  *
  * Return: 0; -ENOENT (no status file: a datapath too old to write one, or
- * none started yet), -EAGAIN (nothing written), -EINVAL (not a status file).
+ * none started yet), -EAGAIN (nothing written), -EINVAL (not a status file),
+ * -ENAMETOOLONG.
  */
-int ns_status_read(const char *state_path, struct ns_status *s)
+int ns_status_read(const char *state_path, struct proto_status *s)
 {
-	struct timespec tick = { 0, 2 * 1000 * 1000 };
-	char path[PATH_MAX + 8], line[768];
-	unsigned int attempt;
-	bool ended, bad;
-	FILE *f;
+	char path[PATH_MAX + 8];
 
 	if (ns_status_path(state_path, path, sizeof(path)))
 		return -ENAMETOOLONG;
-	for (attempt = 0; attempt < 5; attempt++) {
-		memset(s, 0, sizeof(*s));
-		f = fopen(path, "re");
-		if (!f)
-			return -errno;
-		ended = bad = false;
-		if (!fgets(line, sizeof(line), f)) {
-			fclose(f);
-			nanosleep(&tick, NULL);
-			continue;
-		}
-		bad = strcmp(line, "sandnet-datapath-status 1\n") != 0;
-		while (!bad && !ended && fgets(line, sizeof(line), f)) {
-			size_t n = strcspn(line, "\n");
-
-			if (line[n] != '\n') {
-				bad = true;	/* longer than any line a supervisor writes */
-				break;
-			}
-			line[n] = '\0';
-			if (!strcmp(line, "end"))
-				ended = true;
-			else if (!status_line(line, s))
-				bad = true;
-		}
-		fclose(f);
-		if (bad)
-			return -EINVAL;
-		if (ended && s->state[0])
-			return 0;
-		nanosleep(&tick, NULL);
-	}
-	return -EAGAIN;
+	return proto_status_read(path, s);
 }
 
 /**

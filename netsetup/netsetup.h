@@ -28,6 +28,7 @@
 
 #include "common/out.h"
 #include "proto/proto.h"
+#include "proto/status.h"
 
 #define NS_SOFTWARE		"sandnet-netsetup " SANDNET_VERSION
 #define NS_STATE_DIR		"/run/sandnet"
@@ -503,30 +504,9 @@ bool ns_datapath_alive(const struct ns_state *st);
 int ns_datapath_stop(const struct ns_state *st, unsigned int timeout_ms);
 int ns_datapath_netns_fd(const struct ns_state *st);
 
-/**
- * struct ns_status - what a datapath's supervisor says in its status file
- * (STATEFILE.status, docs/datapath.md "The status file")
- * @state:	"starting", "serving", "restarting", "dark", "stopped"
- * @supervisor:	its pid
- * @datapath:	the serving datapath's pid, 0 when none
- * @restarts:	datapaths started after the first
- * @deaths:	datapaths that ended without being asked to
- * @last_death:	"UNIXMS PID CAUSE" of the last, "" when none
- * @reason:	why it is dark, "" otherwise
- */
-struct ns_status {
-	char state[16];
-	pid_t supervisor;
-	pid_t datapath;
-	unsigned int restarts;
-	unsigned int deaths;
-	char last_death[256];
-	char reason[512];
-};
-
 int ns_status_path(const char *state_path, char *buf, size_t size);
 int ns_status_open(const char *state_path, struct ns_err *e);
-int ns_status_read(const char *state_path, struct ns_status *s);
+int ns_status_read(const char *state_path, struct proto_status *s);
 int ns_state_find_owner(const char *owner, char *path, size_t size, struct ns_state *st,
 			struct ns_err *e);
 

@@ -110,7 +110,7 @@ static void logmsg(const char *fmt, ...)
 static void datapath_gone(const struct serve *s, const char *path)
 {
 	struct ns_err e = { .text = "" };
-	struct ns_status status;
+	struct proto_status status;
 	struct ns_state st;
 	bool stopped;
 
@@ -118,7 +118,7 @@ static void datapath_gone(const struct serve *s, const char *path)
 		logmsg("%s", e.text);
 		return;
 	}
-	stopped = ns_status_read(path, &status) == 0 && !strcmp(status.state, "stopped");
+	stopped = ns_status_read(path, &status) == 0 && status.state == PROTO_DP_STOPPED;
 	if (!stopped && s->conf.keep_dark) {
 		logmsg("datapath pid %d is gone without being stopped; netns kept dark (state %s; netsetup detach "
 		       "gives back)", (int)st.datapath_pid, path);

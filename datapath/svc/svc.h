@@ -113,6 +113,12 @@ void svc_stats(struct svc *const *v, unsigned int n, struct out *o);
 int svc_spec_parse(const char *text, enum svc_kind kind, struct svc_spec *spec, char *err,
 		   size_t err_len);
 int svc_listen_open(const struct svc_spec *spec, char *err, size_t err_len);
+const char *svc_opt(const struct svc_spec *spec);
+void *svc_new_alloc(size_t size, const struct svc_spec *spec, int listen_fd, char *err, size_t err_len);
+int svc_listen_check(const struct svc_spec *spec, int listen_fd, char *err, size_t err_len);
+int svc_listen_ready(const struct svc_spec *spec, int *listen_fd, char *err, size_t err_len);
+void svc_stats_row(struct out *o, const struct svc_spec *spec, const char *const *names, const uint64_t *sum,
+		   unsigned int n);
 void svc_listen_close(struct loop *loop, struct loop_fd *lfd, int fd, const struct svc_spec *spec, bool owned);
 int svc_endpoint_parse(const char *s, struct svc_endpoint *ep, char *err, size_t err_len);
 

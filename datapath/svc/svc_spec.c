@@ -15,6 +15,12 @@
  *             getaddrinfo(), in the datapath's own netns
  *   REMOTE    ADDR:PORT, numeric: it is reached through the stack, which has
  *             no resolver
+ *
+ * What follows from a SPEC alike for UDP (svc_udp.c) and TCP (svc_tcp.c)
+ * services is here too: a forward's local listener, bound (by the
+ * supervisor, or by the service when none was given) and closed; the first
+ * refusals of a new service (no memory, a publish given a local listener);
+ * its row of the services table.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/out.h"
 #include "datapath/svc/svc.h"
 
 static int spec_port(const char *s, uint16_t *port, char *err, size_t err_len)
@@ -293,4 +300,92 @@ void svc_listen_close(struct loop *loop, struct loop_fd *lfd, int fd, const stru
 	close(fd);
 	if (owned && spec->listen.is_unix)
 		unlink(((const struct sockaddr_un *)&spec->listen.sa)->sun_path);
+}
+
+/**
+ * svc_opt() - the option that makes a service of @spec's kind, for messages
+ * @spec:	the service's SPEC
+ *
+ * Return: "--publish" or "--forward"
+ */
+const char *svc_opt(const struct svc_spec *spec)
+{
+	return spec->kind == SVC_PUBLISH ? "--publish" : "--forward";
+}
+
+/**
+ * svc_new_alloc() - the zeroed memory of a new UDP or TCP service
+ * @size:	its size
+ * @spec:	its SPEC, for the message
+ * @listen_fd:	the local listener it was given, closed on failure; or -1
+ * @err:	reason on failure
+ * @err_len:	size of @err
+ *
+ * Return: the memory, or NULL with @err set and @listen_fd closed.
+ */
+void *svc_new_alloc(size_t size, const struct svc_spec *spec, int listen_fd, char *err, size_t err_len)
+{
+	void *s = calloc(1, size);
+
+	if (!s) {
+		snprintf(err, err_len, "%s %s: out of memory", svc_opt(spec), spec->text);
+		if (listen_fd >= 0)
+			close(listen_fd);
+	}
+	return s;
+}
+
+/**
+ * svc_listen_check() - refuse a local listener given to a publish
+ * @spec:	the new service's SPEC
+ * @listen_fd:	the listener it was given, or -1
+ * @err:	reason on failure
+ * @err_len:	size of @err
+ *
+ * Return: 0, or -EINVAL with @err set.
+ */
+int svc_listen_check(const struct svc_spec *spec, int listen_fd, char *err, size_t err_len)
+{
+	if (spec->kind == SVC_PUBLISH && listen_fd >= 0) {
+		snprintf(err, err_len, "%s %s: a publish has no local listener", svc_opt(spec), spec->text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * svc_listen_ready() - a forward's local listener: the one the supervisor
+ * bound, or bound here now (svc_listen_open())
+ * @spec:	the forward's SPEC
+ * @listen_fd:	the listener, -1 to bind it; receives the one bound
+ * @err:	reason on failure
+ * @err_len:	size of @err
+ *
+ * Return: 0, or a negative errno with @err set.
+ */
+int svc_listen_ready(const struct svc_spec *spec, int *listen_fd, char *err, size_t err_len)
+{
+	if (*listen_fd < 0)
+		*listen_fd = svc_listen_open(spec, err, err_len);
+	return *listen_fd < 0 ? *listen_fd : 0;
+}
+
+/**
+ * svc_stats_row() - one row of the services table: the kind, the SPEC and
+ * the counters summed over the service's instances
+ * @o:		the printer
+ * @spec:	the service's SPEC
+ * @names:	the counters' keys
+ * @sum:	their values
+ * @n:		how many
+ */
+void svc_stats_row(struct out *o, const struct svc_spec *spec, const char *const *names, const uint64_t *sum,
+		   unsigned int n)
+{
+	out_obj_begin(o, NULL);
+	out_str(o, "kind", spec->kind == SVC_PUBLISH ? "publish" : "forward");
+	out_str(o, "spec", spec->text);
+	for (unsigned int i = 0; i < n; i++)
+		out_u64(o, names[i], sum[i]);
+	out_obj_end(o);
 }

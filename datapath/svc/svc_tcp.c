@@ -545,24 +545,18 @@ static int svc_tcp_listen_family(struct svc_tcp *s, uint8_t family, const struct
 struct svc_tcp *svc_tcp_new(struct stack *st, const struct svc_spec *spec, int listen_fd, char *err,
 			    size_t err_len)
 {
-	const char *opt = spec->kind == SVC_PUBLISH ? "--publish" : "--forward";
-	struct svc_tcp *s = calloc(1, sizeof(*s));
+	const char *opt = svc_opt(spec);
+	struct svc_tcp *s = svc_new_alloc(sizeof(*s), spec, listen_fd, err, err_len);
 	int ret = 0;
 
-	if (!s) {
-		snprintf(err, err_len, "%s %s: out of memory", opt, spec->text);
-		if (listen_fd >= 0)
-			close(listen_fd);
+	if (!s)
 		return NULL;
-	}
 	s->spec = *spec;
 	s->st = st;
 	s->listen_fd = listen_fd;
 	s->listen_owned = listen_fd < 0;
-	if (spec->kind == SVC_PUBLISH && listen_fd >= 0) {
-		snprintf(err, err_len, "%s %s: a publish has no local listener", opt, spec->text);
+	if (svc_listen_check(spec, listen_fd, err, err_len) < 0)
 		goto err;
-	}
 	if (!tcp_glue_stack(st)) {
 		snprintf(err, err_len, "%s %s: the stack has no TCP", opt, spec->text);
 		goto err;
@@ -587,9 +581,7 @@ struct svc_tcp *svc_tcp_new(struct stack *st, const struct svc_spec *spec, int l
 		}
 		return s;
 	}
-	if (s->listen_fd < 0)
-		s->listen_fd = svc_listen_open(spec, err, err_len);
-	if (s->listen_fd < 0)
+	if (svc_listen_ready(spec, &s->listen_fd, err, err_len) < 0)
 		goto err;
 	return s;
 err:
@@ -661,12 +653,6 @@ void svc_tcp_stats(const struct svc_tcp *const *v, unsigned int n, struct out *o
 		sum[FROM] += s->from_target;
 		sum[ERRORS] += s->errors;
 	}
-	if (!first)
-		return;
-	out_obj_begin(o, NULL);
-	out_str(o, "kind", first->spec.kind == SVC_PUBLISH ? "publish" : "forward");
-	out_str(o, "spec", first->spec.text);
-	for (i = 0; i < MAX; i++)
-		out_u64(o, names[i], sum[i]);
-	out_obj_end(o);
+	if (first)
+		svc_stats_row(o, &first->spec, names, sum, MAX);
 }

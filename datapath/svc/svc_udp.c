@@ -836,26 +836,20 @@ struct svc_udp *svc_udp_new(struct svc_udp_table *tbl, const struct svc_spec *sp
 			    size_t err_len)
 {
 	struct stack *st = tbl->st;
-	const char *opt = spec->kind == SVC_PUBLISH ? "--publish" : "--forward";
-	struct svc_udp *s = calloc(1, sizeof(*s));
+	const char *opt = svc_opt(spec);
+	struct svc_udp *s = svc_new_alloc(sizeof(*s), spec, listen_fd, err, err_len);
 	int ret;
 
-	if (!s) {
-		snprintf(err, err_len, "%s %s: out of memory", opt, spec->text);
-		if (listen_fd >= 0)
-			close(listen_fd);
+	if (!s)
 		return NULL;
-	}
 	s->spec = *spec;
 	s->tbl = tbl;
 	s->st = st;
 	s->listen_fd = listen_fd;
 	s->listen_owned = listen_fd < 0;
 	loop_timer_init(&s->sweep, svc_sweep, s);
-	if (spec->kind == SVC_PUBLISH && listen_fd >= 0) {
-		snprintf(err, err_len, "%s %s: a publish has no local listener", opt, spec->text);
+	if (svc_listen_check(spec, listen_fd, err, err_len) < 0)
 		goto err;
-	}
 	if (spec->kind == SVC_PUBLISH) {
 		s->us = udp_open(st, spec->addr.family ? &spec->addr : NULL, spec->port,
 				 svc_pub_recv, s, &ret);
@@ -868,9 +862,7 @@ struct svc_udp *svc_udp_new(struct svc_udp_table *tbl, const struct svc_spec *sp
 		snprintf(s->us->owner, sizeof(s->us->owner), "publish udp:%s", spec->text + 4);
 		return s;
 	}
-	if (s->listen_fd < 0)
-		s->listen_fd = svc_listen_open(spec, err, err_len);
-	if (s->listen_fd < 0)
+	if (svc_listen_ready(spec, &s->listen_fd, err, err_len) < 0)
 		goto err;
 	return s;
 err:
@@ -952,14 +944,8 @@ void svc_udp_stats(const struct svc_udp *const *v, unsigned int n, struct out *o
 		sum[SOURCE_CAP] += s->source_cap_hits;
 		sum[EVICTED] += s->flows_evicted;
 	}
-	if (!first)
-		return;
-	out_obj_begin(o, NULL);
-	out_str(o, "kind", first->spec.kind == SVC_PUBLISH ? "publish" : "forward");
-	out_str(o, "spec", first->spec.text);
-	for (i = 0; i < MAX; i++)
-		out_u64(o, names[i], sum[i]);
-	out_obj_end(o);
+	if (first)
+		svc_stats_row(o, &first->spec, names, sum, MAX);
 }
 
 static int svc_addr_cmp(const void *a, const void *b)

@@ -332,6 +332,31 @@ struct tcp_stack_cfg {
 #define TCP_BUF_PRESSURE_MIN		16384u
 
 /**
+ * struct tcp_conn_stats - a connection's counters: the engine's (struct
+ * tcp_conn) and what tcp_conn_info() copies out, one definition for both
+ * @bytes_sent:	new bytes sent (sequence space past snd_max)
+ * @bytes_acked: bytes the peer acknowledged
+ * @bytes_received: in-order bytes received
+ * @segs_out, @segs_in: segments sent and received
+ * @retrans_segs: segments sent again
+ * @fast_recoveries, @sack_recoveries: recoveries entered (SACK-based ones too)
+ * @rto_count:	retransmission timeouts
+ * @tlp_probes:	tail loss probes sent (RFC 8985 7)
+ */
+struct tcp_conn_stats {
+	uint64_t bytes_sent;
+	uint64_t bytes_acked;
+	uint64_t bytes_received;
+	uint64_t segs_out;
+	uint64_t segs_in;
+	uint64_t retrans_segs;
+	uint64_t fast_recoveries;
+	uint64_t sack_recoveries;
+	uint64_t rto_count;
+	uint64_t tlp_probes;
+};
+
+/**
  * struct tcp_conn_info - what `ss -ti` shows about one connection
  */
 struct tcp_conn_info {
@@ -352,16 +377,7 @@ struct tcp_conn_info {
 	uint8_t rcv_wscale;
 	bool sack;
 	bool ts;
-	uint64_t bytes_sent;
-	uint64_t bytes_acked;
-	uint64_t bytes_received;
-	uint64_t segs_out;
-	uint64_t segs_in;
-	uint64_t retrans_segs;
-	uint64_t fast_recoveries;
-	uint64_t sack_recoveries;
-	uint64_t rto_count;
-	uint64_t tlp_probes;
+	struct tcp_conn_stats stats;
 	uint32_t unacked_bytes;
 	uint32_t sndbuf_used;
 	uint32_t sndbuf_cap;

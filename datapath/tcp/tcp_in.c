@@ -471,7 +471,7 @@ static bool tcp_in_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_
 
 		acked = seg->ack - c->snd_una;
 		c->snd_una = seg->ack;
-		c->bytes_acked += acked;
+		c->stats.bytes_acked += acked;
 		drop = seq_gt(seq_min(seg->ack, data_end), c->snd_buf_seq) ? seq_min(seg->ack, data_end) - c->snd_buf_seq
 									  : 0;
 		if (drop) {
@@ -717,11 +717,11 @@ static bool tcp_in_text(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32
 		c->rcv.len += stored;
 	}
 	c->rcv_nxt += len;
-	c->bytes_received += len;
+	c->stats.bytes_received += len;
 	if (had_ooo) {
 		uint32_t pulled = tcp_ooo_pull(c);
 
-		c->bytes_received += pulled;
+		c->stats.bytes_received += pulled;
 		c->ack_now = true;	/* filled a hole */
 		if (c->ooo_fin && c->ooo_fin_seq == c->rcv_nxt)
 			*fin_io = true;
@@ -773,7 +773,7 @@ static void tcp_in_conn(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64
 	uint32_t seq, len;
 	bool fin, readable = false;
 
-	c->segs_in++;
+	c->stats.segs_in++;
 	if (c->state == TCPS_SYN_SENT) {
 		tcp_in_syn_sent(c, seg, now_us);
 		return;

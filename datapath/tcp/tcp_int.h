@@ -403,17 +403,7 @@ struct tcp_conn {
 	uint32_t keep_probes;
 	uint64_t last_rcv_us;
 
-	/* stats */
-	uint64_t bytes_sent;
-	uint64_t bytes_acked;
-	uint64_t bytes_received;
-	uint64_t segs_out;
-	uint64_t segs_in;
-	uint64_t retrans_segs;
-	uint64_t fast_recoveries;
-	uint64_t sack_recoveries;
-	uint64_t rto_count;
-	uint64_t tlp_probes;
+	struct tcp_conn_stats stats;
 
 	/* pacing (tcp_pace.c) */
 	uint64_t pacing_rate;		/* bytes/s, 0 = not paced */

@@ -278,10 +278,10 @@ static int tcp_out_send(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_
 			c->rtt_seq = end;
 			c->rtt_time_us = now_us;
 		}
-		c->bytes_sent += end - seq_max(seq, c->snd_max);
+		c->stats.bytes_sent += end - seq_max(seq, c->snd_max);
 		c->snd_max = end;
 	}
-	c->segs_out++;
+	c->stats.segs_out++;
 	if (end != seq && !(flags & TCP_RST)) {
 		if (c->t_rtx_us == TCP_NO_DEADLINE)
 			tcp_timer_rtx_arm(c, now_us);
@@ -450,7 +450,7 @@ int tcp_out_retransmit(struct tcp_conn *c, uint32_t seq, uint32_t max_len, uint6
 	uint8_t flags = 0;
 
 	if (c->state == TCPS_SYN_SENT || c->state == TCPS_SYN_RECEIVED) {
-		c->retrans_segs++;
+		c->stats.retrans_segs++;
 		c->stack->st.retrans_segs++;
 		c->rtt_timing = false;
 		tcp_out_send(c, c->iss, TCP_SYN, 0, now_us);
@@ -467,7 +467,7 @@ int tcp_out_retransmit(struct tcp_conn *c, uint32_t seq, uint32_t max_len, uint6
 		return 0;
 	if (len && seq + len == data_end)
 		flags |= TCP_PSH;
-	c->retrans_segs++;
+	c->stats.retrans_segs++;
 	c->stack->st.retrans_segs++;
 	c->rtt_timing = false;	/* Karn */
 	tcp_undo_retransmitted(c, seq, seq + len + !!(flags & TCP_FIN), now_us);

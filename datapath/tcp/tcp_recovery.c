@@ -63,10 +63,10 @@ static void tcp_recovery_enter(struct tcp_conn *c, uint64_t now_us)
 	c->prr_out = 0;
 	c->prr_budget = 0;
 	c->prr_recover_fs = c->snd_max - c->snd_una;
-	c->fast_recoveries++;
+	c->stats.fast_recoveries++;
 	c->stack->st.fast_recoveries++;
 	if (c->sack_ok) {
-		c->sack_recoveries++;
+		c->stats.sack_recoveries++;
 		c->stack->st.sack_recoveries++;
 	}
 	/* RFC 6675 5 (4.3) / RFC 6582 3.2 (2): resend the first (lost) segment now */
@@ -186,7 +186,7 @@ void tcp_recovery_on_ack(struct tcp_conn *c, uint32_t acked, bool dupack, uint32
 			   : c->dupacks >= TCP_DUPTHRESH || (c->sack_ok && tcp_sack_is_lost(c, c->snd_una)) ||
 			     tcp_sack_early_retransmit(c)) {
 		/* RFC 6582 4.1: not again for losses of the same window */
-		if (seq_lt(c->snd_una, c->recover) && c->fast_recoveries + c->rto_count)
+		if (seq_lt(c->snd_una, c->recover) && c->stats.fast_recoveries + c->stats.rto_count)
 			return;
 		tcp_recovery_enter(c, now_us);
 		if (!c->cc->cong_control)
@@ -209,7 +209,7 @@ void tcp_recovery_rack_timer(struct tcp_conn *c, uint64_t now_us)
 		return;
 	/* not again for losses of the same window (RFC 6582 4.1), as on ACKs */
 	if (!c->in_recovery && !c->after_rto &&
-	    !(seq_lt(c->snd_una, c->recover) && c->fast_recoveries + c->rto_count))
+	    !(seq_lt(c->snd_una, c->recover) && c->stats.fast_recoveries + c->stats.rto_count))
 		tcp_recovery_enter(c, now_us);
 	if (c->in_recovery) {
 		/* PRR gives little for no delivery: let the lost segments out now */
@@ -258,7 +258,7 @@ void tcp_recovery_tlp_on_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, u
 			c->tlp_check = false;	/* both copies arrived: no loss */
 		} else if (seq_gt(seg->ack, c->tlp_high_seq)) {
 			c->tlp_check = false;
-			if (!c->in_recovery && !c->after_rto && c->fast_recoveries + c->rto_count == c->tlp_episodes) {
+			if (!c->in_recovery && !c->after_rto && c->stats.fast_recoveries + c->stats.rto_count == c->tlp_episodes) {
 				c->cc->on_loss(c, now_us);
 				if (!c->cc->cong_control && c->cwnd > c->ssthresh)
 					c->cwnd = c->ssthresh;

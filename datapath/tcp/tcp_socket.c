@@ -404,16 +404,7 @@ void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out)
 	out->rcv_wscale = c->rcv_wscale;
 	out->sack = c->sack_ok;
 	out->ts = c->ts_ok;
-	out->bytes_sent = c->bytes_sent;
-	out->bytes_acked = c->bytes_acked;
-	out->bytes_received = c->bytes_received;
-	out->segs_out = c->segs_out;
-	out->segs_in = c->segs_in;
-	out->retrans_segs = c->retrans_segs;
-	out->fast_recoveries = c->fast_recoveries;
-	out->sack_recoveries = c->sack_recoveries;
-	out->rto_count = c->rto_count;
-	out->tlp_probes = c->tlp_probes;
+	out->stats = c->stats;
 	out->rack_reo_wnd_us = c->rack_reo_wnd_us;
 	out->rack_marked = c->rack_marked;
 	out->dsacks_rx = c->dsacks_rx;

@@ -284,8 +284,8 @@ static void tcp_timer_tlp_fire(struct tcp_conn *c, uint64_t now_us)
 	c->tlp_check = false;
 	c->tlp_seq = start;
 	c->tlp_high_seq = c->snd_max;
-	c->tlp_episodes = c->fast_recoveries + c->rto_count;
-	c->tlp_probes++;
+	c->tlp_episodes = c->stats.fast_recoveries + c->stats.rto_count;
+	c->stats.tlp_probes++;
 	tcp_timer_rtx_arm(c, now_us);
 	tcp_trace_emit(c, TCP_TRACE_TLP, now_us);
 }
@@ -389,7 +389,7 @@ static void tcp_timer_rtx_fire(struct tcp_conn *c, uint64_t now_us)
 			tcp_conn_drop(c, -ETIMEDOUT, now_us);
 		return;
 	}
-	c->rto_count++;
+	c->stats.rto_count++;
 	c->stack->st.rtos++;
 	c->backoff++;
 	c->rto_us = c->rto_us * 2 > TCP_RTO_MAX_US ? TCP_RTO_MAX_US : c->rto_us * 2;

@@ -169,9 +169,9 @@ void tcp_trace_emit(struct tcp_conn *c, enum tcp_trace_event ev, uint64_t now_us
 	if (ev == TCP_TRACE_ACK && c->rs.interval_us > 0)
 		t.delivery_rate = c->rs.delivered * 1000000 / (uint64_t)c->rs.interval_us;
 	t.pacing_rate = c->pacing_rate;
-	t.retrans = c->retrans_segs;
-	t.rtos = c->rto_count;
-	t.recoveries = c->fast_recoveries;
+	t.retrans = c->stats.retrans_segs;
+	t.rtos = c->stats.rto_count;
+	t.recoveries = c->stats.fast_recoveries;
 	if (c->cc->get_info) {
 		c->cc->get_info(c, &ci);
 		t.cc_mode = ci.mode;

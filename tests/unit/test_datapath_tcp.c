@@ -803,7 +803,7 @@ START_TEST(test_data_out)
 	in(TCP_ACK, P0, O0 + 4000, NULL, 0);
 	expect_none();
 	tcp_conn_info(H.conn, &info);
-	ck_assert_uint_eq(info.bytes_acked, 4000);
+	ck_assert_uint_eq(info.stats.bytes_acked, 4000);
 	ck_assert_uint_eq(info.unacked_bytes, 0);
 	ck_assert_uint_eq(info.sndbuf_used, 0);
 	ck_assert_uint_eq(info.cwnd, 10);	/* application-limited: no growth */
@@ -1580,8 +1580,8 @@ START_TEST(test_rto_backoff)
 	expect_seg(TCP_ACK | TCP_PSH, O0, P0, 5);
 	ck_assert_uint_eq(tcp_next_deadline(H.s), t0 + 1400 * MS);
 	tcp_conn_info(H.conn, &info);
-	ck_assert_uint_eq(info.rto_count, 2);
-	ck_assert_uint_eq(info.retrans_segs, 2);
+	ck_assert_uint_eq(info.stats.rto_count, 2);
+	ck_assert_uint_eq(info.stats.retrans_segs, 2);
 	ck_assert_uint_eq(info.cwnd, 1);
 	in(TCP_ACK, P0, O0 + 5, NULL, 0);
 	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
@@ -1647,7 +1647,7 @@ START_TEST(test_sack_fast_retransmit)
 	expect_seg(TCP_ACK, O0, P0, 1448);
 	expect_none();
 	tcp_conn_info(H.conn, &info);
-	ck_assert_uint_eq(info.sack_recoveries, 1);
+	ck_assert_uint_eq(info.stats.sack_recoveries, 1);
 	ck_assert_uint_eq(info.ssthresh, 7);	/* CUBIC beta 0.7 */
 	/* segment 6 was lost too: the partial ACK shows its hole, SACKed above */
 	in_sack(O0, O0 + 1448, O0 + 5 * 1448);
@@ -1658,8 +1658,8 @@ START_TEST(test_sack_fast_retransmit)
 	in(TCP_ACK, P0, O0 + 10 * 1448, NULL, 0);	/* recovery ends */
 	tcp_conn_info(H.conn, &info);
 	ck_assert_uint_eq(info.unacked_bytes, 0);
-	ck_assert_uint_eq(info.retrans_segs, 2);
-	ck_assert_uint_eq(info.rto_count, 0);
+	ck_assert_uint_eq(info.stats.retrans_segs, 2);
+	ck_assert_uint_eq(info.stats.rto_count, 0);
 	tcp_abort(H.conn, H.now);
 	h_drain();
 }
@@ -1679,8 +1679,8 @@ START_TEST(test_newreno_fast_retransmit)
 	in(TCP_ACK, P0, O0, NULL, 0);	/* third duplicate */
 	expect_seg(TCP_ACK, O0, P0, 1448);
 	tcp_conn_info(H.conn, &info);
-	ck_assert_uint_eq(info.fast_recoveries, 1);
-	ck_assert_uint_eq(info.sack_recoveries, 0);
+	ck_assert_uint_eq(info.stats.fast_recoveries, 1);
+	ck_assert_uint_eq(info.stats.sack_recoveries, 0);
 	ck_assert_uint_eq(info.ssthresh, 5);	/* Reno: FlightSize / 2 */
 	ck_assert_str_eq(info.cc, "reno");
 	in(TCP_ACK, P0, O0 + 2 * 1448, NULL, 0);	/* partial ACK: next hole */
@@ -1688,7 +1688,7 @@ START_TEST(test_newreno_fast_retransmit)
 	in(TCP_ACK, P0, O0 + 10 * 1448, NULL, 0);
 	tcp_conn_info(H.conn, &info);
 	ck_assert_uint_eq(info.unacked_bytes, 0);
-	ck_assert_uint_eq(info.retrans_segs, 2);
+	ck_assert_uint_eq(info.stats.retrans_segs, 2);
 	tcp_abort(H.conn, H.now);
 	h_drain();
 }
@@ -2215,22 +2215,22 @@ static uint64_t cc_recovery_time(enum tcp_cc_algo cc, uint32_t *w_out)
 	for (i = 0; i < 3; i++) {	/* the tail loss probe is lost too */
 		run_until(tcp_next_deadline(H.s));
 		tcp_conn_info(H.conn, &info);
-		if (info.rto_count)
+		if (info.stats.rto_count)
 			break;	/* keep the retransmission: it gets through */
 		h_drain();
 	}
-	ck_assert_uint_eq(info.rto_count, 1);
+	ck_assert_uint_eq(info.stats.rto_count, 1);
 	ck_assert_uint_eq(info.cwnd, 1);
 	t_loss = H.now;
 	w = info.ssthresh;
-	highest = O0 + (uint32_t)info.bytes_acked;
+	highest = O0 + (uint32_t)info.stats.bytes_acked;
 	for (i = 0; i < 400 && cwnd < w * 10 / 7; i++) {
 		cwnd = bulk_round(&highest);
 		if (getenv("CC_VERBOSE")) {
 			tcp_conn_info(H.conn, &info);
 			fprintf(stderr, "round %d cwnd %u ssthresh %u unacked %u rto %llu tlp %llu rec %llu\n", i,
-				info.cwnd, info.ssthresh, info.unacked_bytes, (unsigned long long)info.rto_count,
-				(unsigned long long)info.tlp_probes, (unsigned long long)info.fast_recoveries);
+				info.cwnd, info.ssthresh, info.unacked_bytes, (unsigned long long)info.stats.rto_count,
+				(unsigned long long)info.stats.tlp_probes, (unsigned long long)info.stats.fast_recoveries);
 		}
 	}
 	*w_out = w;
@@ -2282,8 +2282,8 @@ START_TEST(test_tlp_repairs_tail)
 	expect_none();
 	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
 	tcp_conn_info(H.conn, &info);
-	ck_assert_uint_eq(info.tlp_probes, 1);
-	ck_assert_uint_eq(info.rto_count, 0);
+	ck_assert_uint_eq(info.stats.tlp_probes, 1);
+	ck_assert_uint_eq(info.stats.rto_count, 0);
 	ck_assert_uint_eq(info.cwnd, 10);
 	tcp_abort(H.conn, H.now);
 	h_drain();
@@ -2313,8 +2313,8 @@ START_TEST(test_tlp_sacked_probe_starts_recovery)
 	expect_seg(TCP_ACK, O0 + 2896, P0, 1448);
 	expect_none();
 	tcp_conn_info(H.conn, &info);
-	ck_assert_uint_eq(info.sack_recoveries, 1);
-	ck_assert_uint_eq(info.rto_count, 0);
+	ck_assert_uint_eq(info.stats.sack_recoveries, 1);
+	ck_assert_uint_eq(info.stats.rto_count, 0);
 	in(TCP_ACK, P0, O0 + sizeof(d), NULL, 0);
 	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
 	tcp_abort(H.conn, H.now);
@@ -2367,10 +2367,10 @@ START_TEST(test_tlp_repairs_lost_retransmission)
 	expect_none();
 	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
 	tcp_conn_info(H.conn, &info);
-	ck_assert_uint_eq(info.rto_count, 0);
-	ck_assert_uint_eq(info.tlp_probes, 1);
-	ck_assert_uint_eq(info.retrans_segs, 2);
-	ck_assert_uint_eq(info.sack_recoveries, 1);
+	ck_assert_uint_eq(info.stats.rto_count, 0);
+	ck_assert_uint_eq(info.stats.tlp_probes, 1);
+	ck_assert_uint_eq(info.stats.retrans_segs, 2);
+	ck_assert_uint_eq(info.stats.sack_recoveries, 1);
 	ck_assert_uint_eq(info.tlp_recoveries, 0);	/* the recovery already reduced cwnd: once */
 	ck_assert_uint_eq(info.ssthresh, 7);
 	tcp_abort(H.conn, H.now);
@@ -2414,9 +2414,9 @@ static void tlp_probe_then_more(bool dsack)
 		ck_assert_uint_eq(info.tlp_recoveries, dsack ? 0 : 1);
 	}
 	expect_none();
-	ck_assert_uint_eq(info.tlp_probes, 1);
-	ck_assert_uint_eq(info.rto_count, 0);
-	ck_assert_uint_eq(info.sack_recoveries, 0);
+	ck_assert_uint_eq(info.stats.tlp_probes, 1);
+	ck_assert_uint_eq(info.stats.rto_count, 0);
+	ck_assert_uint_eq(info.stats.sack_recoveries, 0);
 	tcp_abort(H.conn, H.now);
 	h_drain();
 }
@@ -2461,8 +2461,8 @@ START_TEST(test_rack_timer_marks_lost)
 	expect_seg(TCP_ACK, O0, P0, 1448);
 	expect_none();
 	tcp_conn_info(H.conn, &info);
-	ck_assert_uint_eq(info.sack_recoveries, 1);
-	ck_assert_uint_eq(info.tlp_probes, 0);
+	ck_assert_uint_eq(info.stats.sack_recoveries, 1);
+	ck_assert_uint_eq(info.stats.tlp_probes, 0);
 	ck_assert_uint_eq(info.rack_marked, 1);
 	ck_assert_uint_eq(info.rack_reo_wnd_us, 1250);
 	tcp_abort(H.conn, H.now);
@@ -2508,8 +2508,8 @@ START_TEST(test_rack_reordering_no_retransmit)
 	expect_none();
 	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
 	tcp_conn_info(H.conn, &info);
-	ck_assert_uint_eq(info.retrans_segs, 0);
-	ck_assert_uint_eq(info.sack_recoveries, 0);
+	ck_assert_uint_eq(info.stats.retrans_segs, 0);
+	ck_assert_uint_eq(info.stats.sack_recoveries, 0);
 	ck_assert_uint_ge(info.cwnd, 10);	/* no reduction */
 	/* beyond the window it is a loss: segment 11 of the next flight */
 	ck_assert_int_eq(tcp_send(H.conn, d, 3 * 1448, H.now), 3 * 1448);
@@ -2565,9 +2565,9 @@ START_TEST(test_rack_lost_retransmission)
 	expect_seg(TCP_ACK, O0 + 2896, P0, 1448);	/* found by the timer */
 	expect_none();
 	tcp_conn_info(H.conn, &info);
-	ck_assert_uint_eq(info.retrans_segs, 3);
+	ck_assert_uint_eq(info.stats.retrans_segs, 3);
 	ck_assert_uint_eq(info.rack_marked, 3);
-	ck_assert_uint_eq(info.rto_count, 0);
+	ck_assert_uint_eq(info.stats.rto_count, 0);
 	n = in(TCP_ACK, P0, O0 + 10 * 1448, NULL, 0);
 	ck_assert_int_eq(n, 0);
 	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
@@ -2728,7 +2728,7 @@ START_TEST(test_hystart_exits_slow_start)
 	}
 	tcp_conn_info(H.conn, &info);
 	ck_assert_uint_eq(info.ssthresh, info.cwnd);	/* congestion avoidance now */
-	ck_assert_uint_eq(info.retrans_segs, 0);
+	ck_assert_uint_eq(info.stats.retrans_segs, 0);
 	tcp_abort(H.conn, H.now);
 	h_drain();
 }
@@ -2839,7 +2839,7 @@ START_TEST(test_eifel_undo_rto)
 	expect_seg(TCP_ACK, O0, P0, 1448);
 	expect_none();
 	tcp_conn_info(H.conn, &info);
-	ck_assert_uint_eq(info.rto_count, 1);
+	ck_assert_uint_eq(info.stats.rto_count, 1);
 	ck_assert_uint_eq(info.cwnd, 1);
 	H.now += 1 * MS;
 	s = pseg(TCP_ACK, P0, O0 + 2 * 1448, NULL, 0);

@@ -461,8 +461,8 @@ static void kt_pump(int ks, uint64_t limit_us)
 					(double)(now_us() - start) / 1e6, (unsigned long long)ksent,
 					(unsigned long long)krecvd, (unsigned long long)K.sent, (unsigned long long)K.recvd,
 					tcp_state_name(i.state), i.cwnd, i.ssthresh, i.srtt_us, i.snd_wnd, i.rcv_wnd,
-					i.unacked_bytes, i.sndbuf_used, i.sndbuf_cap, (unsigned long long)i.rto_count,
-					(unsigned long long)i.retrans_segs);
+					i.unacked_bytes, i.sndbuf_used, i.sndbuf_cap, (unsigned long long)i.stats.rto_count,
+					(unsigned long long)i.stats.retrans_segs);
 			}
 		}
 	}
@@ -477,8 +477,8 @@ static void kt_report(const char *name, uint64_t t0)
 		"%s: %.2f s, in %llu out %llu dropped %llu; retrans %llu fast_rec %llu sack_rec %llu rto %llu "
 		"srtt %u us cwnd %u rcvbuf %u\n",
 		name, (double)(now_us() - t0) / 1e6, (unsigned long long)K.pkts_in, (unsigned long long)K.pkts_out,
-		(unsigned long long)K.dropped, (unsigned long long)i.retrans_segs, (unsigned long long)i.fast_recoveries,
-		(unsigned long long)i.sack_recoveries, (unsigned long long)i.rto_count, i.srtt_us, i.cwnd, i.rcvbuf_cap);
+		(unsigned long long)K.dropped, (unsigned long long)i.stats.retrans_segs, (unsigned long long)i.stats.fast_recoveries,
+		(unsigned long long)i.stats.sack_recoveries, (unsigned long long)i.stats.rto_count, i.srtt_us, i.cwnd, i.rcvbuf_cap);
 }
 
 static void kernel_connects(uint32_t loss_ppm)
@@ -608,14 +608,14 @@ START_TEST(test_ecn_we_send_kernel_echoes)
 	tcp_conn_info(K.c, &i);
 	fprintf(stderr, "  marked %llu; ece %llu, reductions %llu, retrans %llu; kernel InCEPkts +%lld\n",
 		(unsigned long long)K.ce_marked, (unsigned long long)i.ece_rcvd, (unsigned long long)i.ecn_reductions,
-		(unsigned long long)i.retrans_segs, netstat("IpExt", "InCEPkts") - ce0);
+		(unsigned long long)i.stats.retrans_segs, netstat("IpExt", "InCEPkts") - ce0);
 	ck_assert(i.ecn);
 	ck_assert_uint_gt(K.ce_marked, 0);
 	ck_assert_int_eq(netstat("IpExt", "InCEPkts") - ce0, (long long)K.ce_marked);
 	ck_assert_uint_gt(i.ece_rcvd, 0);
 	ck_assert_uint_gt(i.ecn_reductions, 0);
 	ck_assert_uint_le(i.ecn_reductions, K.ce_marked);
-	ck_assert_uint_eq(i.retrans_segs, 0);	/* no loss: marks instead of drops */
+	ck_assert_uint_eq(i.stats.retrans_segs, 0);	/* no loss: marks instead of drops */
 	tcp_close(K.c, now_us());
 }
 END_TEST
@@ -677,7 +677,7 @@ START_TEST(test_bbr_to_kernel_lossy)
 	ck_assert_ptr_nonnull(i.cc_mode);
 	ck_assert_str_ne(i.cc_mode, "startup");
 	ck_assert_uint_gt(i.cc_bw, 0);
-	ck_assert_uint_gt(i.retrans_segs, 0);
+	ck_assert_uint_gt(i.stats.retrans_segs, 0);
 	tcp_close(K.c, now_us());
 }
 END_TEST

@@ -280,7 +280,7 @@ START_TEST(test_peer_ece_on_every_ack)
 	ck_assert_uint_ge(info.cwnd, 2);
 	ck_assert_uint_gt(info.ecn_reductions, 0);
 	ck_assert_uint_le(info.ecn_reductions, P.rounds);
-	ck_assert_uint_eq(info.retrans_segs, 0);
+	ck_assert_uint_eq(info.stats.retrans_segs, 0);
 	tcp_abort(H.conn, H.now);
 	h_drain();
 }
@@ -302,7 +302,7 @@ START_TEST(test_peer_dsacks_everything)
 	tcp_conn_info(H.conn, &info);
 	ck_assert_uint_gt(info.dsacks_rx, 10);
 	ck_assert_uint_eq(info.undos, 0);
-	ck_assert_uint_eq(info.retrans_segs, 0);
+	ck_assert_uint_eq(info.stats.retrans_segs, 0);
 	ck_assert_uint_le(info.rack_reo_wnd_us, info.srtt_us > 1000 ? info.srtt_us : 1000);
 	tcp_abort(H.conn, H.now);
 	h_drain();
@@ -323,7 +323,7 @@ START_TEST(test_peer_shrinks_window)
 	establish_passive_rtt(10 * MS);
 	bulk_transfer(128 << 10, 4000);
 	tcp_conn_info(H.conn, &info);
-	ck_assert_uint_eq(info.bytes_acked, 128 << 10);
+	ck_assert_uint_eq(info.stats.bytes_acked, 128 << 10);
 	tcp_abort(H.conn, H.now);
 	h_drain();
 }
@@ -388,7 +388,7 @@ START_TEST(test_peer_reneges_sack)
 	ck_assert_uint_ge(resent, 9);
 	in(TCP_ACK, P0, O0 + 10 * 1448, NULL, 0);
 	tcp_conn_info(H.conn, &info);
-	ck_assert_uint_eq(info.bytes_acked, 10 * 1448);
+	ck_assert_uint_eq(info.stats.bytes_acked, 10 * 1448);
 	tcp_abort(H.conn, H.now);
 	h_drain();
 }

@@ -372,9 +372,9 @@ static void print_side(const char *name, struct sim_side *sd)
 		"unacked=%u sndbuf=%u/%u rcvbuf=%u/%u ooo=%u retrans=%llu rto_count=%llu sack_rec=%llu rec=%llu\n",
 		name, tcp_state_name(i.state), (unsigned long long)sd->sent, (unsigned long long)sd->recvd, i.cwnd,
 		i.ssthresh, i.srtt_us, i.rto_us, i.snd_wnd, i.rcv_wnd, i.unacked_bytes, i.sndbuf_used, i.sndbuf_cap,
-		i.rcvbuf_used, i.rcvbuf_cap, i.ooo_bytes, (unsigned long long)i.retrans_segs,
-		(unsigned long long)i.rto_count, (unsigned long long)i.sack_recoveries,
-		(unsigned long long)i.fast_recoveries);
+		i.rcvbuf_used, i.rcvbuf_cap, i.ooo_bytes, (unsigned long long)i.stats.retrans_segs,
+		(unsigned long long)i.stats.rto_count, (unsigned long long)i.stats.sack_recoveries,
+		(unsigned long long)i.stats.fast_recoveries);
 }
 
 struct sim_result {
@@ -517,9 +517,9 @@ static void sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	res->elapsed_us = S.now - start;
 	tcp_conn_info(S.side[0].c, &ia);
 	tcp_conn_info(S.side[1].c, &ib);
-	res->retrans = ia.retrans_segs + ib.retrans_segs;
-	res->sack_recoveries = ia.sack_recoveries + ib.sack_recoveries;
-	res->rto_count = ia.rto_count + ib.rto_count;
+	res->retrans = ia.stats.retrans_segs + ib.stats.retrans_segs;
+	res->sack_recoveries = ia.stats.sack_recoveries + ib.stats.sack_recoveries;
+	res->rto_count = ia.stats.rto_count + ib.stats.rto_count;
 	res->rcvbuf_cap_b = ib.rcvbuf_cap;
 	res->sndbuf_cap_a = ia.sndbuf_cap;
 	res->cwnd_a = ia.cwnd;
@@ -539,7 +539,7 @@ static void sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	res->qdelay_avg_us = S.qdelay_n ? S.qdelay_sum_us / S.qdelay_n : 0;
 	res->cc_mode_a = ia.cc_mode;
 	res->cc_bw_a = ia.cc_bw;
-	res->rtos_a = ia.rto_count;
+	res->rtos_a = ia.stats.rto_count;
 	if (getenv("SIM_VERBOSE"))
 		fprintf(stderr,
 			"seed %3llu loss %2u%% jitter %2llums gso %5u/%5u %s%s%s%s: %7.3f s, pkts %llu lost %llu "
@@ -552,7 +552,7 @@ static void sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 			(unsigned long long)res->retrans, (unsigned long long)res->sack_recoveries,
 			(unsigned long long)res->rto_count, ia.cwnd, ib.cwnd, (unsigned long long)res->rack_marked,
 			(unsigned long long)res->dsacks_rx, (unsigned long long)res->undos,
-			(unsigned long long)(ia.tlp_probes + ib.tlp_probes),
+			(unsigned long long)(ia.stats.tlp_probes + ib.stats.tlp_probes),
 			(unsigned long long)(ia.tlp_recoveries + ib.tlp_recoveries),
 			(unsigned long long)res->paws_drops);
 	if (getenv("SIM_VERBOSE") && cfg->rate_Bps)
@@ -561,8 +561,8 @@ static void sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 			side_bytes(0) * 8.0 / ((double)res->elapsed_us / SEC) / 1e6, (unsigned long long)S.qdrops,
 			res->qdelay_avg_us / 1000.0, tcp_cc_name(cfg->cc), ia.cc_mode ? ia.cc_mode : "-",
 			ia.cc_bw * 8 / 1e6);
-	ck_assert_uint_eq(ia.bytes_acked, side_bytes(0) + 1);	/* + FIN */
-	ck_assert_uint_eq(ib.bytes_acked, side_bytes(1) + 1);
+	ck_assert_uint_eq(ia.stats.bytes_acked, side_bytes(0) + 1);	/* + FIN */
+	ck_assert_uint_eq(ib.stats.bytes_acked, side_bytes(1) + 1);
 
 	/* compare with the streams regenerated from the seeds */
 	g = cfg->seed * 7 + 1;
