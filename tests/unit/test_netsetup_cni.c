@@ -20,7 +20,8 @@
 #include <jansson.h>
 #include <sys/wait.h>
 
-#include "netsetup/netsetup.h"
+#include "netsetup/front/front.h"
+#include "netsetup/orch/orch_int.h"
 
 static char dir[] = "/tmp/test_netsetup_cni.XXXXXX";
 

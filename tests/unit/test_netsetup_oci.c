@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "netsetup/netsetup.h"
+#include "netsetup/front/front.h"
 
 static char dir[] = "/tmp/test_netsetup_oci.XXXXXX";
 

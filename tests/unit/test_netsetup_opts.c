@@ -10,7 +10,7 @@
 #include <sched.h>
 #include <string.h>
 
-#include "netsetup/netsetup.h"
+#include "netsetup/front/front.h"
 
 #define ARGV(...) ((char *[]){ "netsetup", __VA_ARGS__, NULL })
 
