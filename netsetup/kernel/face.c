@@ -47,7 +47,7 @@
  *      docs/face.md);
  *   3. the TUN's fd goes to the datapath with the link (proto FACE, minor 2).
  *
- * Giving back (giveback.c, first in ns_restore()) removes the TUN if
+ * Giving back (restore.c, first in ns_restore()) removes the TUN if
  * it is still there (its addresses and routes go with it), the nftables
  * table, and puts disable_ipv6 back, before the addresses return to the
  * link. It is idempotent and runs on every path that gives back: detach,

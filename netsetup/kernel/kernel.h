@@ -304,6 +304,10 @@ int ns_takeover_prepare(const struct ns_net *net, const struct ns_netns *ns,
 int ns_takeover(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e);
 void ns_state_free(struct ns_state *st);
 
+/* --- restore.c: everything a takeover and the face changed, undone ----- */
+
+int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e);
+
 /* --- face.c: the container face ---------------------------------------- */
 
 #define NS_FACE_PREFIX		"sn-"

@@ -5,7 +5,7 @@
  * (libnftables)
  *
  * Theory of operation: attach (takeover.c, face.c) and give-back
- * (giveback.c) change the same few things in a container's namespace, in
+ * (restore.c) change the same few things in a container's namespace, in
  * opposite directions. The calls that change them live here, once: a sysctl
  * of /proc/sys/net/ipv6/conf/IF, an address added exactly as the kernel had
  * it, a link's route set made equal to a recorded one, an nftables

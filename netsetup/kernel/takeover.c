@@ -10,13 +10,14 @@
  * (IN6_ADDR_GEN_MODE_NONE: no new link-local address on the next up).
  *
  * Everything needed to undo it is captured first, in a struct ns_state
- * (ns_takeover_prepare(), written to disk by state.c before anything
- * changes): the sysctl values, the addresses with flags, lifetimes, peer and
- * label, and the link's main-table routes, which must be read before the
- * addresses go because removing the last IPv4 address of a link flushes all
- * its IPv4 routes, gateway and default routes included.
+ * (ns_takeover_prepare(); the caller writes it to disk, orch/state.c's
+ * state file, before anything changes): the sysctl values, the addresses
+ * with flags, lifetimes, peer and label, and the link's main-table routes,
+ * which must be read before the addresses go because removing the last
+ * IPv4 address of a link flushes all its IPv4 routes, gateway and default
+ * routes included. ns_state_free() releases it, whoever made it.
  *
- * Giving it all back is giveback.c's (ns_restore()); the calls that change
+ * Giving it all back is restore.c's (ns_restore()); the calls that change
  * the namespace, in either direction, are netconf.c's.
  *
  * All functions here must be called inside the target namespace: the

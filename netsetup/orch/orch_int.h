@@ -26,7 +26,6 @@ int ns_state_parse(FILE *f, struct ns_state *st, struct ns_err *e);
 
 /* --- giveback.c ------------------------------------------------------- */
 
-int ns_restore(struct nl_sock *sk, const struct ns_state *st, struct ns_err *e);
 void ns_state_files_remove(const char *path);
 
 /* --- handoff.c -------------------------------------------------------- */
