@@ -298,11 +298,32 @@ static int conf_policy(struct cni *c, char **argv, unsigned int *argc)
 	return 0;
 }
 
+/*
+ * "channels": 2, "shards": 2: integers, each checked as the command line's
+ * --channels and --shards are (opts.c's ns_opt_set()), naming the key.
+ */
+static int conf_count(struct cni *c, const char *key, enum ns_opt opt, struct ns_opts *o)
+{
+	json_t *v = json_object_get(c->conf, key);
+	bool integer = json_is_integer(v) && json_integer_value(v) >= 0;
+	struct ns_err e = { .text = "" };
+	char what[32], num[32];
+
+	if (!v)
+		return 0;
+	snprintf(what, sizeof(what), "\"%s\"", key);
+	if (integer)
+		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+	if (ns_opt_set(o, opt, what, integer ? num : NULL, &e))
+		return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration", e.text);
+	return 0;
+}
+
 static int cni_add(struct cni *c)
 {
 	char *argv[CNI_MAX_ARGS + 1] = { NULL };
 	const char *datapath = "datapath", *gso = NULL, *user = NULL;
-	json_t *prev = json_object_get(c->conf, "prevResult"), *chan, *shards, *res, *face;
+	json_t *prev = json_object_get(c->conf, "prevResult"), *res, *face;
 	struct ns_err e = { .text = "" };
 	struct ns_opts o;
 	unsigned int n = 0;
@@ -313,10 +334,8 @@ static int cni_add(struct cni *c)
 		return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration",
 				 prev ? "\"prevResult\": expected an object"
 				      : "\"prevResult\" missing: sandnet is a chained plugin, list it after the plugin that makes the interface (ptp, bridge, ...)");
-	memset(&o, 0, sizeof(o));
+	ns_opts_init(&o);
 	o.cmd = NS_CMD_RUN;
-	o.gso = NS_GSO_AUTO;
-	o.channels = 1;
 	if ((err = conf_string(c, "datapath", &datapath)) || (err = conf_string(c, "gso", &gso)) ||
 	    (err = conf_string(c, "user", &user)))
 		return err;
@@ -325,14 +344,8 @@ static int cni_add(struct cni *c)
 	    (err = conf_strings(c, "publish", "--publish", argv, &n)) ||
 	    (err = conf_strings(c, "forward", "--forward", argv, &n)) || (err = conf_policy(c, argv, &n)))
 		return err;
-	if (gso) {
-		int g = ns_gso_request_parse(gso);
-
-		if (g < 0)
-			return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration",
-					 "\"gso\": expected auto, hw, sw or off");
-		o.gso = g;
-	}
+	if (gso && ns_opt_set(&o, NS_OPT_GSO, "\"gso\"", gso, &e))
+		return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration", e.text);
 	face = json_object_get(c->conf, "face");
 	if (face) {
 		if (!json_is_boolean(face))
@@ -340,22 +353,9 @@ static int cni_add(struct cni *c)
 					 "\"face\": expected true or false");
 		o.no_face = !json_is_true(face);
 	}
-	chan = json_object_get(c->conf, "channels");
-	if (chan) {
-		if (!json_is_integer(chan) || json_integer_value(chan) < 1 ||
-		    json_integer_value(chan) > PROTO_MAX_CHANNELS)
-			return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration",
-					 "\"channels\": expected an integer 1..64");
-		o.channels = json_integer_value(chan);
-	}
-	shards = json_object_get(c->conf, "shards");
-	if (shards) {
-		if (!json_is_integer(shards) || json_integer_value(shards) < 1 ||
-		    json_integer_value(shards) > NS_MAX_SHARDS)
-			return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration",
-					 "\"shards\": expected an integer 1..64");
-		o.shards = (unsigned int)json_integer_value(shards);
-	}
+	if ((err = conf_count(c, "channels", NS_OPT_CHANNELS, &o)) ||
+	    (err = conf_count(c, "shards", NS_OPT_SHARDS, &o)))
+		return err;
 	if (ns_shards_check(&o, "\"channels\"", "\"shards\"", &e))
 		return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration", e.text);
 	o.user = user;

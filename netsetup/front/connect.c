@@ -10,6 +10,9 @@
  * daemon's reason; on ACK it execs `DATAPATH --fd N ARGS...` on the very
  * same socket, so that the datapath receives its configuration from the
  * daemon exactly as from `netsetup run`. A runtime can do the same.
+ * The options it shares with the other front ends are checked by opts.c's
+ * ns_opt_set() and ns_shards_check(); --gso takes no "auto" here: left out,
+ * the daemon's policy decides whether netsetup may choose.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,8 +45,8 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 		{ "iface", required_argument, NULL, 'i' },
 		{ "gso", required_argument, NULL, 'g' },
 		{ "channels", required_argument, NULL, 'c' },
-		{ "face", required_argument, NULL, 'F' },
-		{ "shards", required_argument, NULL, 'S' },
+		{ "face", required_argument, NULL, NS_OPT_GETOPT(NS_OPT_FACE) },
+		{ "shards", required_argument, NULL, NS_OPT_GETOPT(NS_OPT_SHARDS) },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -53,73 +56,61 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 	struct proto_why why = { 0 };
 	struct proto_msg *msg = NULL;
 	char nsbuf[64], fdbuf[16], path[PATH_MAX], **dargv;
-	int opt, sock = -1, err, i, n, mode;
+	int opt, longindex, sock = -1, err, i, n, mode;
+	struct ns_opts o;
 	long v;
 	char *end;
 
+	ns_opts_init(&o);
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's':
-			sock_path = optarg;
-			break;
-		case 'n':
-			netns = optarg;
-			break;
-		case 'p':
-			v = strtol(optarg, &end, 10);
-			if (*end || v <= 1 || v > INT_MAX) {
-				ns_err_usage(e, "--pid '%s': not a process id", optarg);
-				return -EINVAL;
+	while ((opt = getopt_long(argc, argv, "+:h", opts, &longindex)) != -1) {
+		err = ns_opt_getopt(&o, opts, opt, longindex, optarg, e);
+		if (err == 1) {		/* not a shared option (opts.c): ours */
+			err = 0;
+			switch (opt) {
+			case 'h':
+				fputs(ns_serve_usage, stdout);
+				return 0;
+			case 's':
+				sock_path = optarg;
+				break;
+			case 'n':
+				netns = optarg;
+				break;
+			case 'p':
+				v = strtol(optarg, &end, 10);
+				if (*end || v <= 1 || v > INT_MAX) {
+					ns_err_usage(e, "--pid '%s': not a process id", optarg);
+					return -EINVAL;
+				}
+				snprintf(nsbuf, sizeof(nsbuf), "/proc/%ld/ns/net", v);
+				netns = nsbuf;
+				break;
+			case 'i':
+				o.n_ifaces = 0;		/* ATTACH names one link: the last --iface */
+				err = ns_opt_set(&o, NS_OPT_IFACE, "--iface", optarg, e);
+				break;
+			case 'g':
+				mode = proto_gso_mode_parse(optarg);
+				if (mode < 0) {
+					ns_err_usage(e, "--gso '%s': expected hw, sw or off (leave it out for auto)", optarg);
+					return -EINVAL;
+				}
+				req.has_gso_mode = true;
+				req.gso_mode = mode;
+				break;
+			case 'c':
+				err = ns_opt_set(&o, NS_OPT_CHANNELS, "--channels", optarg, e);
+				req.channels = o.channels;	/* none given: absent, which ATTACH reads as one */
+				break;
+			default:
+				return ns_opt_refuse(e, opt, argv[optind - 1], ns_serve_usage);
 			}
-			snprintf(nsbuf, sizeof(nsbuf), "/proc/%ld/ns/net", v);
-			netns = nsbuf;
-			break;
-		case 'i':
-			if (!optarg[0] || strlen(optarg) >= IFNAMSIZ) {
-				ns_err_usage(e, "--iface '%s': not an interface name", optarg);
-				return -EINVAL;
-			}
-			strcpy(req.ifname, optarg);
-			break;
-		case 'g':
-			mode = proto_gso_mode_parse(optarg);
-			if (mode < 0) {
-				ns_err_usage(e, "--gso '%s': expected hw, sw or off (leave it out for auto)", optarg);
-				return -EINVAL;
-			}
-			req.has_gso_mode = true;
-			req.gso_mode = mode;
-			break;
-		case 'c':
-			v = strtol(optarg, &end, 10);
-			if (*end || v < 1 || v > PROTO_MAX_CHANNELS) {
-				ns_err_usage(e, "--channels '%s': expected 1..%d", optarg, PROTO_MAX_CHANNELS);
-				return -EINVAL;
-			}
-			req.channels = v;
-			break;
-		case 'S':
-			err = ns_shards_parse("--shards", optarg, &req.shards, e);
-			if (err) {
-				e->usage = true;
-				return err;
-			}
-			break;
-		case 'h':
-			fputs(ns_serve_usage, stdout);
-			return 0;
-		case 'F':
-			if (ns_face_parse(optarg, &req.no_face) < 0) {
-				ns_err_usage(e, "--face '%s': expected on or off", optarg);
-				return -EINVAL;
-			}
-			break;
-		default:
-			ns_err_usage(e, "%s option '%s'\n%s", opt == ':' ? "missing the value of" : "unknown",
-				   argv[optind - 1], ns_serve_usage);
-			return -EINVAL;
+		}
+		if (err) {
+			e->usage = true;
+			return err;
 		}
 	}
 	if (!netns || optind >= argc) {
@@ -127,11 +118,14 @@ int ns_connect_main(int argc, char **argv, struct ns_err *e)
 					       : "no datapath command after '--'", ns_serve_usage);
 		return -EINVAL;
 	}
-	if (req.shards > 1 && req.channels > 1 && req.channels != req.shards) {
-		ns_err_usage(e, "--channels %u and --shards %u: each shard has one channel per link; leave --channels out",
-			   req.channels, req.shards);
+	if (ns_shards_check(&o, "--channels", "--shards", e)) {
+		e->usage = true;
 		return -EINVAL;
 	}
+	if (o.n_ifaces)
+		strcpy(req.ifname, o.ifaces[0]);
+	req.shards = o.shards;
+	req.no_face = o.no_face;
 	/* Found before serve attaches anything: a missing datapath changes nothing. */
 	err = ns_datapath_find(argv[optind], NULL, path, sizeof(path), e);
 	if (err)

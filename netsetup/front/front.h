@@ -22,10 +22,27 @@
 
 /* --- opts.c: the command line, and the options every front end shares - */
 
-int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e);
-int ns_shards_parse(const char *what, const char *arg, unsigned int *out, struct ns_err *e);
+/* The options every front end shares, whatever it calls them (ns_opt_set()) */
+enum ns_opt {
+	NS_OPT_GSO,		/* auto, hw, sw or off */
+	NS_OPT_CHANNELS,	/* 1..PROTO_MAX_CHANNELS per link */
+	NS_OPT_SHARDS,		/* 1..NS_MAX_SHARDS, or auto */
+	NS_OPT_IFACE,		/* a link to hand over, up to NS_MAX_IFACES of them */
+	NS_OPT_FACE,		/* on or off */
+	NS_OPT_MAX
+};
+
+/* getopt_long()'s val for a shared option: one call takes them all (ns_opt_getopt()) */
+#define NS_OPT_GETOPT(opt)	(0x100 + (opt))
+
+struct option;
+void ns_opts_init(struct ns_opts *o);
+int ns_opt_set(struct ns_opts *o, enum ns_opt opt, const char *what, const char *arg, struct ns_err *e);
+int ns_opt_getopt(struct ns_opts *o, const struct option *opts, int val, int index, const char *arg,
+		  struct ns_err *e);
+int ns_opt_refuse(struct ns_err *e, int val, const char *arg, const char *usage);
 int ns_shards_check(const struct ns_opts *o, const char *channels, const char *shards, struct ns_err *e);
-int ns_face_parse(const char *s, bool *no_face);
+int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e);
 int ns_policy_item_parse(const char *item, const char **flag, const char **rule);
 int ns_tcp_setting_check(const char *what, const char *opt, const char *val, struct ns_err *e);
 void ns_version_print(FILE *f, const char *prog);

@@ -83,21 +83,19 @@ static int oci_args(struct oci *h, int argc, char **argv, struct ns_err *e)
 {
 	static const struct option opts[] = {
 		{ "datapath", required_argument, NULL, 'd' },
-		{ "gso", required_argument, NULL, 'g' },
-		{ "channels", required_argument, NULL, 'c' },
-		{ "shards", required_argument, NULL, 'S' },
-		{ "iface", required_argument, NULL, 'i' },
+		{ "gso", required_argument, NULL, NS_OPT_GETOPT(NS_OPT_GSO) },
+		{ "channels", required_argument, NULL, NS_OPT_GETOPT(NS_OPT_CHANNELS) },
+		{ "shards", required_argument, NULL, NS_OPT_GETOPT(NS_OPT_SHARDS) },
+		{ "iface", required_argument, NULL, NS_OPT_GETOPT(NS_OPT_IFACE) },
 		{ "user", required_argument, NULL, 'u' },
-		{ "face", required_argument, NULL, 'F' },
+		{ "face", required_argument, NULL, NS_OPT_GETOPT(NS_OPT_FACE) },
 		{ "publish", required_argument, NULL, 'p' },
 		{ "forward", required_argument, NULL, 'f' },
 		{ "none-ok", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
-	long v;
-	int opt, err;
+	int opt, longindex, err;
 
 	h->datapath = "datapath";
 	h->argv[h->argc++] = NULL;	/* the datapath, set once known */
@@ -109,48 +107,20 @@ static int oci_args(struct oci *h, int argc, char **argv, struct ns_err *e)
 	}
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:h", opts, &longindex)) != -1) {
+		err = ns_opt_getopt(&h->o, opts, opt, longindex, optarg, e);
+		if (err < 0) {
+			e->usage = true;
+			return -EINVAL;
+		}
+		if (!err)
+			continue;	/* a shared option (opts.c) */
 		switch (opt) {
 		case 'd':
 			h->datapath = optarg;
 			break;
-		case 'g':
-			v = ns_gso_request_parse(optarg);
-			if (v < 0) {
-				ns_err_usage(e, "--gso '%s': expected auto, hw, sw or off", optarg);
-				return -EINVAL;
-			}
-			h->o.gso = v;
-			break;
-		case 'c':
-			v = strtol(optarg, &end, 10);
-			if (*end || v < 1 || v > PROTO_MAX_CHANNELS) {
-				ns_err_usage(e, "--channels '%s': expected 1..%d", optarg, PROTO_MAX_CHANNELS);
-				return -EINVAL;
-			}
-			h->o.channels = v;
-			break;
-		case 'S':
-			if (ns_shards_parse("--shards", optarg, &h->o.shards, e)) {
-				e->usage = true;
-				return -EINVAL;
-			}
-			break;
-		case 'i':
-			if (!optarg[0] || strlen(optarg) >= IFNAMSIZ || h->o.n_ifaces >= NS_MAX_IFACES) {
-				ns_err_usage(e, "--iface '%s': not an interface name, or too many", optarg);
-				return -EINVAL;
-			}
-			h->o.ifaces[h->o.n_ifaces++] = optarg;
-			break;
 		case 'u':
 			h->o.user = optarg;
-			break;
-		case 'F':
-			if (ns_face_parse(optarg, &h->o.no_face) < 0) {
-				ns_err_usage(e, "--face '%s': expected on or off", optarg);
-				return -EINVAL;
-			}
 			break;
 		case 'N':
 			h->none_ok = true;
@@ -165,9 +135,7 @@ static int oci_args(struct oci *h, int argc, char **argv, struct ns_err *e)
 			fputs(oci_usage, stdout);
 			return 1;
 		default:
-			ns_err_usage(e, "%s option '%s'\n%s", opt == ':' ? "missing the value of" : "unknown",
-				   argv[optind - 1], oci_usage);
-			return -EINVAL;
+			return ns_opt_refuse(e, opt, argv[optind - 1], oci_usage);
 		}
 	}
 	/* getopt_long() stops at "--" and steps over it: what follows is the datapath's */
@@ -271,13 +239,11 @@ static int oci_annotations(struct oci *h, struct ns_err *e)
 
 	const char *face = annotation(h, "sandnet.face"), *shards;
 
-	if (face && ns_face_parse(face, &h->o.no_face) < 0) {
-		ns_err_set(e, "annotation sandnet.face '%s': expected on or off", face);
+	if (face && ns_opt_set(&h->o, NS_OPT_FACE, "annotation sandnet.face", face, e))
 		return -EINVAL;
-	}
 	/* the annotation, where there is one, says more about this container than the hook's flag */
 	shards = annotation(h, "sandnet.shards");
-	if (shards && ns_shards_parse("annotation sandnet.shards", shards, &h->o.shards, e))
+	if (shards && ns_opt_set(&h->o, NS_OPT_SHARDS, "annotation sandnet.shards", shards, e))
 		return -EINVAL;
 	if (ns_shards_check(&h->o, "--channels", shards ? "annotation sandnet.shards" : "--shards", e))
 		return -EINVAL;
@@ -402,8 +368,7 @@ int ns_oci_main(int argc, char **argv, FILE *in, struct ns_err *e)
 	int err;
 
 	memset(&h, 0, sizeof(h));
-	h.o.gso = NS_GSO_AUTO;
-	h.o.channels = 1;
+	ns_opts_init(&h.o);
 	err = oci_args(&h, argc, argv, e);
 	if (err)
 		return err > 0 ? 0 : err;
@@ -442,8 +407,7 @@ int ns_oci_check(int argc, char **argv, FILE *in, struct ns_err *e)
 	int err;
 
 	memset(&h, 0, sizeof(h));
-	h.o.gso = NS_GSO_AUTO;
-	h.o.channels = 1;
+	ns_opts_init(&h.o);
 	err = oci_args(&h, argc, argv, e);
 	if (err)
 		goto out;

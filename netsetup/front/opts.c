@@ -9,6 +9,17 @@
  * and never exits: the message goes into the struct ns_err and main() decides.
  * `run` stops at the first non-option (or after "--"): what follows is the
  * datapath's command line, passed on untouched.
+ *
+ * The options every front end shares (enum ns_opt: --gso, --channels,
+ * --shards, --iface, --face) are checked here, once, whoever gives them:
+ * the command line, connect.c and oci.c (their own flags, and the hook's
+ * annotations), cni.c (the network configuration's keys). ns_opt_set()
+ * takes one value under the caller's name for it ("--channels",
+ * "\"channels\"", "annotation sandnet.shards"), so that the message names what
+ * the user wrote, and the ranges come from one place: PROTO_MAX_CHANNELS,
+ * NS_MAX_SHARDS, NS_MAX_IFACES. ns_opts_init() gives every front end the
+ * same defaults, and ns_shards_check() the same rule for shards and
+ * channels together.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -108,24 +119,6 @@ static const char *const cmd_names[NS_CMD_MAX] = {
 	[NS_CMD_HELP] = "help",
 };
 _Static_assert(sizeof(cmd_names) / sizeof(cmd_names[0]) == NS_CMD_MAX, "a name per command");
-
-/**
- * ns_face_parse() - "on" or "off", the container face's switch
- * @s:		the word
- * @no_face:	set when "off"
- *
- * Return: 0, or -EINVAL for anything else.
- */
-int ns_face_parse(const char *s, bool *no_face)
-{
-	if (!strcmp(s, "on"))
-		*no_face = false;
-	else if (!strcmp(s, "off"))
-		*no_face = true;
-	else
-		return -EINVAL;
-	return 0;
-}
 
 /**
  * ns_tcp_setting_check() - an early check of a front end's TCP setting
@@ -246,18 +239,12 @@ static int cmd_parse(int argc, char **argv, struct ns_opts *o, int *argi, struct
 	return 0;
 }
 
-/**
- * ns_shards_parse() - a shard count: 1..NS_MAX_SHARDS, or "auto"
- * @what:	how the user gave it ("--shards", "\"shards\"", "sandnet.shards")
- * @arg:	the text; "auto" is one shard per CPU this process may run on
- *		(sched_getaffinity(), which the datapath it starts inherits), at
- *		most NS_MAX_SHARDS
- * @out:	the count
- * @e:		what is wrong, naming @what
- *
- * Return: 0 or -EINVAL / -ERANGE.
+/*
+ * A shard count: 1..NS_MAX_SHARDS, or "auto": one shard per CPU this
+ * process may run on (sched_getaffinity(), which the datapath it starts
+ * inherits), at most NS_MAX_SHARDS.
  */
-int ns_shards_parse(const char *what, const char *arg, unsigned int *out, struct ns_err *e)
+static int shards_parse(const char *what, const char *arg, unsigned int *out, struct ns_err *e)
 {
 	unsigned long v;
 	int err;
@@ -282,6 +269,97 @@ int ns_shards_parse(const char *what, const char *arg, unsigned int *out, struct
 }
 
 /**
+ * ns_opts_init() - the defaults every front end starts from
+ * @o:		emptied, then one channel per link and --gso auto
+ */
+void ns_opts_init(struct ns_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->gso = NS_GSO_AUTO;
+	o->channels = 1;
+}
+
+/* What each shared option takes, in words; a count's range is 1..max */
+static const struct {
+	const char *form;
+	unsigned int max;
+} opt_takes[NS_OPT_MAX] = {
+	[NS_OPT_GSO] = { "auto, hw, sw or off", 0 },
+	[NS_OPT_CHANNELS] = { "an integer", PROTO_MAX_CHANNELS },
+	[NS_OPT_SHARDS] = { "an integer", NS_MAX_SHARDS },
+	[NS_OPT_IFACE] = { "an interface name", 0 },
+	[NS_OPT_FACE] = { "on or off", 0 },
+};
+_Static_assert(sizeof(opt_takes) / sizeof(opt_takes[0]) == NS_OPT_MAX, "what each shared option takes");
+
+/**
+ * ns_opt_set() - check one value of an option every front end shares, and set it
+ * @o:		receives it (an --iface is added to the links, up to NS_MAX_IFACES)
+ * @opt:	which option
+ * @what:	what the user calls it, for the message: "--channels",
+ *		"\"channels\"" (CNI), "annotation sandnet.shards" (OCI)
+ * @arg:	the value as given; NULL when it was not of the option's type at
+ *		all (a front end with typed values, CNI), which the message then
+ *		says what the option takes
+ * @e:		what is wrong, naming @what and @arg
+ *
+ * Return: 0, or -EINVAL / -ERANGE with @o unchanged.
+ */
+int ns_opt_set(struct ns_opts *o, enum ns_opt opt, const char *what, const char *arg, struct ns_err *e)
+{
+	unsigned long v;
+	int err, gso;
+
+	if ((unsigned int)opt >= NS_OPT_MAX) {
+		ns_err_set(e, "%s: not an option every front end shares", what);
+		return -EINVAL;
+	}
+	if (!arg) {
+		if (opt_takes[opt].max)
+			ns_err_set(e, "%s: expected %s 1..%u", what, opt_takes[opt].form, opt_takes[opt].max);
+		else
+			ns_err_set(e, "%s: expected %s", what, opt_takes[opt].form);
+		return -EINVAL;
+	}
+	switch (opt) {
+	case NS_OPT_GSO:
+		gso = ns_gso_request_parse(arg);
+		if (gso < 0) {
+			ns_err_set(e, "%s '%s': expected %s", what, arg, opt_takes[opt].form);
+			return -EINVAL;
+		}
+		o->gso = gso;
+		return 0;
+	case NS_OPT_CHANNELS:
+		err = number_opt(what, arg, 1, opt_takes[opt].max, &v, e);
+		if (!err)
+			o->channels = v;
+		return err;
+	case NS_OPT_SHARDS:
+		return shards_parse(what, arg, &o->shards, e);
+	case NS_OPT_IFACE:
+		if (!arg[0] || strlen(arg) >= IFNAMSIZ) {
+			ns_err_set(e, "%s '%s': not an interface name", what, arg);
+		} else if (o->n_ifaces >= NS_MAX_IFACES) {
+			ns_err_set(e, "%s: more than %d", what, NS_MAX_IFACES);
+		} else {
+			o->ifaces[o->n_ifaces++] = arg;
+			return 0;
+		}
+		return -EINVAL;
+	case NS_OPT_FACE:
+		if (strcmp(arg, "on") && strcmp(arg, "off")) {
+			ns_err_set(e, "%s '%s': expected %s", what, arg, opt_takes[opt].form);
+			return -EINVAL;
+		}
+		o->no_face = !strcmp(arg, "off");
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/**
  * ns_shards_check() - shards and channels together
  * @o:		parsed options
  * @channels, @shards: how the user calls the two, for the message
@@ -303,6 +381,63 @@ int ns_shards_check(const struct ns_opts *o, const char *channels, const char *s
 }
 
 /**
+ * ns_opt_getopt() - ns_opt_set() for what getopt_long() returned
+ * @o:		receives the value
+ * @opts:	the front end's table, whose shared options have NS_OPT_GETOPT() as val
+ * @val:	what getopt_long() returned
+ * @index:	the option's index in @opts (getopt_long()'s longindex)
+ * @arg:	optarg
+ * @e:		what is wrong, naming the option as the user wrote it ("--channels")
+ *
+ * Return: 0 when taken, 1 when @val is none of the shared options (the
+ * front end's own), or negative errno as ns_opt_set().
+ */
+int ns_opt_getopt(struct ns_opts *o, const struct option *opts, int val, int index, const char *arg,
+		  struct ns_err *e)
+{
+	char flag[32];
+
+	if (val < NS_OPT_GETOPT(0) || val >= NS_OPT_GETOPT(NS_OPT_MAX))
+		return 1;
+	snprintf(flag, sizeof(flag), "--%s", opts[index].name);
+	return ns_opt_set(o, (enum ns_opt)(val - NS_OPT_GETOPT(0)), flag, arg, e);
+}
+
+/**
+ * ns_opt_refuse() - the message for what getopt_long() did not take
+ * @e:		receives it, as a malformed command line
+ * @val:	what getopt_long() returned: ':' for a missing value, else an unknown option
+ * @arg:	the option as given (argv[optind - 1])
+ * @usage:	the front end's usage, which follows the message
+ *
+ * Return: -EINVAL.
+ */
+int ns_opt_refuse(struct ns_err *e, int val, const char *arg, const char *usage)
+{
+	ns_err_usage(e, "%s option '%s'\n%s", val == ':' ? "missing the value of" : "unknown", arg, usage);
+	return -EINVAL;
+}
+
+/* The command line's option that every front end shares, as enum ns_opt */
+static enum ns_opt shared_opt(int opt)
+{
+	switch (opt) {
+	case OPT_GSO:
+		return NS_OPT_GSO;
+	case OPT_CHANNELS:
+		return NS_OPT_CHANNELS;
+	case OPT_SHARDS:
+		return NS_OPT_SHARDS;
+	case OPT_IFACE:
+		return NS_OPT_IFACE;
+	case OPT_FACE:
+		return NS_OPT_FACE;
+	default:
+		return NS_OPT_MAX;
+	}
+}
+
+/**
  * ns_opts_parse() - parse and check the whole command line
  * @argc:	from main()
  * @argv:	from main(); run's child_argv points into it
@@ -314,11 +449,10 @@ int ns_shards_check(const struct ns_opts *o, const char *channels, const char *s
 int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e)
 {
 	unsigned long v;
-	int argi, opt, err, gso;
+	char flag[32];
+	int argi, opt, err;
 
-	memset(o, 0, sizeof(*o));
-	o->channels = 1;
-	o->gso = NS_GSO_AUTO;
+	ns_opts_init(o);
 	err = cmd_parse(argc, argv, o, &argi, e);
 	if (err || o->cmd == NS_CMD_HELP)
 		return err;
@@ -376,44 +510,19 @@ int ns_opts_parse(int argc, char **argv, struct ns_opts *o, struct ns_err *e)
 			o->datapath = optarg;
 			break;
 		case OPT_GSO:
-			gso = ns_gso_request_parse(optarg);
-			if (gso < 0) {
-				ns_err_set(e, "--gso '%s': expected auto, hw, sw or off", optarg);
-				return -EINVAL;
-			}
-			o->gso = gso;
+		case OPT_CHANNELS:
+		case OPT_SHARDS:
+		case OPT_IFACE:
+		case OPT_FACE:
+			snprintf(flag, sizeof(flag), "--%s", long_opts[opt - OPT_NETNS].name);
+			if ((err = ns_opt_set(o, shared_opt(opt), flag, optarg, e)))
+				return err;
 			break;
 		case OPT_GSO_MAX_SIZE:
 			if ((err = number_opt("--gso-max-size", optarg, GSO_MAX_BYTES_MIN,
 					      GSO_MAX_BYTES_MAX, &v, e)))
 				return err;
 			o->gso_max_bytes = v;
-			break;
-		case OPT_CHANNELS:
-			if ((err = number_opt("--channels", optarg, 1, PROTO_MAX_CHANNELS, &v, e)))
-				return err;
-			o->channels = v;
-			break;
-		case OPT_SHARDS:
-			if ((err = ns_shards_parse("--shards", optarg, &o->shards, e)))
-				return err;
-			break;
-		case OPT_IFACE:
-			if (!optarg[0] || strlen(optarg) >= IFNAMSIZ) {
-				ns_err_set(e, "--iface '%s': not an interface name", optarg);
-				return -EINVAL;
-			}
-			if (o->n_ifaces >= NS_MAX_IFACES) {
-				ns_err_set(e, "--iface: more than %d", NS_MAX_IFACES);
-				return -EINVAL;
-			}
-			o->ifaces[o->n_ifaces++] = optarg;
-			break;
-		case OPT_FACE:
-			if (ns_face_parse(optarg, &o->no_face) < 0) {
-				ns_err_set(e, "--face '%s': expected on or off", optarg);
-				return -EINVAL;
-			}
 			break;
 		case OPT_USER:
 			if (!optarg[0]) {

@@ -271,7 +271,7 @@ static int worker(struct serve *s, int conn)
 	kept = ns_netns_keep(fdpath, state_path, keep, sizeof(keep), &e) == 0;
 	if (!kept)
 		logmsg("%s; a restarted daemon will not be able to give it back", e.text);
-	memset(&o, 0, sizeof(o));
+	ns_opts_init(&o);
 	o.cmd = NS_CMD_ATTACH;
 	o.netns_path = kept ? keep : fdpath;
 	o.gso = gso_request_of(&msg->attach);
@@ -526,9 +526,7 @@ static int serve_args(struct serve *s, int argc, char **argv, struct ns_err *e)
 			fputs(ns_serve_usage, stdout);
 			return 1;
 		default:
-			ns_err_usage(e, "%s option '%s'\n%s", opt == ':' ? "missing the value of" : "unknown",
-				   argv[optind - 1], ns_serve_usage);
-			return -EINVAL;
+			return ns_opt_refuse(e, opt, argv[optind - 1], ns_serve_usage);
 		}
 	}
 	if (optind < argc) {

@@ -121,8 +121,12 @@ START_TEST(refusals)
 		     "\\\"gso\\\"");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"channels\": 0}", 7,
 		     "\\\"channels\\\"");
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"channels\": 65}", 7,
+		     "\\\"channels\\\" 65: out of range 1..64");
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"channels\": -1}", 7,
+		     "\\\"channels\\\": expected an integer 1..64");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"shards\": 65}", 7,
-		     "\\\"shards\\\": expected an integer 1..64");
+		     "\\\"shards\\\" 65: out of range 1..64");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"shards\": \"2\"}", 7,
 		     "\\\"shards\\\": expected an integer 1..64");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"shards\": 2, \"channels\": 4}", 7,
