@@ -275,7 +275,9 @@ struct ns_state_link {
 
 /**
  * struct ns_state - what attach took away, enough to give it all back (the
- * orchestration keeps it in the namespace's state file, orch/state.c)
+ * orchestration keeps it in the namespace's state file, orch/state.c, with
+ * what it records beside: @datapath_pid, @datapath_start, @owner and
+ * @netns_path, which nothing in this area reads)
  * @datapath_pid: a datapath that outlives the command that started it (CNI,
  *		OCI hook, serve); 0 when none is recorded
  * @datapath_start: its start time (/proc/PID/stat field 22), so that a
