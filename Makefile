@@ -90,7 +90,7 @@ endif
 # targets can link everything else.
 PROTO_SRC	:= $(sort $(wildcard proto/*.c))
 COMMON_SRC	:= $(sort $(wildcard common/*.c))
-NETSETUP_SRC	:= $(sort $(filter-out netsetup/main.c,$(wildcard netsetup/*.c)))
+NETSETUP_SRC	:= $(sort $(filter-out netsetup/front/main.c,$(wildcard netsetup/*.c netsetup/*/*.c)))
 DATAPATH_SRC	:= $(sort $(filter-out datapath/main.c,$(shell find datapath -name '*.c' 2>/dev/null)))
 UNIT_SRC	:= $(sort $(wildcard tests/unit/test_*.c))
 TOOL_SRC	:= $(sort $(wildcard tests/tools/*.c))
@@ -128,7 +128,7 @@ $(O)/lib%.a:
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(O)/netsetup: $(O)/obj/netsetup/main.o $(LIBNETSETUP) $(LIBCOMMON) $(LIBPROTO)
+$(O)/netsetup: $(O)/obj/netsetup/front/main.o $(LIBNETSETUP) $(LIBCOMMON) $(LIBPROTO)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(O)/datapath: $(O)/obj/datapath/main.o $(LIBDATAPATH) $(LIBCOMMON) $(LIBPROTO)

@@ -11,7 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "netsetup/netsetup.h"
+#include "netsetup/err.h"
 
 static void ns_err_vset(struct ns_err *e, const char *fmt, va_list ap)
 {

@@ -37,7 +37,8 @@
 #include <string.h>
 #include <jansson.h>
 
-#include "netsetup/netsetup.h"
+#include "netsetup/front/front.h"
+#include "netsetup/orch/orch_int.h"
 
 #define FZ_MAX_ARGS	64
 

@@ -11,8 +11,8 @@
 #     the datapath's subcommands, the OCI hook's stages), the CNI commands
 #     (strcmp(c.command, ...)) and the ones sandnet-runtime acts on
 #     (strcmp(rt.cmd, ...)).
-# Each must be named in its man page (netsetup/*.c: docs/man/netsetup.8,
-# netsetup/runtime.c: docs/man/sandnet-runtime.8, datapath/*.c:
+# Each must be named in its man page (netsetup/front/*.c: docs/man/netsetup.8,
+# netsetup/front/runtime.c: docs/man/sandnet-runtime.8, datapath/*.c:
 # docs/man/datapath.8); a subcommand in the page's SYNOPSIS. The other way
 # round, every --flag those pages and README.md name must be in some parser,
 # or be another program's (FOREIGN below, by program). Needs no namespace and no build (SANDNET_SRC: another tree to check).
@@ -22,8 +22,9 @@ SRC=${SANDNET_SRC:-$SANDNET_TESTS/..}
 cd "$SRC" || sn_fail "no source tree at $SRC"
 
 # parser files -> their man page
-NETSETUP_SRC="netsetup/opts.c netsetup/main.c netsetup/serve.c netsetup/connect.c netsetup/oci.c netsetup/cni.c"
-RUNTIME_SRC="netsetup/runtime.c"
+NETSETUP_SRC="netsetup/front/opts.c netsetup/front/main.c netsetup/front/serve.c netsetup/front/connect.c
+netsetup/front/oci.c netsetup/front/cni.c"
+RUNTIME_SRC="netsetup/front/runtime.c"
 DATAPATH_SRC="datapath/main.c datapath/limits.c datapath/config.c datapath/metrics.c"
 # other programs' flags the docs show in their examples
 FOREIGN="dockerd:--add-runtime docker,podman:--network docker,podman:--runtime podman:--network-backend
@@ -76,7 +77,7 @@ check() {
 			n=$((n + 1))
 			# the CNI commands and those sandnet-runtime acts on: in the page's text;
 			# a subcommand or an OCI hook stage: in its SYNOPSIS
-			if [[ $word == [A-Z]* || $f == netsetup/runtime.c ]]; then
+			if [[ $word == [A-Z]* || $f == netsetup/front/runtime.c ]]; then
 				names "$text" "$word" || mismatch "$page does not name the command '$word' ($f)"
 			else
 				names "$syn" "$word" || mismatch "$page: its SYNOPSIS does not name the command '$word' ($f)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# netsetup drops its capabilities in stages (netsetup/privs.c). The sets each
+# netsetup drops its capabilities in stages (netsetup/kernel/privs.c). The sets each
 # stage keeps are read from the table in docs/security.md (rows marked
 # "(tested)") and compared with /proc/PID/status of the live process:
 #  - `netsetup run` stopped in its setup (a datapath script that sleeps

@@ -45,7 +45,7 @@ grep -q '^ExecStart=/usr/local/bin/datapath metrics --listen 127.0.0.1:9476 --di
 grep -q '^ReadWritePaths' "$DIST/sandnet-metrics.service" && sn_fail "sandnet-metrics.service writes somewhere"
 # The daemon's default socket is the one the .socket unit listens on.
 "$NETSETUP" serve --help | grep -q 'serve \[--socket PATH\]' || sn_fail "netsetup serve --help"
-grep -q '"/run/sandnet/netsetup.sock"' "$SANDNET_TESTS/../netsetup/netsetup.h" || sn_fail "default socket path differs"
+grep -q '"/run/sandnet/netsetup.sock"' "$SANDNET_TESTS/../netsetup/front/front.h" || sn_fail "default socket path differs"
 # The example policy parses: the daemon refuses to start on a bad one, and starts on it.
 sed 's/ sandnet$//' "$DIST/netsetup.conf" >"$SN_TMP/ok.conf"
 export SANDNET_STATE_DIR=$SN_TMP/state

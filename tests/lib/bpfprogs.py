@@ -2,7 +2,7 @@
 """The ids of the BPF programs loaded in the kernel under one name.
 
   bpfprogs.py NAME      one id a line (sandnet_steer: netsetup's steering
-                        programs, netsetup/steer.c)
+                        programs, netsetup/kernel/steer.c)
 
 Walks BPF_PROG_GET_NEXT_ID and reads each program's name with
 BPF_OBJ_GET_INFO_BY_FD (bpftool is not installed here; this is what its

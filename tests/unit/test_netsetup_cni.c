@@ -20,7 +20,8 @@
 #include <jansson.h>
 #include <sys/wait.h>
 
-#include "netsetup/netsetup.h"
+#include "netsetup/front/front.h"
+#include "netsetup/orch/orch_int.h"
 
 static char dir[] = "/tmp/test_netsetup_cni.XXXXXX";
 
@@ -120,8 +121,12 @@ START_TEST(refusals)
 		     "\\\"gso\\\"");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"channels\": 0}", 7,
 		     "\\\"channels\\\"");
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"channels\": 65}", 7,
+		     "\\\"channels\\\" 65: out of range 1..64");
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"channels\": -1}", 7,
+		     "\\\"channels\\\": expected an integer 1..64");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"shards\": 65}", 7,
-		     "\\\"shards\\\": expected an integer 1..64");
+		     "\\\"shards\\\" 65: out of range 1..64");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"shards\": \"2\"}", 7,
 		     "\\\"shards\\\": expected an integer 1..64");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"shards\": 2, \"channels\": 4}", 7,

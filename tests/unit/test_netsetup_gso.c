@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "netsetup/netsetup.h"
+#include "netsetup/kernel/kernel_int.h"
 
 struct row {
 	const char *what;

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "netsetup/netsetup.h"
+#include "netsetup/front/front.h"
 
 static char dir[] = "/tmp/test_netsetup_oci.XXXXXX";
 
@@ -77,7 +77,8 @@ START_TEST(refusals)
 	REFUSED("unknown option '--frob'", "{}", "--frob", NULL);
 	REFUSED("missing the value of option '--datapath'", "{}", "create", "--datapath", NULL);
 	REFUSED("--gso 'fast'", "{}", "--gso", "fast", NULL);
-	REFUSED("--channels '0'", "{}", "--channels", "0", NULL);
+	REFUSED("--channels 0: out of range 1..64", "{}", "--channels", "0", NULL);
+	REFUSED("--channels 'two': not a number", "{}", "--channels", "two", NULL);
 	REFUSED("--shards 0: out of range 1..64", "{}", "--shards", "0", NULL);
 	REFUSED("annotation sandnet.shards 'many': not a number",
 		"{\"id\": \"c1\", \"pid\": 42, \"status\": \"creating\", \"annotations\": {\"sandnet.shards\": \"many\"}}",

@@ -10,7 +10,7 @@
 #include <sched.h>
 #include <string.h>
 
-#include "netsetup/netsetup.h"
+#include "netsetup/front/front.h"
 
 #define ARGV(...) ((char *[]){ "netsetup", __VA_ARGS__, NULL })
 
@@ -182,6 +182,43 @@ START_TEST(test_bad)
 }
 END_TEST
 
+/*
+ * The options every front end shares (ns_opt_set()): one check and one
+ * message, under whatever name the front end gives them.
+ */
+START_TEST(test_shared_opts)
+{
+	struct ns_err e = { .text = "" };
+	struct ns_opts o;
+
+	ns_opts_init(&o);
+	ck_assert_uint_eq(o.channels, 1);
+	ck_assert_int_eq(o.gso, NS_GSO_AUTO);
+	ck_assert_int_eq(ns_opt_set(&o, NS_OPT_CHANNELS, "\"channels\"", "64", &e), 0);
+	ck_assert_uint_eq(o.channels, 64);
+	ck_assert_int_eq(ns_opt_set(&o, NS_OPT_CHANNELS, "\"channels\"", "65", &e), -ERANGE);
+	ck_assert_str_eq(e.text, "\"channels\" 65: out of range 1..64");
+	ck_assert_uint_eq(o.channels, 64);
+	ck_assert_int_eq(ns_opt_set(&o, NS_OPT_SHARDS, "\"shards\"", NULL, &e), -EINVAL);
+	ck_assert_str_eq(e.text, "\"shards\": expected an integer 1..64");
+	ck_assert_int_eq(ns_opt_set(&o, NS_OPT_SHARDS, "annotation sandnet.shards", "2", &e), 0);
+	ck_assert_uint_eq(o.shards, 2);
+	ck_assert_int_eq(ns_opt_set(&o, NS_OPT_GSO, "--gso", "sw", &e), 0);
+	ck_assert_int_eq(o.gso, NS_GSO_SW);
+	ck_assert_int_eq(ns_opt_set(&o, NS_OPT_GSO, "\"gso\"", "fast", &e), -EINVAL);
+	ck_assert_str_eq(e.text, "\"gso\" 'fast': expected auto, hw, sw or off");
+	ck_assert_int_eq(ns_opt_set(&o, NS_OPT_FACE, "annotation sandnet.face", "off", &e), 0);
+	ck_assert(o.no_face);
+	ck_assert_int_eq(ns_opt_set(&o, NS_OPT_FACE, "--face", "maybe", &e), -EINVAL);
+	ck_assert_str_eq(e.text, "--face 'maybe': expected on or off");
+	ck_assert_int_eq(ns_opt_set(&o, NS_OPT_IFACE, "--iface", "eth0", &e), 0);
+	ck_assert_uint_eq(o.n_ifaces, 1);
+	ck_assert_int_eq(ns_opt_set(&o, NS_OPT_IFACE, "--iface", "", &e), -EINVAL);
+	ck_assert_str_eq(e.text, "--iface '': not an interface name");
+	ck_assert_int_eq(ns_opt_set(&o, NS_OPT_MAX, "--frob", "1", &e), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_help)
 {
 	struct ns_opts o;
@@ -242,6 +279,7 @@ int main(void)
 	tcase_add_test(tc, test_run);
 	tcase_add_test(tc, test_shards_auto);
 	tcase_add_loop_test(tc, test_bad, 0, sizeof(bad) / sizeof(bad[0]));
+	tcase_add_test(tc, test_shared_opts);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_tcp_defaults);
 	suite_add_tcase(s, tc);

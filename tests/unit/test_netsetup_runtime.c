@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <jansson.h>
 
-#include "netsetup/netsetup.h"
+#include "netsetup/front/front.h"
 
 static char dir[] = "/tmp/test_netsetup_runtime.XXXXXX";
 static char config[256];

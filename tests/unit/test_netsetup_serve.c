@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
-#include "netsetup/netsetup.h"
+#include "netsetup/front/front.h"
 
 static int fds_open(void)
 {

@@ -15,7 +15,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include "netsetup/netsetup.h"
+#include "netsetup/orch/orch_int.h"
 
 static char dir[] = "/tmp/test_netsetup_state.XXXXXX";
 

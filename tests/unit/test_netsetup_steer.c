@@ -35,7 +35,7 @@
 #include <linux/virtio_net.h>
 
 #include "common/flowhash.h"
-#include "netsetup/netsetup.h"
+#include "netsetup/kernel/kernel_int.h"
 
 #define ETH_LEN		14
 #define MAX_FRAME	256
