@@ -8,7 +8,8 @@
  * answer into the datapath's own words; a "busy" one (a shard did not stop
  * to be read in time) is asked again a few times, so that an answer is the
  * whole process or an error, never a part. `datapath stats` prints the
- * answer; `--all` asks every control socket of a folder for its summary.
+ * answer; `--all` asks every control socket of a folder for its summary, all
+ * at once as the exporter does (control_ask.c), and asks a busy one again.
  * `datapath ss` lists the TCP connections, or with a trace file starts a
  * trace, reads every CONTROL_TRACE_POLL_MS into the file, and stops it
  * after the given time or on SIGINT/SIGTERM; the file gets the samples
@@ -30,6 +31,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "datapath/control_ask.h"
 #include "datapath/control_proto.h"
 #include "datapath/datapath.h"
 
@@ -163,176 +165,78 @@ int control_client(const char *path, bool json, FILE *out, char *err, size_t err
 	return 0;
 }
 
-static bool control_is_socket_name(const char *name)
-{
-	size_t n = strlen(name);
-
-	return n > 4 && !strcmp(name + n - 4, ".ctl");
-}
-
-static int control_str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Append @prefix@name to @l (of @n, room for @cap): 0 or -ENOMEM. */
-static int control_list_add(char ***l, int *n, int *cap, const char *prefix, const char *name)
-{
-	char **grown, *s;
-
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 16;
-		grown = realloc(*l, (size_t)*cap * sizeof(**l));
-		if (!grown)
-			return -ENOMEM;
-		*l = grown;
-	}
-	if (asprintf(&s, "%s%s", prefix, name) < 0)
-		return -ENOMEM;
-	(*l)[(*n)++] = s;
-	return 0;
-}
-
-/**
- * control_sockets_list() - the control sockets (*.ctl) in @dir and in its
- * subfolders one level down, as paths relative to @dir, in name order
- * @dir:	the folder (/run/sandnet)
- * @names:	receives the malloc'd names; control_sockets_free() them
- *
- * One level down, because a datapath that runs as an unprivileged user
- * from the start (datapath@.service) may not write in root's state folder:
- * its socket is in a subfolder of its user's (/run/sandnet/units). A
- * subfolder that cannot be read is skipped; the folder itself missing is
- * nothing served.
- *
- * Return: how many, or negative errno when @dir cannot be read or memory
- * ran out.
- */
-int control_sockets_list(const char *dir, char ***names)
-{
-	char **l = NULL, sub[PATH_MAX];
-	int n = 0, cap = 0, err = 0;
-	struct dirent *d, *e;
-	DIR *dh, *sh;
-
-	*names = NULL;
-	dh = opendir(dir);
-	if (!dh)
-		return errno == ENOENT ? 0 : -errno;
-	while (!err && (d = readdir(dh))) {
-		struct stat sb;
-
-		if (d->d_name[0] == '.')
-			continue;
-		/* a file system that does not say the type in its entries: ask */
-		if (d->d_type == DT_UNKNOWN && fstatat(dirfd(dh), d->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISDIR(sb.st_mode))
-			d->d_type = DT_DIR;
-		if (d->d_type != DT_DIR) {
-			if (control_is_socket_name(d->d_name))
-				err = control_list_add(&l, &n, &cap, "", d->d_name);
-			continue;
-		}
-		if (snprintf(sub, sizeof(sub), "%s/%s", dir, d->d_name) >= (int)sizeof(sub) ||
-		    !(sh = opendir(sub)))
-			continue;
-		snprintf(sub, sizeof(sub), "%s/", d->d_name);
-		while (!err && (e = readdir(sh)))
-			if (control_is_socket_name(e->d_name))
-				err = control_list_add(&l, &n, &cap, sub, e->d_name);
-		closedir(sh);
-	}
-	closedir(dh);
-	if (err) {
-		control_sockets_free(l, n);
-		return err;
-	}
-	if (n)
-		qsort(l, (size_t)n, sizeof(*l), control_str_cmp);
-	*names = l;
-	return n;
-}
-
-/**
- * control_sockets_free() - what control_sockets_list() gave
- * @names:	the names
- * @n:		how many
- */
-void control_sockets_free(char **names, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
 /**
  * control_client_all() - `datapath stats --all`: the summary of every
  * datapath whose control socket is in @dir (netsetup gives the ones it
  * starts detached STATEFILE.ctl there), in name order
  * @dir:	the folder (/run/sandnet)
  * @json:	one JSON array of the summaries instead of text
+ * @out:	where the summaries go (stdout); what failed goes to stderr
  * @err:	how many failed, or why @dir cannot be read
  * @err_len:	size of @err
  *
- * The sockets are those control_sockets_list() finds. A datapath that does
+ * They are asked all at once, as the exporter asks them (control_ask.c);
+ * one that answered busy is asked again a few times. A datapath that does
  * not answer is reported on stderr, once, and skipped: the others are still
  * shown. No @dir at all is nothing served, not an error.
  *
  * Return: the number shown, or negative errno when one failed or @dir
  * cannot be read.
  */
-int control_client_all(const char *dir, bool json, char *err, size_t err_len)
+int control_client_all(const char *dir, bool json, FILE *out, char *err, size_t err_len)
 {
-	char path[PATH_MAX], why[256], **names;
-	int n, i, shown = 0, failed = 0, ret = 0;
+	const struct timespec wait = { .tv_nsec = CONTROL_BUSY_WAIT_MS * 1000000L };
+	const char *req = json ? CONTROL_REQ_SUMMARY_JSON : CONTROL_REQ_SUMMARY;
+	struct control_replies a;
+	unsigned int i, shown = 0, failed = 0, tries;
+	int ret;
 
-	n = control_sockets_list(dir, &names);
-	if (n < 0) {
-		snprintf(err, err_len, "--all: %s: %s", dir, strerror(-n));
-		return n;
+	ret = control_ask_dir(dir, req, CONTROL_ANSWER_WAIT_MS, &a);
+	if (ret < 0) {
+		snprintf(err, err_len, "--all: %s", a.folder_err != CONTROL_ASK_OK ? a.why : strerror(-ret));
+		control_replies_free(&a);
+		return ret;
 	}
+	for (tries = 1; tries < CONTROL_BUSY_TRIES; tries++) {
+		for (i = 0; i < a.n && a.r[i].err != CONTROL_ASK_ERR_BUSY; i++)
+			;
+		if (i == a.n)
+			break;
+		nanosleep(&wait, NULL);
+		control_ask_again(dir, req, CONTROL_ANSWER_WAIT_MS, &a);
+	}
+	if (a.folder_err != CONTROL_ASK_OK)
+		fprintf(stderr, "datapath stats: %s\n", a.why);
 	if (json)
-		fputc('[', stdout);
-	for (i = 0; i < n; i++) {
-		char *text = NULL;
-		size_t len = 0;
-		int r;
+		fputc('[', out);
+	for (i = 0; i < a.n; i++) {
+		struct control_reply *r = &a.r[i];
+		size_t len = r->len;
 
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		r = control_request(path, json ? CONTROL_REQ_SUMMARY_JSON : CONTROL_REQ_SUMMARY, &text, &len, why, sizeof(why));
-		if (r < 0 || !len) {
+		if (r->err != CONTROL_ASK_OK) {
 			/* said here, once; the others are still shown */
-			if (r < 0)
-				fprintf(stderr, "datapath stats: %s\n", why);
-			else
-				fprintf(stderr, "datapath stats: %s: empty answer\n", path);
-			if (!ret)
-				ret = r < 0 ? r : -EPROTO;
+			fprintf(stderr, "datapath stats: %s/%s: %s\n", dir, r->sock, r->why);
 			failed++;
-			free(text);
 			continue;
 		}
 		if (json) {
 			/* one document each, without its newline, into the array */
-			while (len && text[len - 1] == '\n')
+			while (len && r->text[len - 1] == '\n')
 				len--;
 			if (shown)
-				fputc(',', stdout);
-			fwrite(text, 1, len, stdout);
+				fputc(',', out);
+			fwrite(r->text, 1, len, out);
 		} else {
-			printf("%s== %s\n%s", shown ? "\n" : "", path, text);
+			fprintf(out, "%s== %s/%s\n%s", shown ? "\n" : "", dir, r->sock, r->text);
 		}
 		shown++;
-		free(text);
 	}
-	control_sockets_free(names, n);
 	if (json)
-		fputs("]\n", stdout);
-	if (ret < 0)
-		snprintf(err, err_len, "%d of %d datapaths did not answer (above)", failed, n);
-	return ret < 0 ? ret : shown;
+		fputs("]\n", out);
+	if (failed)
+		snprintf(err, err_len, "%u of %u datapaths did not answer (above)", failed, a.n);
+	control_replies_free(&a);
+	return failed ? -EIO : (int)shown;
 }
 
 static volatile sig_atomic_t control_ss_stop;

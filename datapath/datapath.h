@@ -21,6 +21,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include "datapath/limits.h"
 #include "datapath/loop.h"
 #include "datapath/net/net.h"
 #include "datapath/policy.h"
@@ -120,15 +121,6 @@ int config_receive(struct shards *sh, int fd, uint32_t *done_seq, char *err, siz
 /* tcp_settings.c */
 int tcp_settings_parse(struct stack_tcp_settings *t, const char *opt, const char *val, char *err, size_t err_len);
 
-/* limits.c */
-int limits_parse(struct stack_limits *lim, const char *opt, const char *val, char *err, size_t err_len);
-int limits_apply(struct stack *st, const struct stack_limits *lim);
-struct option;
-#define LIMITS_OPTIONS_MAX	31	/* the caps' long options the command line has room for */
-unsigned int limits_options(struct option *o, unsigned int room);
-void limits_usage(FILE *f);
-void limits_share(const struct stack_limits *total, unsigned int n, struct stack_limits *share);
-
 /* privdrop.c */
 int privdrop(const char *user, char *err, size_t err_len);
 
@@ -149,9 +141,7 @@ int control_adopt(struct dp *dp, int fd);
 int control_start(struct dp *dp);
 void control_close(struct dp *dp);
 int control_client(const char *path, bool json, FILE *out, char *err, size_t err_len);
-int control_client_all(const char *dir, bool json, char *err, size_t err_len);
-int control_sockets_list(const char *dir, char ***names);
-void control_sockets_free(char **names, int n);
+int control_client_all(const char *dir, bool json, FILE *out, char *err, size_t err_len);
 
 /* control_tcp.c: `datapath ss` */
 int control_tcp_request(struct dp *dp, const char *req, FILE *f);

@@ -25,7 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "datapath/datapath.h"
+#include "datapath/limits.h"
+#include "datapath/svc/svc.h"
 #include "datapath/net/tcp_glue.h"
 #include "datapath/tcp/tcp.h"
 

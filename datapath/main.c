@@ -164,7 +164,7 @@ static int dp_stats_main(int argc, char **argv)
 		if (!dir)
 			dir = getenv("SANDNET_STATE_DIR") && *getenv("SANDNET_STATE_DIR") ?
 			      getenv("SANDNET_STATE_DIR") : "/run/sandnet";
-		n = control_client_all(dir, json, err, sizeof(err));
+		n = control_client_all(dir, json, stdout, err, sizeof(err));
 		if (n < 0) {
 			fprintf(stderr, "datapath stats: %s\n", err);
 			return 1;

@@ -49,6 +49,7 @@
 #include "datapath/control_proto.h"
 #include "datapath/datapath.h"
 #include "datapath/metrics.h"
+#include "datapath/metrics_expo.h"
 
 #define METRICS_MAX_CLIENTS	16
 #define METRICS_PATH		"/metrics"
@@ -99,19 +100,6 @@ struct metrics_server {
 	struct metrics_client clients[METRICS_MAX_CLIENTS];
 	struct metrics_self self;
 };
-
-static double metrics_now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t metrics_now_ms(void)
-{
-	return (uint64_t)(metrics_now_s() * 1000);
-}
 
 /**
  * metrics_http_reason() - the reason phrase of a status code we send
@@ -402,35 +390,35 @@ static void metrics_respond(struct metrics_server *srv, struct metrics_client *c
 		return;
 	}
 	c->sent = 0;
-	c->deadline_ms = metrics_now_ms() + srv->client_timeout_ms;
+	c->deadline_ms = control_now_ms() + srv->client_timeout_ms;
 }
 
 /* GET /metrics: ask every datapath, then print. */
 static void metrics_answer(struct metrics_server *srv, struct metrics_client *c, bool head_only)
 {
 	struct metrics_scrape s;
-	double start = metrics_now_s();
+	uint64_t start = control_now_ms();
 	char *body = NULL;
 	size_t len = 0, i;
 	FILE *f;
 
-	if (metrics_scrape_dir(srv->dir, srv->datapath_timeout_ms, &s) < 0 && s.folder_err == METRICS_ERR_NONE) {
+	if (metrics_scrape_dir(srv->dir, srv->datapath_timeout_ms, &s) < 0 && s.folder_err == CONTROL_ASK_OK) {
 		metrics_scrape_free(&s);
 		metrics_respond(srv, c, 500, "out of memory", 13, false);
 		return;
 	}
-	if (s.folder_err != METRICS_ERR_NONE) {
+	if (s.folder_err != CONTROL_ASK_OK) {
 		srv->self.scrape_errors[s.folder_err]++;
 		fprintf(stderr, "datapath metrics: %s\n", s.why);
 	}
 	for (i = 0; i < s.n; i++) {
-		if (s.targets[i].err == METRICS_ERR_NONE)
+		if (s.targets[i].err == CONTROL_ASK_OK)
 			continue;
 		srv->self.scrape_errors[s.targets[i].err]++;
 		fprintf(stderr, "datapath metrics: %s/%s: %s\n", srv->dir, s.targets[i].sock, s.targets[i].why);
 	}
 	metrics_expo_names(s.targets, s.n);
-	srv->self.scrape_seconds = metrics_now_s() - start;
+	srv->self.scrape_seconds = (double)(control_now_ms() - start) / 1000;
 	f = open_memstream(&body, &len);
 	if (f) {
 		metrics_expo_write(f, &s, &srv->self);
@@ -507,7 +495,7 @@ static void metrics_client_write(struct metrics_client *c)
 	/* all sent: FIN, then wait for the client's EOF (a lingering close) */
 	shutdown(c->fd, SHUT_WR);
 	c->draining = true;
-	c->deadline_ms = metrics_now_ms() + 1000;
+	c->deadline_ms = control_now_ms() + 1000;
 }
 
 /* Drop what a client sends after its answer; close at its EOF. */
@@ -554,7 +542,7 @@ static void metrics_accept(struct metrics_server *srv)
 	}
 	c->fd = fd;
 	c->got = 0;
-	c->deadline_ms = metrics_now_ms() + srv->client_timeout_ms;
+	c->deadline_ms = control_now_ms() + srv->client_timeout_ms;
 	snprintf(c->peer, sizeof(c->peer), ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", host,
 		 ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
 						  ((struct sockaddr_in *)&ss)->sin_port));
@@ -563,7 +551,7 @@ static void metrics_accept(struct metrics_server *srv)
 /* Clients past their deadline: one still asking gets 408 (if it takes it at once), every one is cut. */
 static int metrics_expire(struct metrics_server *srv)
 {
-	uint64_t now = metrics_now_ms(), next = UINT64_MAX;
+	uint64_t now = control_now_ms(), next = UINT64_MAX;
 	unsigned int i;
 
 	for (i = 0; i < METRICS_MAX_CLIENTS; i++) {

@@ -43,7 +43,7 @@
  */
 #include <string.h>
 
-#include "datapath/metrics.h"
+#include "datapath/metrics_expo.h"
 #include "datapath/stats.h"
 #include "proto/status.h"
 
@@ -355,8 +355,8 @@ static void expo_self(struct metrics_expo *x, const struct metrics_scrape *s, co
 		expo_u64(x, s->targets[i].name, NULL, s->targets[i].summary != NULL);
 	expo_family(x, "sandnet_scrape_errors_total", "counter",
 		    "Datapaths that gave no summary to a scrape (and folders that could not be read), by reason.");
-	for (i = 0; i < METRICS_ERR_MAX; i++) {
-		const char *labels[] = { "reason", metrics_err_name(i), NULL };
+	for (i = 0; i < CONTROL_ASK_ERR_MAX; i++) {
+		const char *labels[] = { "reason", control_ask_err_name(i), NULL };
 
 		expo_u64(x, NULL, labels, self->scrape_errors[i]);
 	}

@@ -40,8 +40,8 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 
-#include "datapath/datapath.h"
 #include "datapath/face/face.h"
+#include "datapath/limits.h"
 #include "datapath/pkt.h"
 #include "datapath/shard.h"
 

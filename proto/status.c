@@ -8,7 +8,7 @@
  * After the handoff, what netsetup learns of a container's datapath it learns
  * from the status file (STATEFILE.status) whose fd it gave the supervisor
  * with DONE (docs/protocol.md, minor 3). The supervisor (datapath/supervise.c)
- * writes it with proto_status_write(); netsetup (netsetup/dpproc.c: CNI CHECK,
+ * writes it with proto_status_write(); netsetup (netsetup/orch/dpproc.c: CNI CHECK,
  * `netsetup restart`, run and serve) reads it with proto_status_read(). The
  * format (docs/datapath.md "The status file") is text:
  *

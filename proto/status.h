@@ -3,7 +3,7 @@
  * status.h - the supervisor's state and its status file, for both programs
  *
  * The datapath's supervisor (datapath/supervise.c) writes the status file;
- * netsetup (netsetup/dpproc.c) reads it. The states' names are also what
+ * netsetup (netsetup/orch/dpproc.c) reads it. The states' names are also what
  * `datapath stats` says as supervisor.state and what the metrics label
  * sandnet_datapath_status with. docs/datapath.md "The status file" is the
  * format; status.c is its one writer and one reader.

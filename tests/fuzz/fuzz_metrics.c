@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "datapath/metrics.h"
+#include "datapath/metrics_expo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -59,7 +60,7 @@ static void fz_head(const char *buf, size_t len)
 static void fz_summary(const char *buf, size_t len)
 {
 	struct metrics_target t[3];
-	struct metrics_scrape s = { .targets = t, .n = 3, .folder_err = METRICS_ERR_NONE };
+	struct metrics_scrape s = { .targets = t, .n = 3, .folder_err = CONTROL_ASK_OK };
 	struct metrics_self self = { .scrape_seconds = 0.5 };
 	char *text = NULL, *line, *save;
 	size_t tlen = 0;
@@ -74,14 +75,13 @@ static void fz_summary(const char *buf, size_t len)
 	}
 	memset(t, 0, sizeof(t));
 	for (i = 0; i < 3; i++) {
-		t[i].fd = -1;
-		t[i].err = METRICS_ERR_NONE;
+		t[i].err = CONTROL_ASK_OK;
 		snprintf(t[i].sock, sizeof(t[i].sock), "%c.ctl", 'a' + i);
 		snprintf(t[i].name, sizeof(t[i].name), "%.*s", METRICS_NAME_MAX - 1,
 			 json_string_value(json_object_get(doc, "name")) ?: "");
 	}
 	t[0].summary = t[1].summary = doc;
-	t[2].err = METRICS_ERR_TIMEOUT;
+	t[2].err = CONTROL_ASK_ERR_TIMEOUT;
 	metrics_expo_names(t, 3);
 	f = open_memstream(&text, &tlen);
 	if (!f)

@@ -147,6 +147,7 @@ struct server {
 	unsigned int asked;
 	unsigned int serve;	/* connections to take */
 	unsigned int delay_ms;	/* before each answer, as a datapath waits for its shards */
+	bool summary;		/* asked for the summary (stats --all), not everything */
 };
 
 static int server_print(void *ctx, FILE *f, bool json, bool summary)
@@ -154,7 +155,7 @@ static int server_print(void *ctx, FILE *f, bool json, bool summary)
 	struct server *s = ctx;
 
 	ck_assert(json);
-	ck_assert(!summary);
+	ck_assert(summary == s->summary);
 	s->asked++;
 	if (s->delay_ms) {
 		struct timespec d = { .tv_sec = s->delay_ms / 1000, .tv_nsec = s->delay_ms % 1000 * 1000000L };
@@ -267,6 +268,47 @@ START_TEST(test_client_waits_for_a_slow_answer)
 }
 END_TEST
 
+/*
+ * `datapath stats --all` asks every socket of the folder at once, as the
+ * exporter does (control_ask.c): one that answers busy is asked again, one
+ * that fails is said once and the others are still shown.
+ */
+START_TEST(test_all_asks_every_datapath_at_once)
+{
+	char dir[] = "/tmp/test_datapath_control.XXXXXX", sock[2][64], err[256], *text;
+	struct server s[2] = { { .busy = 2, .serve = 3, .summary = true },
+			       { .then = -ENOMEM, .serve = 1, .summary = true } };
+	int fds = dpt_count_fds(), i;
+	pthread_t th[2];
+	size_t len;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (i = 0; i < 2; i++) {
+		snprintf(sock[i], sizeof(sock[i]), "%s/%c.state.ctl", dir, 'a' + i);
+		s[i].fd = control_bind(sock[i], err, sizeof(err));
+		ck_assert_int_ge(s[i].fd, 0);
+		ck_assert_int_eq(pthread_create(&th[i], NULL, server_main, &s[i]), 0);
+	}
+	f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(control_client_all(dir, true, f, err, sizeof(err)), -EIO);
+	fclose(f);
+	for (i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		close(s[i].fd);
+		unlink(sock[i]);
+	}
+	rmdir(dir);
+	ck_assert_uint_eq(s[0].asked, 3);	/* busy twice, then the document */
+	ck_assert_uint_eq(s[1].asked, 1);	/* an error is not asked again */
+	ck_assert_str_eq(text, "[{\"whole\":true}]\n");
+	ck_assert_str_eq(err, "1 of 2 datapaths did not answer (above)");
+	free(text);
+	ck_assert_int_eq(dpt_count_fds(), fds);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("datapath_control");
@@ -278,6 +320,7 @@ int main(void)
 	tcase_add_test(tc, test_shard_that_does_not_park);
 	tcase_add_test(tc, test_client_asks_a_busy_datapath_again);
 	tcase_add_test(tc, test_client_waits_for_a_slow_answer);
+	tcase_add_test(tc, test_all_asks_every_datapath_at_once);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -32,6 +32,7 @@
 #include "datapath/datapath.h"
 #include "datapath/stats.h"
 #include "datapath/metrics.h"
+#include "datapath/metrics_expo.h"
 #include "datapath_testlib.h"
 
 /* ---- requests ---- */
@@ -142,7 +143,7 @@ END_TEST
 /* The exposition of @n targets, in memory (free it). */
 static char *expo(struct metrics_target *t, unsigned int n, const struct metrics_self *self)
 {
-	struct metrics_scrape s = { .targets = t, .n = n, .folder_err = METRICS_ERR_NONE };
+	struct metrics_scrape s = { .targets = t, .n = n, .folder_err = CONTROL_ASK_OK };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -159,11 +160,10 @@ static void target(struct metrics_target *t, const char *sock, const char *json)
 	json_error_t jerr;
 
 	memset(t, 0, sizeof(*t));
-	t->fd = -1;
-	t->err = METRICS_ERR_NONE;
+	t->err = CONTROL_ASK_OK;
 	snprintf(t->sock, sizeof(t->sock), "%s", sock);
 	if (!json) {
-		t->err = METRICS_ERR_TIMEOUT;
+		t->err = CONTROL_ASK_ERR_TIMEOUT;
 		return;
 	}
 	t->summary = json_loads(json, 0, &jerr);
@@ -268,7 +268,7 @@ START_TEST(test_expo_summary)
 	t[0].have_proc = true;
 	t[0].cpu_seconds = 1.5;
 	t[0].rss_bytes = 4096;
-	self.scrape_errors[METRICS_ERR_TIMEOUT] = 2;
+	self.scrape_errors[CONTROL_ASK_ERR_TIMEOUT] = 2;
 	self.requests[200 - 100] = 7;
 	self.requests[404 - 100] = 1;
 	text = expo(t, 2, &self);
@@ -506,29 +506,29 @@ START_TEST(test_scrape_dir)
 	took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	ck_assert_msg(took >= 0.25 && took < 1.5, "the scrape took %.3f s (timeout 0.3 s)", took);
 	ck_assert_uint_eq(s.n, 6);
-	ck_assert_int_eq(s.folder_err, METRICS_ERR_NONE);
+	ck_assert_int_eq(s.folder_err, CONTROL_ASK_OK);
 	/* name order */
 	ck_assert_str_eq(s.targets[0].sock, "a-good.state.ctl");
 	ck_assert_str_eq(s.targets[5].sock, "e-refused.state.ctl");
 
-	ck_assert_int_eq(by_sock(&s, "a-good.state.ctl")->err, METRICS_ERR_NONE);
+	ck_assert_int_eq(by_sock(&s, "a-good.state.ctl")->err, CONTROL_ASK_OK);
 	ck_assert_ptr_nonnull(by_sock(&s, "a-good.state.ctl")->summary);
 	ck_assert_str_eq(by_sock(&s, "a-good.state.ctl")->name, "oci:good");
 	ck_assert_int_eq(by_sock(&s, "a-good.state.ctl")->pid, getpid());
 	ck_assert(by_sock(&s, "a-good.state.ctl")->have_proc);
 	ck_assert_uint_gt(by_sock(&s, "a-good.state.ctl")->rss_bytes, 0);
-	ck_assert_int_eq(by_sock(&s, "b-garbage.state.ctl")->err, METRICS_ERR_MALFORMED);
+	ck_assert_int_eq(by_sock(&s, "b-garbage.state.ctl")->err, CONTROL_ASK_ERR_MALFORMED);
 	ck_assert_ptr_nonnull(strstr(by_sock(&s, "b-garbage.state.ctl")->why, "not a summary: line 1"));
-	ck_assert_int_eq(by_sock(&s, "c-words.state.ctl")->err, METRICS_ERR_MALFORMED);
+	ck_assert_int_eq(by_sock(&s, "c-words.state.ctl")->err, CONTROL_ASK_ERR_MALFORMED);
 	ck_assert_ptr_nonnull(strstr(by_sock(&s, "c-words.state.ctl")->why, "it answered \"error: unknown request"));
 	/* a shard too busy to be read: no counters this time, under their own reason */
-	ck_assert_int_eq(by_sock(&s, "cc-busy.state.ctl")->err, METRICS_ERR_BUSY);
+	ck_assert_int_eq(by_sock(&s, "cc-busy.state.ctl")->err, CONTROL_ASK_ERR_BUSY);
 	ck_assert_ptr_null(by_sock(&s, "cc-busy.state.ctl")->summary);
 	ck_assert_ptr_nonnull(strstr(by_sock(&s, "cc-busy.state.ctl")->why, "it answered \"error: busy: a shard"));
-	ck_assert_str_eq(metrics_err_name(METRICS_ERR_BUSY), "busy");
-	ck_assert_int_eq(by_sock(&s, "d-stall.state.ctl")->err, METRICS_ERR_TIMEOUT);
+	ck_assert_str_eq(control_ask_err_name(CONTROL_ASK_ERR_BUSY), "busy");
+	ck_assert_int_eq(by_sock(&s, "d-stall.state.ctl")->err, CONTROL_ASK_ERR_TIMEOUT);
 	ck_assert_str_eq(by_sock(&s, "d-stall.state.ctl")->why, "no answer within 300 ms");
-	ck_assert_int_eq(by_sock(&s, "e-refused.state.ctl")->err, METRICS_ERR_UNREACHABLE);
+	ck_assert_int_eq(by_sock(&s, "e-refused.state.ctl")->err, CONTROL_ASK_ERR_UNREACHABLE);
 	ck_assert_ptr_nonnull(strstr(by_sock(&s, "e-refused.state.ctl")->why, "Connection refused"));
 	ck_assert_str_eq(by_sock(&s, "e-refused.state.ctl")->name, "cni:gone:eth0");
 	ck_assert_str_eq(by_sock(&s, "d-stall.state.ctl")->name, "");
@@ -557,13 +557,13 @@ START_TEST(test_scrape_folders)
 	snprintf(path, sizeof(path), "%s/nowhere", dir);
 	ck_assert_int_eq(metrics_scrape_dir(path, 100, &s), 0);
 	ck_assert_uint_eq(s.n, 0);
-	ck_assert_int_eq(s.folder_err, METRICS_ERR_NONE);
+	ck_assert_int_eq(s.folder_err, CONTROL_ASK_OK);
 	metrics_scrape_free(&s);
 	/* a file where the folder should be */
 	snprintf(path, sizeof(path), "%s/file", dir);
 	fclose(fopen(path, "w"));
 	ck_assert_int_eq(metrics_scrape_dir(path, 100, &s), -ENOTDIR);
-	ck_assert_int_eq(s.folder_err, METRICS_ERR_FOLDER);
+	ck_assert_int_eq(s.folder_err, CONTROL_ASK_ERR_FOLDER);
 	ck_assert_ptr_nonnull(strstr(s.why, "Not a directory"));
 	metrics_scrape_free(&s);
 	/* an empty folder */
@@ -591,8 +591,8 @@ START_TEST(test_proc_stat)
 	ck_assert_msg(cpu > 0 && cpu < 3600, "cpu %f", cpu);
 	ck_assert_uint_gt(rss, 4096);
 	ck_assert_int_eq(metrics_proc_stat(0x3fffffff, &cpu, &rss), -ENOENT);
-	ck_assert_str_eq(metrics_err_name(METRICS_ERR_TOO_MANY), "too_many");
-	ck_assert_str_eq(metrics_err_name(METRICS_ERR_NONE), "none");
+	ck_assert_str_eq(control_ask_err_name(CONTROL_ASK_ERR_TOO_MANY), "too_many");
+	ck_assert_str_eq(control_ask_err_name(CONTROL_ASK_OK), "none");
 }
 END_TEST
 
