@@ -132,8 +132,12 @@ static inline uint64_t face_now_us(const struct face *f)
 }
 
 /* face.c */
+/* face.c */
+bool face_link_has(const struct link *outer, const struct net_addr *a);
 struct link *face_tun_for(const struct face *f, const struct net_addr *container);
 bool face_is_container(const struct face *f, const struct net_addr *a);
+/* face_ip.c */
+void face_ip_rx(void *ctx, struct link *tun, struct pkt *p);
 int face_ip_output(struct face *f, struct pkt *p, const struct net_addr *src, const struct net_addr *dst,
 		   uint8_t proto);
 void face_send_icmp(struct face *f, uint8_t family, const struct net_addr *src, const struct net_addr *dst,

@@ -78,6 +78,74 @@ static bool ipv4_bad_source(struct in_addr a)
 }
 
 /**
+ * ipv4_hdr_check() - what every IPv4 header must be before anything reads
+ * it: version 4, a header of at least 20 bytes that is all there, a total
+ * length within the packet, a right checksum (the stack's input and the
+ * container face's alike)
+ * @p:		the packet at its IPv4 header
+ * @big_tcp:	a TCP frame over 64 KiB may say 0 (a kernel peer's BIG TCP GSO
+ *		frame, as ip_rcv_core() takes it)
+ * @hlen, @tot_len: the header's and the datagram's length, when it passes
+ *
+ * Return: IP_HDR_OK, or what is wrong (each caller counts it its own way).
+ */
+enum ip_hdr_fault ipv4_hdr_check(const struct pkt *p, bool big_tcp, unsigned int *hlen, unsigned int *tot_len)
+{
+	const struct ipv4_hdr *ih = pkt_peek(p, 0, sizeof(*ih));
+
+	if (!ih)
+		return IP_HDR_SHORT;
+	if ((ih->ver_ihl >> 4) != 4 || (ih->ver_ihl & 0xf) < 5)
+		return IP_HDR_BAD_HEADER;
+	*hlen = (ih->ver_ihl & 0xfu) * 4;
+	if (!pkt_peek(p, 0, *hlen))
+		return IP_HDR_TRUNCATED;
+	*tot_len = ntohs(ih->tot_len);
+	if (big_tcp && *tot_len == 0 && p->len > IPV4_MAX_LEN && ih->proto == IPPROTO_TCP)
+		*tot_len = p->len;
+	if (*tot_len < *hlen || *tot_len > p->len)
+		return IP_HDR_BAD_LENGTH;
+	if (csum_fold(csum_partial(ih, *hlen, 0)) != 0)
+		return IP_HDR_BAD_CHECKSUM;
+	return IP_HDR_OK;
+}
+
+/**
+ * ipv4_hdr_build() - an IPv4 header without options, its checksum made
+ * @ih:		where it goes
+ * @tos:	type of service (DSCP and ECN)
+ * @total:	the datagram's length, header included; over 64 KiB (BIG TCP,
+ *		a GSO frame) the header says 0 and the kernel takes the frame's
+ * @id:		identification
+ * @df:		Don't Fragment
+ * @ttl, @proto, @src, @dst: as they are
+ */
+void ipv4_hdr_build(struct ipv4_hdr *ih, uint8_t tos, size_t total, uint16_t id, bool df, uint8_t ttl,
+		    uint8_t proto, struct in_addr src, struct in_addr dst)
+{
+	ih->ver_ihl = 0x45;
+	ih->tos = tos;
+	ih->tot_len = htons(total > IPV4_MAX_LEN ? 0 : (uint16_t)total);
+	ih->id = htons(id);
+	ih->frag_off = htons(df ? IPV4_DF : 0);
+	ih->ttl = ttl;
+	ih->proto = proto;
+	ih->csum = 0;
+	ih->saddr = src.s_addr;
+	ih->daddr = dst.s_addr;
+	ih->csum = htons(csum_fold(csum_partial(ih, sizeof(*ih), 0)));
+}
+
+/* The stack's count of each fault of ipv4_hdr_check() and ipv6_hdr_check(). */
+const enum dp_drop ip_hdr_fault_drop[IP_HDR_FAULT_MAX] = {
+	[IP_HDR_SHORT] = DROP_TRUNCATED,
+	[IP_HDR_BAD_HEADER] = DROP_BAD_HEADER,
+	[IP_HDR_TRUNCATED] = DROP_TRUNCATED,
+	[IP_HDR_BAD_LENGTH] = DROP_BAD_LENGTH,
+	[IP_HDR_BAD_CHECKSUM] = DROP_BAD_CHECKSUM,
+};
+
+/**
  * ipv4_input() - one IPv4 packet at pkt_data()
  * @st:	stack
  * @l:	link it arrived on
@@ -85,37 +153,19 @@ static bool ipv4_bad_source(struct in_addr a)
  */
 void ipv4_input(struct stack *st, struct link *l, struct pkt *p)
 {
-	const struct ipv4_hdr *ih = pkt_peek(p, 0, sizeof(*ih));
+	const struct ipv4_hdr *ih;
 	unsigned int hlen, tot_len;
+	enum ip_hdr_fault fault;
 	struct in_addr src, dst;
 	bool bcast = false;
 
 	stack_count(st, CTR_IPV4_IN);
-	if (!ih) {
-		stack_drop(st, DROP_TRUNCATED);
+	fault = ipv4_hdr_check(p, true, &hlen, &tot_len);
+	if (fault != IP_HDR_OK) {
+		stack_drop(st, ip_hdr_fault_drop[fault]);
 		return;
 	}
-	if ((ih->ver_ihl >> 4) != 4 || (ih->ver_ihl & 0xf) < 5) {
-		stack_drop(st, DROP_BAD_HEADER);
-		return;
-	}
-	hlen = (ih->ver_ihl & 0xf) * 4;
-	if (!pkt_peek(p, 0, hlen)) {
-		stack_drop(st, DROP_TRUNCATED);
-		return;
-	}
-	tot_len = ntohs(ih->tot_len);
-	/* BIG TCP: a kernel peer's GSO frame over 64 KiB says 0 (like ip_rcv_core) */
-	if (tot_len == 0 && p->len > IPV4_MAX_LEN && ih->proto == IPPROTO_TCP)
-		tot_len = p->len;
-	if (tot_len < hlen || tot_len > p->len) {
-		stack_drop(st, DROP_BAD_LENGTH);
-		return;
-	}
-	if (csum_fold(csum_partial(ih, hlen, 0)) != 0) {
-		stack_drop(st, DROP_BAD_CHECKSUM);
-		return;
-	}
+	ih = pkt_peek(p, 0, sizeof(*ih));	/* there: checked */
 	src.s_addr = ih->saddr;
 	dst.s_addr = ih->daddr;
 	if (ipv4_bad_source(src)) {
@@ -291,20 +341,9 @@ int ipv4_output(struct stack *st, struct pkt *p, struct in_addr src, struct in_a
 		pkt_free(p);
 		return -ENOBUFS;
 	}
-	ih->ver_ihl = 0x45;
-	ih->tos = p->tos;
-	/* BIG TCP: a GSO frame over 64 KiB says 0, the kernel takes the frame's length */
-	ih->tot_len = htons(total > IPV4_MAX_LEN ? 0 : (uint16_t)total);
-	ih->id = htons(st->ipv4_id);
+	ipv4_hdr_build(ih, p->tos, total, st->ipv4_id, df, ttl, proto, src, dst);
 	/* the kernel numbers the segments of a GSO frame id, id + 1, ... */
 	st->ipv4_id = (uint16_t)(st->ipv4_id + (gso ? vnet_gso_segs(&p->vnet, total - p->vnet.hdr_len) : 1));
-	ih->frag_off = htons(df ? IPV4_DF : 0);
-	ih->ttl = ttl;
-	ih->proto = proto;
-	ih->csum = 0;
-	ih->saddr = src.s_addr;
-	ih->daddr = dst.s_addr;
-	ih->csum = htons(csum_fold(csum_partial(ih, sizeof(*ih), 0)));
 	hop = r->has_gateway ? r->gateway.v4 : dst;
 	if (total > r->link->mtu && !gso) {
 		if (df) {

@@ -210,6 +210,48 @@ static void ipv6_walk(struct stack *st, struct link *l, struct pkt *p, const str
 }
 
 /**
+ * ipv6_hdr_check() - what every IPv6 header must be before anything reads
+ * it: all there, version 6, a payload length within the packet and not 0
+ * with bytes after it (a jumbogram, RFC 2675, which nothing here takes);
+ * the stack's input and the container face's alike
+ * @p:		the packet at its IPv6 header
+ * @plen:	the payload's length, when it passes
+ *
+ * Return: IP_HDR_OK, or what is wrong (each caller counts it its own way).
+ */
+enum ip_hdr_fault ipv6_hdr_check(const struct pkt *p, size_t *plen)
+{
+	const struct ipv6_hdr *h = pkt_peek(p, 0, sizeof(*h));
+
+	if (!h)
+		return IP_HDR_SHORT;
+	if ((ntohl(h->ver_tc_flow) >> 28) != 6)
+		return IP_HDR_BAD_HEADER;
+	*plen = ntohs(h->payload_len);
+	if (*plen + sizeof(*h) > p->len || (!*plen && p->len > sizeof(*h)))
+		return IP_HDR_BAD_LENGTH;
+	return IP_HDR_OK;
+}
+
+/**
+ * ipv6_hdr_build() - an IPv6 header
+ * @h:		where it goes
+ * @tos:	traffic class (DSCP and ECN)
+ * @plen:	the payload's length
+ * @nh, @hop_limit, @src, @dst: as they are
+ */
+void ipv6_hdr_build(struct ipv6_hdr *h, uint8_t tos, uint16_t plen, uint8_t nh, uint8_t hop_limit,
+		    const struct in6_addr *src, const struct in6_addr *dst)
+{
+	h->ver_tc_flow = htonl(6u << 28 | (uint32_t)tos << 20);
+	h->payload_len = htons(plen);
+	h->nexthdr = nh;
+	h->hop_limit = hop_limit;
+	memcpy(&h->saddr, src, 16);
+	memcpy(&h->daddr, dst, 16);
+}
+
+/**
  * ipv6_input() - one IPv6 packet at pkt_data()
  * @st:	stack
  * @l:	link it arrived on
@@ -217,22 +259,18 @@ static void ipv6_walk(struct stack *st, struct link *l, struct pkt *p, const str
  */
 void ipv6_input(struct stack *st, struct link *l, struct pkt *p)
 {
-	const struct ipv6_hdr *h = pkt_peek(p, 0, sizeof(*h));
+	const struct ipv6_hdr *h;
+	enum ip_hdr_fault fault;
 	struct in6_addr src, dst;
+	size_t plen;
 
 	stack_count(st, CTR_IPV6_IN);
-	if (!h) {
-		stack_drop(st, DROP_TRUNCATED);
+	fault = ipv6_hdr_check(p, &plen);
+	if (fault != IP_HDR_OK) {
+		stack_drop(st, ip_hdr_fault_drop[fault]);
 		return;
 	}
-	if ((ntohl(h->ver_tc_flow) >> 28) != 6) {
-		stack_drop(st, DROP_BAD_HEADER);
-		return;
-	}
-	if ((size_t)ntohs(h->payload_len) + sizeof(*h) > p->len) {
-		stack_drop(st, DROP_BAD_LENGTH);
-		return;
-	}
+	h = pkt_peek(p, 0, sizeof(*h));	/* there: checked */
 	memcpy(&src, &h->saddr, 16);
 	memcpy(&dst, &h->daddr, 16);
 	if (ipv6_is_mc(&src)) {
@@ -244,7 +282,7 @@ void ipv6_input(struct stack *st, struct link *l, struct pkt *p)
 		return;
 	}
 	p->l3_off = p->off;
-	pkt_trim(p, sizeof(*h) + ntohs(h->payload_len));
+	pkt_trim(p, sizeof(*h) + plen);
 	pkt_pull(p, sizeof(*h));
 	ipv6_walk(st, l, p, &src, &dst, h->hop_limit, h->nexthdr, false);
 }
@@ -306,12 +344,7 @@ static struct pkt *ipv6_push_hdr(struct stack *st, struct pkt *p, const struct i
 		pkt_free(p);
 		return NULL;
 	}
-	h->ver_tc_flow = htonl(6u << 28 | (uint32_t)p->tos << 20);
-	h->payload_len = htons((uint16_t)plen);
-	h->nexthdr = nh;
-	h->hop_limit = hop_limit;
-	memcpy(&h->saddr, src, 16);
-	memcpy(&h->daddr, dst, 16);
+	ipv6_hdr_build(h, p->tos, (uint16_t)plen, nh, hop_limit, src, dst);
 	return p;
 }
 

@@ -326,6 +326,26 @@ const struct route *route_lookup(const struct stack *st, uint8_t family,
 				 const union proto_inaddr *dst);
 
 /* ipv4.c */
+/* What ipv4_hdr_check() and ipv6_hdr_check() found wrong with a header. */
+enum ip_hdr_fault {
+	IP_HDR_OK,
+	IP_HDR_SHORT,		/* not even the fixed header */
+	IP_HDR_BAD_HEADER,	/* the version, or an IPv4 header length under 20 */
+	IP_HDR_TRUNCATED,	/* IPv4 options cut off */
+	IP_HDR_BAD_LENGTH,	/* the total or payload length and the packet disagree */
+	IP_HDR_BAD_CHECKSUM,
+	IP_HDR_FAULT_MAX
+};
+
+extern const enum dp_drop ip_hdr_fault_drop[IP_HDR_FAULT_MAX];
+struct ipv4_hdr;
+struct ipv6_hdr;
+enum ip_hdr_fault ipv4_hdr_check(const struct pkt *p, bool big_tcp, unsigned int *hlen, unsigned int *tot_len);
+void ipv4_hdr_build(struct ipv4_hdr *ih, uint8_t tos, size_t total, uint16_t id, bool df, uint8_t ttl,
+		    uint8_t proto, struct in_addr src, struct in_addr dst);
+enum ip_hdr_fault ipv6_hdr_check(const struct pkt *p, size_t *plen);
+void ipv6_hdr_build(struct ipv6_hdr *h, uint8_t tos, uint16_t plen, uint8_t nh, uint8_t hop_limit,
+		    const struct in6_addr *src, const struct in6_addr *dst);
 void ipv4_input(struct stack *st, struct link *l, struct pkt *p);
 void ipv4_deliver(struct stack *st, struct link *l, struct pkt *p, uint8_t proto,
 		  struct in_addr src, struct in_addr dst, bool to_bcast);

@@ -775,6 +775,11 @@ START_TEST(test_ipv6_ext_headers)
 	o += put_ip6(f + o, &a6_peer, &a6_us, IPPROTO_ICMPV6, 100, 64);
 	inject(f, o + 12);
 	ck_assert_uint_eq(st.drop[DROP_BAD_LENGTH], 1);
+	/* payload length 0 with bytes after it: a jumbogram without its option (RFC 2675) */
+	o = put_eth(f, dpt_our_mac, ETHERTYPE_IPV6);
+	o += put_ip6(f + o, &a6_peer, &a6_us, IPPROTO_ICMPV6, 0, 64);
+	inject(f, o + 12);
+	ck_assert_uint_eq(st.drop[DROP_BAD_LENGTH], 2);
 	/* a first fragment alone waits in reassembly */
 	o = put_eth(f, dpt_our_mac, ETHERTYPE_IPV6);
 	o += put_ip6(f + o, &a6_peer, &a6_us, IPPROTO_FRAGMENT, 16, 64);
