@@ -155,8 +155,12 @@ sn_log "a give-back that cannot reach the namespace keeps the state: netsetup de
 "$NETSETUP" connect --socket "$SOCK" --netns "$NSP" --iface eth0 -- "$DATAPATH" >"$SN_TMP/dp3.log" 2>&1 &
 DP=$!
 sn_on_exit "kill -9 $DP"
-sn_wait_for 10 sh -c "! ip -n '$CT' -4 addr show dev eth0 | grep -q inet" || sn_fail "third attach"
+# serving, not only taken over: the address goes at takeover, before the
+# handoff, and a kill in between fails the attach (and gives back) instead
+sn_wait_for 10 grep -q "^datapath: serving" "$SN_TMP/dp3.log" || { cat "$SN_TMP/dp3.log"; sn_fail "third attach"; }
+! ip -n "$CT" -4 addr show dev eth0 | grep -q inet || sn_fail "third attach: the kernel keeps the address"
 STATE=$(ls "$SANDNET_STATE_DIR"/*.state)
+sn_wait_for 5 grep -q "^datapath $DP " "$STATE" || sn_fail "third attach: state $(cat "$STATE")"
 # the bind mount lost (a daemon restarted under systemd) and the datapath gone
 # with it: nothing reaches the namespace, which is not gone for all that
 umount -l "${STATE%.state}.netns" || sn_fail "no bind mount ${STATE%.state}.netns"
