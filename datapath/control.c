@@ -31,7 +31,7 @@
 
 #include "datapath/control_proto.h"
 #include "datapath/datapath.h"
-#include "datapath/shard.h"
+#include "datapath/proc/shard.h"
 #include "datapath/stats.h"
 
 #define CONTROL_REQ_MAX	(CONTROL_REQ_LINE_MAX - 1)

@@ -36,7 +36,7 @@
 #include "datapath/datapath.h"
 #include "datapath/face/face.h"
 #include "datapath/net/tcp_glue.h"
-#include "datapath/shard.h"
+#include "datapath/proc/shard.h"
 
 #define TRACE_QUEUE_SAMPLES	65536u	/* per engine, between two reads */
 

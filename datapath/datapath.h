@@ -21,16 +21,16 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
-#include "datapath/limits.h"
+#include "datapath/proc/limits.h"
 #include "datapath/loop.h"
+#include "datapath/proc/proc.h"
 #include "datapath/net/net.h"
 #include "datapath/policy.h"
-#include "datapath/shard.h"
+#include "datapath/proc/shard.h"
 #include "datapath/svc/svc.h"
 #include "datapath/svc/svc_tcp.h"
 
 #define DP_MAX_SVCS	SHARD_MAX_SVCS
-#define DP_SOFTWARE	"sandnet-datapath " SANDNET_VERSION
 /* The crash-loop limit: that many deaths within that many seconds, and dark. */
 /* glibc's heap (main.c): free memory kept at a heap's top before it goes
  * back, and the size from which an allocation gets its own mmap(). */
@@ -89,40 +89,6 @@ struct dp_opts {
 	int listen_fds[DP_MAX_SVCS];
 	bool *strip;
 };
-
-/**
- * struct dp - everything the datapath process runs
- * @loop:	the main thread's event loop (shard 0's)
- * @shards:	the stacks, each with its services (shard.c)
- * @proto_fd:	the socket netsetup configured us through, -1 once closed
- * @control_fd:	listening control socket, -1 without --control
- * @start_ms:	loop time at start (uptime in stats)
- * @name:	--name: who the datapath serves ("cni:ID:IFNAME"), for stats
- */
-struct dp {
-	struct loop *loop;
-	struct shards *shards;
-	int proto_fd;
-	struct loop_fd proto_lfd;
-	int control_fd;
-	struct loop_fd control_lfd;
-	uint64_t start_ms;
-	const char *name;
-	bool tracing;		/* `datapath ss --trace` (control_tcp.c) */
-	uint64_t trace_read_ms;
-	struct loop_timer trace_timer;
-};
-
-/* config.c */
-int config_accept(const char *path, int stop_fd, int *fdp, char *err, size_t err_len);
-struct shards;
-int config_receive(struct shards *sh, int fd, uint32_t *done_seq, char *err, size_t err_len);
-
-/* tcp_settings.c */
-int tcp_settings_parse(struct stack_tcp_settings *t, const char *opt, const char *val, char *err, size_t err_len);
-
-/* privdrop.c */
-int privdrop(const char *user, char *err, size_t err_len);
 
 /* supervise.c */
 int supervise_main(const struct dp_opts *o, int argc, char **argv);

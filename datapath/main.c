@@ -54,8 +54,8 @@
 #include "datapath/link/uring.h"
 #include "datapath/metrics.h"
 #include "datapath/policy.h"
-#include "datapath/seccomp.h"
-#include "datapath/shard.h"
+#include "datapath/proc/seccomp.h"
+#include "datapath/proc/shard.h"
 
 static const char usage[] =
 	"usage: datapath [--listen SOCKET | --fd N] [--user USER] [--control SOCKET]\n"

@@ -42,7 +42,7 @@
 #include "datapath/ledger.h"
 #include "datapath/net/tcp_glue.h"
 #include "datapath/policy.h"
-#include "datapath/shard.h"
+#include "datapath/proc/shard.h"
 #include "datapath/stats.h"
 
 static const char *const neigh_state_names[] = {

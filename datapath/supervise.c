@@ -86,7 +86,7 @@
 
 #include "datapath/datapath.h"
 #include "datapath/ledger.h"
-#include "datapath/shard.h"
+#include "datapath/proc/shard.h"
 #include "datapath/stats.h"
 #include "common/cpus.h"
 #include "common/out.h"

@@ -86,7 +86,7 @@ struct svc_udp_table;
 struct svc_tcp;
 struct out;
 
-/* Instances of one service: one per shard (datapath/shard.h SHARD_MAX) */
+/* Instances of one service: one per shard (datapath/proc/shard.h SHARD_MAX) */
 #define SVC_MAX_INSTANCES	64
 
 /**

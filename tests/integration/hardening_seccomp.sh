@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The datapath's seccomp filter (datapath/seccomp.c), on the real process:
+# The datapath's seccomp filter (datapath/proc/seccomp.c), on the real process:
 #  - a running datapath has a filter loaded (/proc/PID/status: Seccomp 2)
 #    and still does what the loop needs after the drop: ping, a UDP publish
 #    whose backend flow socket() is made after the drop, the control socket

@@ -36,7 +36,7 @@
 #include "datapath/link/link.h"
 #include "datapath/net/net.h"
 #include "datapath/pkt.h"
-#include "datapath/shard.h"
+#include "datapath/proc/shard.h"
 
 static const uint8_t dpt_our_mac[6] = { 0x02, 0, 0, 0, 0, 0x02 };
 static const uint8_t dpt_peer_mac[6] = { 0x02, 0, 0, 0, 0, 0x01 };

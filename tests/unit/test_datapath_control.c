@@ -29,7 +29,7 @@
 #include "datapath/datapath.h"
 #include "datapath/stats.h"
 #include "datapath/pkt.h"
-#include "datapath/shard.h"
+#include "datapath/proc/shard.h"
 #include "datapath_testlib.h"
 
 static double now_s(void)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_datapath_seccomp.c - the datapath's seccomp allow-list (datapath/seccomp.c)
+ * test_datapath_seccomp.c - the datapath's seccomp allow-list (datapath/proc/seccomp.c)
  *
  * Each test forks a child that loads the filter with dp_seccomp_install()
  * and then makes one kind of system call; the parent checks how the child
@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "datapath/seccomp.h"
+#include "datapath/proc/seccomp.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define T_SANITIZER 1

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "datapath/link/uring.h"
-#include "datapath/seccomp.h"
+#include "datapath/proc/seccomp.h"
 
 static int sv[2] = { -1, -1 };
 

@@ -41,9 +41,9 @@
 #include <sys/eventfd.h>
 
 #include "datapath/face/face.h"
-#include "datapath/limits.h"
+#include "datapath/proc/limits.h"
 #include "datapath/pkt.h"
-#include "datapath/shard.h"
+#include "datapath/proc/shard.h"
 
 enum shard_msg_kind {
 	SHARD_MSG_NEIGH,

@@ -33,10 +33,10 @@
 #include <unistd.h>
 #include <linux/if_packet.h>
 
-#include "datapath/datapath.h"
+#include "datapath/proc/proc.h"
 #include "datapath/face/face.h"
 #include "datapath/net/tcp_glue.h"
-#include "datapath/shard.h"
+#include "datapath/proc/shard.h"
 #include "datapath/tcp/tcp.h"
 
 /* One signal off @stop_fd (a signalfd): SIGTERM or SIGINT, a stop? */

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "datapath/limits.h"
+#include "datapath/proc/limits.h"
 #include "datapath/svc/svc.h"
 #include "datapath/net/tcp_glue.h"
 #include "datapath/tcp/tcp.h"

@@ -62,7 +62,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "datapath/seccomp.h"
+#include "datapath/proc/seccomp.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define DP_SECCOMP_SANITIZER 1

@@ -30,7 +30,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "datapath/datapath.h"
+#include "datapath/proc/proc.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define PRIVDROP_SANITIZER 1

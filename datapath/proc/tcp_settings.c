@@ -17,7 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "datapath/datapath.h"
+#include "datapath/net/net.h"
+#include "datapath/proc/proc.h"
 #include "datapath/tcp/tcp.h"
 
 /* The entry of link @name (@len bytes), made when missing. Return: its index, or negative errno. */
