@@ -1,42 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * datapath.h - the process: its one context and the pieces main() wires up
+ * datapath.h - the program: its command line, for the supervisor and its
+ * datapaths alike
  *
- *   main.c      options; the datapath process (a supervisor's worker)
- *   supervise.c the supervisor: holds the fds, starts datapaths on them
- *   ledger.c    what a supervisor shares with its datapaths (ledger.h)
- *   config.c    receive the configuration from netsetup (proto/)
- *   shard.c     a stack per thread, when netsetup steered the links
- *   limits.c    the resource caps' options, given to the stack
- *   privdrop.c  drop every privilege for good (libcap-ng)
- *   control.c   the control socket
- *   stats.c     `datapath stats`: every counter, and the summary (stats.h)
+ *   main.c       options; `datapath` as a supervisor, a worker (the datapath
+ *                proper) or a client (stats, ss, metrics)
+ *   supervise.c  the supervisor: holds the fds, starts datapaths on them
+ *
+ * The two entry points stand above the datapath's areas and wire them: the
+ * process (proc/proc.h: struct dp, the configuration, the shards, the caps,
+ * the privileges, the system call filter) and its observability (obs/obs.h:
+ * the control socket, stats, ss, the exporter), which reads the process.
+ * Neither area includes this header.
  */
 #ifndef SANDNET_DATAPATH_DATAPATH_H
 #define SANDNET_DATAPATH_DATAPATH_H
 
 #include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <sys/types.h>
-#include <sys/un.h>
 
-#include "datapath/proc/limits.h"
-#include "datapath/loop.h"
-#include "datapath/proc/proc.h"
 #include "datapath/net/net.h"
 #include "datapath/policy.h"
 #include "datapath/proc/shard.h"
 #include "datapath/svc/svc.h"
-#include "datapath/svc/svc_tcp.h"
 
 #define DP_MAX_SVCS	SHARD_MAX_SVCS
-/* The crash-loop limit: that many deaths within that many seconds, and dark. */
 /* glibc's heap (main.c): free memory kept at a heap's top before it goes
  * back, and the size from which an allocation gets its own mmap(). */
 #define DP_HEAP_KEEP		(4u << 20)
 #define DP_HEAP_MMAP_FROM	(1u << 20)
 
+/* The crash-loop limit: that many deaths within that many seconds, and dark. */
 #define DP_MAX_DEATHS_DEFAULT		5
 #define DP_DEATH_WINDOW_S_DEFAULT	60
 #define DP_BUSY_POLL_US_DEFAULT	50	/* --busy-poll: TCP_RR 1.5x on this guest (docs/benchmarks.md) */
@@ -92,27 +85,5 @@ struct dp_opts {
 
 /* supervise.c */
 int supervise_main(const struct dp_opts *o, int argc, char **argv);
-
-/* control.c */
-struct ledger_head;
-struct out;
-/* Prints the answer, or returns negative errno having written nothing. */
-typedef int (*control_print_fn)(void *ctx, FILE *f, bool json, bool summary);
-/* Any other request (its line without the newline): -ENOENT for an unknown one. */
-typedef int (*control_request_fn)(void *ctx, const char *req, FILE *f);
-int control_bind(const char *path, char *err, size_t err_len);
-void control_answer(int listen_fd, control_print_fn print, control_request_fn more, void *ctx);
-int control_request(const char *path, const char *req, char **out, size_t *out_len, char *err, size_t err_len);
-int control_adopt(struct dp *dp, int fd);
-int control_start(struct dp *dp);
-void control_close(struct dp *dp);
-int control_client(const char *path, bool json, FILE *out, char *err, size_t err_len);
-int control_client_all(const char *dir, bool json, FILE *out, char *err, size_t err_len);
-
-/* control_tcp.c: `datapath ss` */
-int control_tcp_request(struct dp *dp, const char *req, FILE *f);
-void control_tcp_close(struct dp *dp);
-int control_ss_client(const char *path, bool json, const char *filter, const char *trace, unsigned int seconds,
-		      char *err, size_t err_len);
 
 #endif /* SANDNET_DATAPATH_DATAPATH_H */

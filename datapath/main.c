@@ -52,8 +52,11 @@
 #include "datapath/face/face.h"
 #include "datapath/ledger.h"
 #include "datapath/link/uring.h"
-#include "datapath/metrics.h"
+#include "datapath/obs/metrics.h"
+#include "datapath/obs/obs.h"
 #include "datapath/policy.h"
+#include "datapath/proc/limits.h"
+#include "datapath/proc/proc.h"
 #include "datapath/proc/seccomp.h"
 #include "datapath/proc/shard.h"
 

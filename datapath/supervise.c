@@ -86,8 +86,10 @@
 
 #include "datapath/datapath.h"
 #include "datapath/ledger.h"
+#include "datapath/obs/obs.h"
+#include "datapath/obs/stats.h"
+#include "datapath/proc/proc.h"
 #include "datapath/proc/shard.h"
-#include "datapath/stats.h"
 #include "common/cpus.h"
 #include "common/out.h"
 #include "proto/status.h"

@@ -5,7 +5,7 @@
  * Theory of operation
  *
  * The exporter reads two things it does not control: HTTP request heads
- * from any client that reaches its port (datapath/metrics.c), and the
+ * from any client that reaches its port (datapath/obs/metrics.c), and the
  * summaries datapaths answer on their control sockets (metrics_scrape.c
  * parses them with jansson; metrics_expo.c turns them into series). The
  * first byte picks which: even, the rest is a request head; odd, the rest is
@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "datapath/metrics.h"
-#include "datapath/metrics_expo.h"
+#include "datapath/obs/metrics.h"
+#include "datapath/obs/metrics_expo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

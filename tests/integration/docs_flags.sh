@@ -25,7 +25,7 @@ cd "$SRC" || sn_fail "no source tree at $SRC"
 NETSETUP_SRC="netsetup/front/opts.c netsetup/front/main.c netsetup/front/serve.c netsetup/front/connect.c
 netsetup/front/oci.c netsetup/front/cni.c"
 RUNTIME_SRC="netsetup/front/runtime.c"
-DATAPATH_SRC="datapath/main.c datapath/proc/limits.c datapath/proc/config.c datapath/metrics.c"
+DATAPATH_SRC="datapath/main.c datapath/proc/limits.c datapath/proc/config.c datapath/obs/metrics.c"
 # other programs' flags the docs show in their examples
 FOREIGN="dockerd:--add-runtime docker,podman:--network docker,podman:--runtime podman:--network-backend
 podman:--hooks-dir podman:--annotation ctr:--runc-binary ctr:--with-ns ctr:--rootfs systemctl:--now"

@@ -21,8 +21,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "datapath/datapath.h"
-#include "datapath/stats.h"
+#include "datapath/proc/limits.h"
+#include "datapath/proc/proc.h"
+#include "datapath/obs/stats.h"
 #include "datapath/wire/proto_hdr.h"
 #include "datapath/net/tcp_glue.h"
 #include "datapath/tcp/tcp.h"

@@ -26,9 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "datapath/datapath.h"
-#include "datapath/stats.h"
+#include "datapath/obs/obs.h"
+#include "datapath/obs/stats.h"
 #include "datapath/pkt.h"
+#include "datapath/proc/proc.h"
 #include "datapath/proc/shard.h"
 #include "datapath_testlib.h"
 

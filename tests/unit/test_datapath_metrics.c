@@ -29,10 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "datapath/datapath.h"
-#include "datapath/stats.h"
-#include "datapath/metrics.h"
-#include "datapath/metrics_expo.h"
+#include "datapath/proc/proc.h"
+#include "datapath/obs/stats.h"
+#include "datapath/obs/metrics.h"
+#include "datapath/obs/metrics_expo.h"
 #include "datapath_testlib.h"
 
 /* ---- requests ---- */
@@ -330,7 +330,7 @@ START_TEST(test_expo_supervisor)
 	struct metrics_target t[2];
 	char *text;
 
-	/* as stats_print_supervisor() prints it (datapath/stats.c) */
+	/* as stats_print_supervisor() prints it (datapath/obs/stats.c) */
 	target(&t[0], "a.ctl", "{\"name\": \"oci:a\", \"uptime_ms\": 1500, \"supervisor\": {\"pid\": 5, "
 			       "\"state\": \"dark\", \"reason\": \"crash loop: 5 deaths within 60 s\", \"restarts\": 3, "
 			       "\"deaths\": 5, \"max_deaths\": 5, \"death_window_s\": 60, \"last_death\": {\"pid\": 9, "

@@ -28,9 +28,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "datapath/control_ask.h"
-#include "datapath/control_proto.h"
-#include "datapath/metrics_scrape.h"
+#include "datapath/obs/control_ask.h"
+#include "datapath/obs/control_proto.h"
+#include "datapath/obs/metrics_scrape.h"
 
 /* Why not, in words. */
 static void __attribute__((format(printf, 3, 4)))

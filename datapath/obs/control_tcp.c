@@ -32,8 +32,9 @@
 #include <string.h>
 
 #include "common/out.h"
-#include "datapath/control_proto.h"
-#include "datapath/datapath.h"
+#include "datapath/obs/control_proto.h"
+#include "datapath/obs/obs_int.h"
+#include "datapath/proc/proc.h"
 #include "datapath/face/face.h"
 #include "datapath/net/tcp_glue.h"
 #include "datapath/proc/shard.h"

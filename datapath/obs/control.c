@@ -29,10 +29,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "datapath/control_proto.h"
-#include "datapath/datapath.h"
+#include "datapath/obs/control_proto.h"
+#include "datapath/obs/obs.h"
+#include "datapath/obs/obs_int.h"
+#include "datapath/proc/proc.h"
 #include "datapath/proc/shard.h"
-#include "datapath/stats.h"
+#include "datapath/obs/stats.h"
 
 #define CONTROL_REQ_MAX	(CONTROL_REQ_LINE_MAX - 1)
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "datapath/metrics_scrape.h"
+#include "datapath/obs/metrics_scrape.h"
 
 /**
  * struct metrics_self - what the exporter says of itself

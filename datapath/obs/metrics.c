@@ -46,10 +46,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "datapath/control_proto.h"
-#include "datapath/datapath.h"
-#include "datapath/metrics.h"
-#include "datapath/metrics_expo.h"
+#include "datapath/obs/control_proto.h"
+#include "datapath/proc/proc.h"
+#include "datapath/obs/metrics.h"
+#include "datapath/obs/metrics_expo.h"
 
 #define METRICS_MAX_CLIENTS	16
 #define METRICS_PATH		"/metrics"

@@ -43,8 +43,8 @@
  */
 #include <string.h>
 
-#include "datapath/metrics_expo.h"
-#include "datapath/stats.h"
+#include "datapath/obs/metrics_expo.h"
+#include "datapath/obs/stats.h"
 #include "proto/status.h"
 
 

@@ -31,9 +31,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "datapath/control_ask.h"
-#include "datapath/control_proto.h"
-#include "datapath/datapath.h"
+#include "datapath/obs/control_ask.h"
+#include "datapath/obs/control_proto.h"
+#include "datapath/obs/obs.h"
 
 /* A busy datapath's answer must arrive, not a timeout of ours just before it. */
 #define CONTROL_CLIENT_WAIT_S	(CONTROL_ANSWER_WAIT_MS / 1000)

@@ -11,7 +11,7 @@
 #include <sys/types.h>
 #include <jansson.h>
 
-#include "datapath/control_ask.h"
+#include "datapath/obs/control_ask.h"
 
 #define METRICS_NAME_MAX		192		/* the container label (netsetup's NS_OWNER_MAX) */
 

@@ -37,13 +37,13 @@
 #include <unistd.h>
 
 #include "common/out.h"
-#include "datapath/datapath.h"
+#include "datapath/proc/proc.h"
 #include "datapath/face/face.h"
 #include "datapath/ledger.h"
 #include "datapath/net/tcp_glue.h"
 #include "datapath/policy.h"
 #include "datapath/proc/shard.h"
-#include "datapath/stats.h"
+#include "datapath/obs/stats.h"
 
 static const char *const neigh_state_names[] = {
 	[NEIGH_INCOMPLETE] = "incomplete",

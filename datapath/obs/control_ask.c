@@ -45,8 +45,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "datapath/control_ask.h"
-#include "datapath/control_proto.h"
+#include "datapath/obs/control_ask.h"
+#include "datapath/obs/control_proto.h"
 
 #define CONTROL_ASK_BATCH	256	/* sockets asked at once: fds stay well under RLIMIT_NOFILE */
 
