@@ -19,7 +19,7 @@
  * Capabilities only ever shrink, so a later call can never re-add one.
  *
  * The datapath that `run` starts is forked before the first call: it starts
- * with root's full sets and drops them itself (datapath/privdrop.c), so the
+ * with root's full sets and drops them itself (datapath/proc/privdrop.c), so the
  * parent's bounding set and no_new_privs do not reach it. `serve` never
  * executes anything (`netsetup connect`, the client, executes the datapath).
  */
