@@ -13,7 +13,11 @@
  * transports only ever call link_output(); what differs per kind is how a
  * batch reaches the kernel (sendmmsg() on a channel; on a TUN a batch of
  * writev()s in one io_uring_enter(), uring.c, or one writev() per frame),
- * how frames are read, and the L2 header (Ethernet, or none).
+ * how frames are read, what the kind builds on its channels (receive rings,
+ * an io_uring), whether a UDP GSO frame is cut on receive, and the L2 header
+ * (Ethernet, or none). Each kind says so in its struct link_ops, which it
+ * hands to link_alloc(); this file calls through l->ops and names neither
+ * kind: packet.c and tun.c use link.c, never the other way.
  *
  * Receive: the kind's reader fills buffers and hands each frame to
  * link_input(), which checks the virtio_net_hdr when there is one
@@ -53,7 +57,6 @@
 #include <unistd.h>
 
 #include "datapath/link/link.h"
-#include "datapath/link/uring.h"
 #include "datapath/link/vnet.h"
 
 static const char *const link_kind_names[] = {
@@ -73,10 +76,13 @@ const char *link_kind_name(enum link_kind k)
 }
 
 /**
- * link_alloc() - an empty link of @kind (the kinds' constructors fill it)
+ * link_alloc() - an empty link of a kind (the kinds' constructors fill it)
+ * @loop:	the event loop its channels will be watched by
+ * @ops:	what the kind does its own way (static in packet.c or tun.c)
+ *
  * Return: the link, or NULL.
  */
-struct link *link_alloc(struct loop *loop, enum link_kind kind)
+struct link *link_alloc(struct loop *loop, const struct link_ops *ops)
 {
 	struct link *l = calloc(1, sizeof(*l));
 	unsigned int i;
@@ -84,7 +90,8 @@ struct link *link_alloc(struct loop *loop, enum link_kind kind)
 	if (!l)
 		return NULL;
 	l->loop = loop;
-	l->kind = kind;
+	l->ops = ops;
+	l->kind = ops->kind;
 	for (i = 0; i < PROTO_MAX_CHANNELS; i++)
 		l->ch[i].fd = -1;
 	return l;
@@ -149,12 +156,13 @@ void link_free(struct link *l)
 
 	if (!l)
 		return;
+	if (l->ops->free)
+		l->ops->free(l);
 	for (i = 0; i < l->n_channels; i++) {
 		struct link_channel *ch = &l->ch[i];
 
 		if (ch->lfd.events && l->loop)
 			loop_fd_del(l->loop, &ch->lfd);
-		link_packet_ring_free(ch);
 		if (ch->fd >= 0)
 			close(ch->fd);
 		for (j = 0; j < LINK_RX_BATCH; j++)
@@ -162,8 +170,28 @@ void link_free(struct link *l)
 	}
 	while (l->txq_len)
 		link_txq_pop(l, false);
-	link_uring_free(l->uring);
 	free(l);
+}
+
+/**
+ * link_rx() - read what a channel holds, the way its kind reads, each frame up
+ * @ch:	a readable channel (the loop's event; tests and fuzzers call it too)
+ */
+void link_rx(struct link_channel *ch)
+{
+	ch->link->ops->rx(ch);
+}
+
+/**
+ * link_poll_kernel_stats() - add what the kernel counted on @l's channels
+ * @l:	link
+ *
+ * Called when the stats are read; a kind without such counters has none.
+ */
+void link_poll_kernel_stats(struct link *l)
+{
+	if (l->ops->kernel_stats)
+		l->ops->kernel_stats(l);
 }
 
 static void link_channel_event(struct loop_fd *h, uint32_t events)
@@ -176,12 +204,8 @@ static void link_channel_event(struct loop_fd *h, uint32_t events)
 		loop_fd_mod(l->loop, &ch->lfd, EPOLLIN);
 		link_tx_flush(l);
 	}
-	if (events & (EPOLLIN | EPOLLERR)) {
-		if (l->kind == LINK_KIND_TUN)
-			link_tun_rx(ch);
-		else
-			link_packet_rx(ch);
-	}
+	if (events & (EPOLLIN | EPOLLERR))
+		l->ops->rx(ch);
 }
 
 /**
@@ -239,7 +263,7 @@ void link_input(struct link *l, struct pkt *p)
 		/* A kernel peer's UDP_SEGMENT train: the stack takes datagrams.
 		 * (A TUN hands the container's whole to the face, which keeps
 		 * the train for the network.) */
-		if (l->kind == LINK_KIND_PACKET &&
+		if (l->ops->rx_udp_gso_split &&
 		    (p->vnet.gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VNET_GSO_UDP_L4) {
 			ret = vnet_udp_split(p, l->l2_len, link_input_piece, l);
 			if (ret < 0)
@@ -343,8 +367,7 @@ static void link_tx_send_queued(struct link *l)
 			iovcnt[i] = k;
 			refused[i] = false;
 		}
-		ret = l->kind == LINK_KIND_TUN ? link_tun_xmit(l, iov, iovcnt, n, refused) :
-						 link_packet_xmit(l, iov, iovcnt, n);
+		ret = l->ops->xmit(l, iov, iovcnt, n, refused);
 		if (ret > 0) {
 			/* a batched TUN write goes on past a frame the device refused */
 			for (i = 0; i < (unsigned int)ret; i++) {

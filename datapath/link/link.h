@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * link.h - a link of the datapath: one interface of two kinds (theory of
- * operation in link.c; the kinds in packet.c and tun.c)
+ * operation in link.c; the kinds in packet.c and tun.c, each behind its
+ * struct link_ops)
  */
 #ifndef SANDNET_DATAPATH_LINK_H
 #define SANDNET_DATAPATH_LINK_H
@@ -129,9 +130,38 @@ typedef void (*link_rx_fn)(void *ctx, struct link *l, struct pkt *p);
 typedef void (*link_drop_fn)(void *ctx, enum dp_drop why);
 
 /**
+ * struct link_ops - what a kind of link does its own way; each kind fills
+ * one in its own file, and link.c calls through it (naming no kind)
+ * @kind:	which kind this is (for printing: link_kind_name())
+ * @rx:		read what the readable channel @ch holds, each frame up through
+ *		link_input()
+ * @xmit:	send @n frames (per frame @iovcnt iovecs of @iov) on channel 0.
+ *		Return: frames sent or refused (a prefix of @n), or negative
+ *		errno for the first one; a kind that goes on past a frame the
+ *		kernel refused sets @refused for it (left alone otherwise)
+ * @free:	release what the kind made on top of its channels (receive
+ *		rings, an io_uring), before the channels are closed; or NULL
+ * @kernel_stats: add what the kernel counted on the channels (drops), when
+ *		the stats are read; or NULL
+ * @rx_udp_gso_split: a received UDP GSO frame is cut into its datagrams
+ *		before it goes up (the stack takes datagrams; the face keeps
+ *		the container's train whole)
+ */
+struct link_ops {
+	enum link_kind kind;
+	void (*rx)(struct link_channel *ch);
+	int (*xmit)(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt, unsigned int n,
+		    bool *refused);
+	void (*free)(struct link *l);
+	void (*kernel_stats)(struct link *l);
+	bool rx_udp_gso_split;
+};
+
+/**
  * struct link - a link: configuration, channels, the tx queue
  * @loop:	the event loop its channels are watched by
- * @kind:	packet (outer) or TUN (inner)
+ * @ops:	what its kind does its own way (packet.c, tun.c)
+ * @kind:	packet (outer) or TUN (inner), for printing (@ops->kind)
  * @l2_len:	bytes of link header in front of the IP header (14 or 0)
  * @vnet:	every frame carries a struct virtio_net_hdr (packet channels in
  *		every mode, the TUN); GSO out only in hw mode (@gso_mode)
@@ -148,6 +178,7 @@ typedef void (*link_drop_fn)(void *ctx, enum dp_drop why);
  */
 struct link {
 	struct loop *loop;
+	const struct link_ops *ops;
 	enum link_kind kind;
 	uint32_t ifindex;
 	char name[IFNAMSIZ];
@@ -183,30 +214,24 @@ struct link {
 const char *link_kind_name(enum link_kind k);
 
 /* link.c: what both kinds share */
-struct link *link_alloc(struct loop *loop, enum link_kind kind);
+struct link *link_alloc(struct loop *loop, const struct link_ops *ops);
 void link_free(struct link *l);
 int link_start(struct link *l);
+void link_rx(struct link_channel *ch);
 void link_output(struct link *l, struct pkt *p);
 void link_tx_flush(struct link *l);
 void link_input(struct link *l, struct pkt *p);
 int link_channel_add(struct link *l, int fd, size_t rx_bytes, unsigned int n_bufs);
 void link_channel_more(struct link_channel *ch);
+void link_poll_kernel_stats(struct link *l);
 
 /* packet.c: AF_PACKET channels on an Ethernet link */
 struct link *link_packet_new(struct loop *loop, struct proto_link *cfg, char *err, size_t err_len);
-void link_packet_rx(struct link_channel *ch);
-void link_packet_ring_free(struct link_channel *ch);
 void link_packet_no_ring(void);
-void link_poll_kernel_stats(struct link *l);
-int link_packet_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt,
-		     unsigned int n);
 
 /* tun.c: the container face's TUN device */
 struct link *link_tun_new(struct loop *loop, struct proto_face *cfg, struct link *outer, char *err,
 			  size_t err_len);
-void link_tun_rx(struct link_channel *ch);
-int link_tun_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt, unsigned int n,
-		  bool *refused);
 
 /* Count a drop where the layer above asked (nowhere before it did). */
 static inline void link_drop(struct link *l, enum dp_drop why)

@@ -51,8 +51,12 @@
  * frame from a kernel peer into its datagrams (vnet_udp_split()), to the
  * handler the stack registered (Ethernet input).
  *
- * Transmit: link.c's queue; link_packet_xmit() sends a batch with one
+ * Transmit: link.c's queue; packet_xmit() sends a batch with one
  * sendmmsg(). In off mode the batch is one frame per syscall.
+ *
+ * What link.c asks of this kind goes through link_packet_ops (the end of
+ * this file): read a channel, send a batch, unmap the rings, the kernel's
+ * drop counts, and cut a kernel peer's UDP GSO frames on receive.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -67,6 +71,7 @@
 #include "datapath/link/link.h"
 #include "datapath/link/vnet.h"
 
+static const struct link_ops link_packet_ops;
 
 /*
  * Do @cfg's channels start every frame with a virtio_net_hdr? The sockets
@@ -197,16 +202,19 @@ fail:
 	return -errno;
 }
 
-/**
- * link_packet_ring_free() - unmap @ch's receive ring, if it has one
- * @ch:	channel
- */
-void link_packet_ring_free(struct link_channel *ch)
+/* link_packet_ops.free: unmap every channel's receive ring, the ones it has. */
+static void packet_free(struct link *l)
 {
-	if (!ch->ring.map)
-		return;
-	munmap(ch->ring.map, ch->ring.map_len);
-	ch->ring.map = NULL;
+	unsigned int i;
+
+	for (i = 0; i < l->n_channels; i++) {
+		struct link_channel *ch = &l->ch[i];
+
+		if (!ch->ring.map)
+			continue;
+		munmap(ch->ring.map, ch->ring.map_len);
+		ch->ring.map = NULL;
+	}
 }
 
 /* Is @fd an AF_PACKET socket (and not a test's socketpair)? */
@@ -245,7 +253,7 @@ struct link *link_packet_new(struct loop *loop, struct proto_link *cfg, char *er
 	vnet = packet_channels_vnet(cfg, err, err_len);
 	if (vnet < 0)
 		return NULL;
-	l = link_alloc(loop, LINK_KIND_PACKET);
+	l = link_alloc(loop, &link_packet_ops);
 	if (!l) {
 		snprintf(err, err_len, "link %s: out of memory", cfg->ifname);
 		return NULL;
@@ -524,11 +532,8 @@ static void packet_ring_rx(struct link_channel *ch)
 		packet_rx_grow(ch);
 }
 
-/**
- * link_packet_rx() - read what one channel holds and feed the stack
- * @ch:	readable channel
- */
-void link_packet_rx(struct link_channel *ch)
+/* link_packet_ops.rx: read what one channel holds and feed the stack. */
+static void packet_rx(struct link_channel *ch)
 {
 	bool truncated = false;
 	unsigned int round;
@@ -551,20 +556,17 @@ void link_packet_rx(struct link_channel *ch)
 		packet_rx_grow(ch);
 }
 
-/**
- * link_poll_kernel_stats() - add the frames the kernel dropped on our channels
- * @l:	link
- *
- * PACKET_STATISTICS reports (and resets) the frames an AF_PACKET socket had
- * to drop because its receive queue was full: load we could not keep up
- * with. Called when the stats are read; other socket types are ignored.
+/*
+ * link_packet_ops.kernel_stats: add the frames the kernel dropped on our
+ * channels. PACKET_STATISTICS reports (and resets) the frames an AF_PACKET
+ * socket had to drop because its receive queue was full: load we could not
+ * keep up with. Called when the stats are read; other socket types are
+ * ignored.
  */
-void link_poll_kernel_stats(struct link *l)
+static void packet_kernel_stats(struct link *l)
 {
 	unsigned int i;
 
-	if (l->kind != LINK_KIND_PACKET)
-		return;
 	for (i = 0; i < l->n_channels; i++) {
 		struct tpacket_stats ts;
 		socklen_t len = sizeof(ts);
@@ -574,16 +576,14 @@ void link_poll_kernel_stats(struct link *l)
 	}
 }
 
-/**
- * link_packet_xmit() - one sendmmsg() of @n frames on channel 0
- * @l:		link
- * @iov:	per frame, its iovecs
- * @iovcnt:	per frame, how many
- * @n:		frames
+/*
+ * link_packet_ops.xmit: one sendmmsg() of @n frames on channel 0. A refused
+ * frame ends the batch (@refused is never set).
  *
  * Return: frames sent (a prefix), or negative errno for the first one.
  */
-int link_packet_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt, unsigned int n)
+static int packet_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt, unsigned int n,
+		       bool *refused)
 {
 	struct mmsghdr msgs[LINK_TX_BATCH];
 	unsigned int i;
@@ -594,7 +594,19 @@ int link_packet_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int 
 		msgs[i].msg_hdr.msg_iov = iov[i];
 		msgs[i].msg_hdr.msg_iovlen = iovcnt[i];
 	}
+	(void)refused;
 	ret = sendmmsg(l->ch[0].fd, msgs, n, MSG_DONTWAIT);
 	l->stats.tx_syscalls++;
 	return ret < 0 ? -errno : ret;
 }
+
+/* The outer link. A kernel peer's UDP GSO frame is cut into its datagrams
+ * on receive: the stack takes datagrams. */
+static const struct link_ops link_packet_ops = {
+	.kind = LINK_KIND_PACKET,
+	.rx = packet_rx,
+	.xmit = packet_xmit,
+	.free = packet_free,
+	.kernel_stats = packet_kernel_stats,
+	.rx_udp_gso_split = true,
+};

@@ -36,7 +36,7 @@
  * have been cut: it is counted as rx_truncated and dropped (only a container
  * that raised its TUN's gso_max_size above 64 KiB sends one).
  *
- * Transmit: link.c's queue; link_tun_xmit() writes a batch of frames
+ * Transmit: link.c's queue; tun_xmit() writes a batch of frames
  * ([vnet][headers][payload slice]) in one io_uring_enter(), or each with
  * one writev(). A TUN write does not block: the
  * packet is queued for the container's stack at once. So a flush leaves
@@ -45,6 +45,10 @@
  * them as one large segment, and no checksum is computed on this side for
  * frames that carry NEEDS_CSUM (the container's kernel trusts a partial
  * checksum of a local packet, as over a veth).
+ *
+ * What link.c asks of this kind goes through link_tun_ops (the end of this
+ * file): read a queue, write a batch, close the io_uring. A UDP GSO train
+ * from the container goes up whole (the face keeps it for the network).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -58,6 +62,8 @@
 
 /* The TUN's own default gso_max_size: frames up to 64 KiB. */
 #define TUN_GSO_MAX_SIZE	65536u
+
+static const struct link_ops link_tun_ops;
 
 /**
  * link_tun_new() - the inner link from a FACE netsetup sent
@@ -84,7 +90,7 @@ struct link *link_tun_new(struct loop *loop, struct proto_face *cfg, struct link
 	struct link *l;
 
 	cfg->n_fds = 0;
-	l = link_alloc(loop, LINK_KIND_TUN);
+	l = link_alloc(loop, &link_tun_ops);
 	if (!l) {
 		proto_fds_close(cfg->fds, n);
 		snprintf(err, err_len, "face %s: out of memory", cfg->ifname);
@@ -190,11 +196,8 @@ static void tun_rx_batched(struct link_channel *ch)
 	}
 }
 
-/**
- * link_tun_rx() - read what the container sent
- * @ch:	the readable TUN queue
- */
-void link_tun_rx(struct link_channel *ch)
+/* link_tun_ops.rx: read what the container sent on the readable queue @ch. */
+static void tun_rx(struct link_channel *ch)
 {
 	struct link *l = ch->link;
 	struct pkt *p = ch->rx[0];
@@ -220,20 +223,16 @@ void link_tun_rx(struct link_channel *ch)
 	}
 }
 
-/**
- * link_tun_xmit() - write @n frames to the first queue
- * @l:		the TUN link
- * @iov:	per frame, its iovecs
- * @iovcnt:	per frame, how many
- * @n:		frames
- * @refused:	per frame, set when the device refused it (a batch through
- *		the ring goes on past it); left alone otherwise
+/*
+ * link_tun_ops.xmit: write @n frames to the first queue. @refused, per
+ * frame, is set when the device refused it (a batch through the ring goes
+ * on past it); left alone otherwise.
  *
  * Return: frames written or refused (a prefix of @n), or negative errno for
  * the first one.
  */
-int link_tun_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt, unsigned int n,
-		  bool *refused)
+static int tun_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *iovcnt, unsigned int n,
+		    bool *refused)
 {
 	ssize_t res[LINK_TX_BATCH];
 	unsigned int i;
@@ -257,3 +256,19 @@ int link_tun_xmit(struct link *l, struct iovec (*iov)[3], const unsigned int *io
 	}
 	return (int)n;
 }
+
+/* link_tun_ops.free: close the io_uring, before link.c closes its files. */
+static void tun_free(struct link *l)
+{
+	link_uring_free(l->uring);
+	l->uring = NULL;
+}
+
+/* The inner link: no kernel counters of its own, and the container's UDP
+ * GSO trains go up whole. */
+static const struct link_ops link_tun_ops = {
+	.kind = LINK_KIND_TUN,
+	.rx = tun_rx,
+	.xmit = tun_xmit,
+	.free = tun_free,
+};

@@ -127,7 +127,7 @@ struct stack_upper_ops {
  * @tcp_mem:		bytes of TCP send and receive rings in all (0 = 256 MiB)
  * @reasm_mem:		bytes of fragments held for reassembly (0 = 4 MiB)
  * @neigh_max:		neighbour entries, at most NEIGH_MAX (0 = NEIGH_MAX)
- * @udp_flows:		UDP service flows in all (0 = 4096; svc_udp.c)
+ * @udp_flows:		UDP service flows in all (0 = 4096; svc_udp_flow.c)
  * @udp_flows_per_source: UDP publish flows per source address per service
  *			(0 = 256, UINT32_MAX = no per-source cap)
  * @icmp_rate:		ICMP errors a second (0 = STACK_ICMP_RATE_DEFAULT)

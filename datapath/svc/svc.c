@@ -2,7 +2,8 @@
 /*
  * svc.c - one handle for a service of either protocol
  *
- * Theory of operation: UDP services (svc_udp.c: flows, datagrams) and TCP
+ * Theory of operation: UDP services (svc_udp.c; their flows in
+ * svc_udp_flow.c, their datagrams in batches in svc_udp_pump.c) and TCP
  * services (svc_tcp.c: joined connections) share nothing but their SPEC and
  * their life cycle: made before the privilege drop (a forward binds its
  * local socket), started once the stack runs, shown in stats, freed. struct

@@ -6,7 +6,8 @@
  *   --forward PROTO:LISTEN=REMOTE		local socket -> REMOTE through the stack
  *
  * svc_spec.c parses the SPEC grammar (docs/datapath.md), svc_udp.c runs UDP
- * services, svc_tcp.c TCP ones; svc.c is the one handle the process keeps for
+ * services (svc_udp_flow.c their flows, svc_udp_pump.c their datagrams;
+ * svc_udp_int.h what those three share), svc_tcp.c TCP ones; svc.c is the one handle the process keeps for
  * either (struct svc). A bad SPEC is refused by svc_spec_parse() with the
  * reason.
  */
@@ -62,7 +63,7 @@ struct svc_spec {
 	char text[256];
 };
 
-/* UDP flow caps (svc_udp.c, docs/security.md); stack_limits holds the options */
+/* UDP flow caps (svc_udp_flow.c, docs/security.md); stack_limits holds the options */
 #define SVC_UDP_MAX_FLOWS_DEFAULT		4096
 #define SVC_UDP_FLOWS_PER_SOURCE_DEFAULT	256
 #define SVC_UDP_NO_CAP				UINT32_MAX	/* --max-udp-flows-per-source 0 */

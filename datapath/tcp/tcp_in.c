@@ -7,19 +7,22 @@
  * tcp_input() checks the segment (family, lengths, flag combinations),
  * finds its connection (or listener) and runs the "SEGMENT ARRIVES" steps:
  *
- *   SYN-SENT       3.10.7.3: ACK check, RST (ECONNREFUSED), SYN -> ESTABLISHED
- *                  or SYN-RECEIVED (simultaneous open).
+ *   LISTEN         3.10.7.2: a SYN to tcp_synq.c (backlog or cookie), an
+ *                  ACK to its cookie check, anything else a RST.
+ *   SYN-SENT       3.10.7.3: tcp_open.c (ACK check, RST, SYN -> ESTABLISHED
+ *                  or SYN-RECEIVED for a simultaneous open).
  *   other states   3.10.7.4: PAWS (RFC 7323 5; a reordered pure duplicate
  *                  ACK passes, as in Linux), sequence acceptability
  *                  (a bad segment is answered with an ACK), RST with the
  *                  RFC 5961 3 rule (exact rcv_nxt resets, else a challenge
- *                  ACK), SYN -> challenge ACK (RFC 5961 4), ACK processing
- *                  with the RFC 5961 5 range check, the send window update,
- *                  RTT sampling, SACK (D-SACKs noted), RACK (tcp_rack.c),
- *                  undo (tcp_undo.c), recovery and the tail loss probe's
- *                  answer (tcp_recovery.c), then text
- *                  (in order into the receive ring, out of order via
- *                  tcp_ooo.c), then FIN.
+ *                  ACK), SYN -> challenge ACK (RFC 5961 4), the ACK field
+ *                  (step 5: tcp_open.c in SYN-RECEIVED, which ends the
+ *                  handshake; tcp_ack.c after it, the sending side's half),
+ *                  then text (step 7: in order into the receive ring, or to
+ *                  the owner's sink, out of order via tcp_ooo.c), then FIN.
+ *
+ * This file keeps the receiving side: what is acceptable, what is read,
+ * and when it is ACKed. What an ACK does to what we sent is tcp_ack.c's.
  *
  * ACKs for received data are delayed (one every two full segments, 40 ms at
  * most) except in quick-ACK mode (the first TCP_QUICKACK_SEGS segments) and
@@ -110,222 +113,6 @@ int tcp_opts_parse(const uint8_t *buf, size_t len, struct tcp_opts *out)
 	return 0;
 }
 
-/**
- * tcp_in_rtt_sample() - RFC 6298 2: fold one RTT measurement into the RTO
- * @c: the connection
- * @rtt_us: the measurement
- */
-void tcp_in_rtt_sample(struct tcp_conn *c, uint32_t rtt_us)
-{
-	uint64_t rto;
-
-	if (!rtt_us)
-		rtt_us = 1;
-	if (!c->srtt_us) {
-		c->srtt_us = rtt_us;
-		c->rttvar_us = rtt_us / 2;
-	} else {
-		uint32_t d = c->srtt_us > rtt_us ? c->srtt_us - rtt_us : rtt_us - c->srtt_us;
-
-		c->rttvar_us = (3 * c->rttvar_us + d) / 4;
-		c->srtt_us = (7 * (uint64_t)c->srtt_us + rtt_us) / 8;
-	}
-	rto = (uint64_t)c->srtt_us + (4 * (uint64_t)c->rttvar_us > 1000 ? 4 * (uint64_t)c->rttvar_us : 1000);
-	if (rto < TCP_RTO_MIN_US)
-		rto = TCP_RTO_MIN_US;
-	if (rto > TCP_RTO_MAX_US)
-		rto = TCP_RTO_MAX_US;
-	c->rto_us = (uint32_t)rto;
-	c->backoff = 0;
-	tcp_hystart_rtt(c, rtt_us);
-}
-
-/* RFC 7323 4.1: RTT from the echoed timestamp; a bogus echo (from the future
- * or older than 5 minutes) gives no sample. */
-static void tcp_in_ts_rtt(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_t now_us)
-{
-	uint32_t ms = tcp_out_ts_now(c, now_us) - seg->opts.ts_ecr;
-
-	if (ms <= 300000)
-		tcp_in_rtt_sample(c, ms * 1000);
-}
-
-/*
- * The ACK's RTT sample: from the send time of the earliest never-resent
- * segment it acknowledged (else SACKed), to the microsecond (tcp_rate.c);
- * without one (no records, or only resent data acknowledged), RFC 7323
- * 4.1 with timestamps (milliseconds), else Karn's one timed segment.
- */
-static void tcp_in_ack_rtt(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32_t acked, uint64_t now_us)
-{
-	int64_t rtt;
-
-	if (c->ack_first_acked_us && !c->ack_karn)
-		rtt = (int64_t)(now_us - c->ack_first_acked_us);
-	else if (c->ack_first_sacked_us)
-		rtt = (int64_t)(now_us - c->ack_first_sacked_us);
-	else
-		rtt = -1;
-	if (rtt >= 0) {
-		c->rtt_timing = false;
-		tcp_in_rtt_sample(c, rtt > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt);
-		return;
-	}
-	if (!acked)
-		return;
-	if (c->ts_ok && seg->opts.has_ts && seg->opts.ts_ecr)
-		tcp_in_ts_rtt(c, seg, now_us);
-	else if (c->rtt_timing && seq_geq(seg->ack, c->rtt_seq)) {
-		c->rtt_timing = false;
-		tcp_in_rtt_sample(c, (uint32_t)(now_us - c->rtt_time_us));
-	}
-}
-
-/**
- * tcp_in_negotiate() - take the peer's SYN options (RFC 7323, RFC 2018)
- * @c: the connection; ws_ok/sack_ok/ts_ok say what we offer
- * @syn: the SYN or SYN-ACK
- */
-void tcp_in_negotiate(struct tcp_conn *c, const struct tcp_seg_in *syn)
-{
-	uint16_t peer_mss;
-	int mss;
-
-	c->irs = syn->seq;
-	c->rcv_nxt = syn->seq + 1;
-	c->rcv_adv = c->rcv_nxt;
-	c->ws_ok = c->ws_ok && syn->opts.has_wscale;
-	c->snd_wscale = c->ws_ok ? syn->opts.wscale : 0;
-	if (!c->ws_ok)
-		c->rcv_wscale = 0;
-	else if (!c->rcv_wscale)
-		c->rcv_wscale = tcp_buf_wscale_for(c->rcvbuf_max);
-	c->sack_ok = c->sack_ok && syn->opts.sack_perm;
-	c->ts_ok = c->ts_ok && syn->opts.has_ts;
-	if (c->ts_ok)
-		c->ts_recent = syn->opts.ts_val;
-	/* RFC 9293 3.7.1: without the option the peer takes 536 (v4) / 1220 (v6) */
-	peer_mss = syn->opts.has_mss ? syn->opts.mss : (c->local.addr.family == AF_INET6 ? 1220 : 536);
-	if (peer_mss < TCP_MIN_MSS)
-		peer_mss = TCP_MIN_MSS;
-	c->peer_mss = peer_mss;
-	mss = peer_mss < c->opts.mss ? peer_mss : c->opts.mss;
-	if (c->ts_ok)
-		mss -= TCP_TS_OPT_BYTES;
-	c->snd_mss = (uint16_t)mss;
-	if (c->gso_max_bytes < c->snd_mss)
-		c->gso_max_bytes = c->snd_mss;
-	c->rcv_mss = c->snd_mss;
-	tcp_ecn_negotiate(c, syn);
-	c->snd_wnd = syn->wnd;	/* RFC 7323 2.2: never scaled on a SYN */
-	c->max_snd_wnd = c->snd_wnd;
-	c->snd_wl1 = syn->seq;
-	c->snd_wl2 = syn->ack;
-}
-
-/**
- * tcp_in_established() - the handshake completed: start sending
- * @c: the connection
- * @now_us: the time
- */
-void tcp_in_established(struct tcp_conn *c, uint64_t now_us)
-{
-	c->snd_buf_seq = c->iss + 1;
-	c->snd_nxt = c->snd_max = c->snd_una;
-	c->high_rxt = c->snd_una;
-	c->recover = c->snd_una;
-	c->retries = 0;
-	c->t_rtx_us = TCP_NO_DEADLINE;
-	c->cwnd = TCP_INIT_CWND;
-	c->ssthresh = TCP_SSTHRESH_INIT;
-	c->cc->init(c);
-	c->last_rcv_us = now_us;
-	tcp_conn_set_state(c, c->fin_queued ? TCPS_FIN_WAIT_1 : TCPS_ESTABLISHED, now_us);
-	tcp_timer_keep_arm(c, now_us);
-	tcp_timer_update(c);
-}
-
-/**
- * tcp_in_accept() - hand a passively opened connection to its listener
- * @c: the connection, just ESTABLISHED
- * @l: the listener
- * @now_us: the time
- *
- * Return: 0, or negative when the service refused it (the connection was
- * reset).
- */
-int tcp_in_accept(struct tcp_conn *c, struct tcp_listener *l, uint64_t now_us)
-{
-	int ret;
-
-	c->ev = l->ev;
-	c->user = l->user;
-	c->user_holds = true;
-	ret = l->accept(l, l->user, c);
-	if (ret < 0) {
-		c->user_holds = false;
-		tcp_out_rst(c, now_us);
-		tcp_conn_set_state(c, TCPS_CLOSED, now_us);
-		return ret;
-	}
-	return 0;
-}
-
-static void tcp_in_syn_sent(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_t now_us)
-{
-	struct tcp_stack *s = c->stack;
-	bool ack_ok = false;
-
-	if (seg->flags & TCP_ACK) {
-		/* RFC 9293 3.10.7.3 first check */
-		if (seq_leq(seg->ack, c->iss) || seq_gt(seg->ack, c->snd_max)) {
-			s->st.drop_bad_ack++;
-			tcp_out_rst_reply(s, seg);
-			/*
-			 * A bare ACK is a challenge ACK (RFC 5961 4): the peer
-			 * still holds this 4-tuple, a TIME-WAIT of an earlier
-			 * connection (of a datapath before this one, or of the
-			 * kernel before attach) whose ISN or timestamp it finds
-			 * older. The RST at its ACK number ends it (Linux kills a
-			 * TIME-WAIT on such a RST); the SYN goes again now instead
-			 * of after the RTO, a second of nothing. Once: a peer that
-			 * keeps answering this way gets the timer.
-			 */
-			if (!(seg->flags & (TCP_SYN | TCP_RST)) && !c->syn_resent) {
-				c->syn_resent = true;
-				s->st.syn_challenged++;
-				tcp_out_retransmit(c, c->iss, 0, now_us);
-			}
-			return;
-		}
-		ack_ok = true;
-	}
-	if (seg->flags & TCP_RST) {
-		if (ack_ok)
-			tcp_conn_drop(c, -ECONNREFUSED, now_us);
-		return;
-	}
-	if (!(seg->flags & TCP_SYN))
-		return;
-	tcp_in_negotiate(c, seg);
-	if (ack_ok) {
-		c->snd_una = seg->ack;
-		if (c->ts_ok && seg->opts.ts_ecr && c->retries == 0)
-			tcp_in_ts_rtt(c, seg, now_us);
-		else if (c->retries == 0)
-			tcp_in_rtt_sample(c, (uint32_t)(now_us - (c->t_rtx_us - c->rto_us)));
-		tcp_in_established(c, now_us);
-		c->ack_now = true;
-		tcp_conn_event(c, TCP_EV_CONNECTED, 0);
-		if (c->state != TCPS_CLOSED)
-			tcp_out_push(c, now_us);
-		return;
-	}
-	/* simultaneous open (RFC 9293 3.5 figure 8) */
-	tcp_conn_set_state(c, TCPS_SYN_RECEIVED, now_us);
-	tcp_out_emit(c, c->iss, TCP_SYN, 0, now_us);
-}
-
 /*
  * A segment for a catch-all's connection whose SYN-ACK is not sent yet
  * (tcp_synq.c): the peer only knows its own SYN. A copy of it is dropped
@@ -373,29 +160,6 @@ static bool tcp_in_seq_ok(const struct tcp_conn *c, const struct tcp_seg_in *seg
 	       (seq_leq(c->rcv_nxt, seg->seq + seg_len - 1) && seq_lt(seg->seq + seg_len - 1, c->rcv_nxt + wnd));
 }
 
-static void tcp_in_fin_acked(struct tcp_conn *c, uint64_t now_us)
-{
-	switch (c->state) {
-	case TCPS_FIN_WAIT_1:
-		tcp_conn_set_state(c, TCPS_FIN_WAIT_2, now_us);
-		if (!c->user_holds) {
-			c->t_close_us = now_us + TCP_FIN_WAIT2_US;
-			tcp_timer_update(c);
-		}
-		break;
-	case TCPS_CLOSING:
-		tcp_conn_set_state(c, TCPS_TIME_WAIT, now_us);
-		tcp_conn_event(c, TCP_EV_CLOSED, 0);
-		break;
-	case TCPS_LAST_ACK:
-		tcp_conn_set_state(c, TCPS_CLOSED, now_us);
-		tcp_conn_event(c, TCP_EV_CLOSED, 0);
-		break;
-	default:
-		break;
-	}
-}
-
 /*
  * A pure duplicate ACK that merely arrived after a newer segment (the
  * network reordered the ACKs) fails PAWS although it is harmless, and
@@ -411,131 +175,6 @@ static bool tcp_in_disordered_ack(const struct tcp_conn *c, const struct tcp_seg
 	return !seg->len && (seg->flags & (TCP_SYN | TCP_FIN | TCP_RST | TCP_ACK)) == TCP_ACK &&
 	       seg->seq == c->rcv_nxt && seg->ack == c->snd_una &&
 	       ((uint32_t)seg->wnd << c->snd_wscale) == c->snd_wnd;
-}
-
-/* Step 5: the ACK field. Returns false when the segment must be dropped. */
-static bool tcp_in_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_t now_us)
-{
-	struct tcp_stack *s = c->stack;
-	uint32_t acked = 0, wnd = (uint32_t)seg->wnd << c->snd_wscale, sacked_before, sacked_after, delivered;
-	bool dupack, dsack, freed = false;
-
-	if (c->state == TCPS_SYN_RECEIVED) {
-		struct tcp_listener *l = c->listener;
-
-		if (!seq_gt(seg->ack, c->snd_una) || seq_gt(seg->ack, c->snd_max)) {
-			s->st.drop_bad_ack++;
-			tcp_out_rst_reply(s, seg);
-			return false;
-		}
-		c->snd_una = seg->ack;
-		if (c->ts_ok && seg->opts.has_ts && seg->opts.ts_ecr && c->retries == 0)
-			tcp_in_ts_rtt(c, seg, now_us);
-		tcp_in_established(c, now_us);
-		c->snd_wnd = wnd;
-		c->max_snd_wnd = wnd;
-		c->snd_wl1 = seg->seq;
-		c->snd_wl2 = seg->ack;
-		if (c->syn_owned) {
-			tcp_conn_event(c, TCP_EV_CONNECTED, 0);
-		} else if (c->passive) {
-			if (!l || tcp_in_accept(c, l, now_us) < 0) {
-				if (!l) {
-					tcp_out_rst(c, now_us);
-					tcp_conn_set_state(c, TCPS_CLOSED, now_us);
-				}
-				return false;
-			}
-		} else {
-			tcp_conn_event(c, TCP_EV_CONNECTED, 0);
-		}
-		if (c->state == TCPS_CLOSED)
-			return false;
-		if (c->fin_queued && c->state == TCPS_ESTABLISHED)
-			tcp_conn_set_state(c, TCPS_FIN_WAIT_1, now_us);
-		return true;
-	}
-
-	/* RFC 5961 5.2: acceptable range [SND.UNA - MAX.SND.WND, SND.NXT] */
-	if (seq_gt(seg->ack, c->snd_max) || seq_lt(seg->ack, c->snd_una - c->max_snd_wnd)) {
-		s->st.drop_bad_ack++;
-		tcp_out_challenge_ack(c, now_us);
-		return false;
-	}
-	tcp_rate_ack_begin(c);
-	sacked_before = tcp_ranges_bytes(&c->sacked, c->snd_una, c->snd_max);
-	dupack = seg->ack == c->snd_una && !seg->len && !(seg->flags & (TCP_SYN | TCP_FIN)) &&
-		 wnd == c->snd_wnd && c->snd_una != c->snd_max;
-	if (seq_gt(seg->ack, c->snd_una)) {
-		uint32_t data_end = c->snd_buf_seq + c->snd.len, drop;
-
-		acked = seg->ack - c->snd_una;
-		c->snd_una = seg->ack;
-		c->stats.bytes_acked += acked;
-		drop = seq_gt(seq_min(seg->ack, data_end), c->snd_buf_seq) ? seq_min(seg->ack, data_end) - c->snd_buf_seq
-									  : 0;
-		if (drop) {
-			tcp_ring_drop(&c->snd, drop);
-			c->snd_buf_seq += drop;
-			freed = true;
-			/* acknowledged empty: the memory goes back to the pool (tcp_pool.c) */
-			if (!c->snd.len)
-				tcp_ring_park(&c->snd, true);
-		}
-		if (seq_lt(c->snd_nxt, c->snd_una))
-			c->snd_nxt = c->snd_una;
-		tcp_ranges_trim_below(&c->sacked, c->snd_una);
-		c->retries = 0;
-		c->persist_backoff = 0;
-	}
-	tcp_sack_update(c, &seg->opts);
-	tcp_sack_check_renege(c);
-	dsack = tcp_sack_dsack(c, &seg->opts, seg->ack);
-	/* RFC 9293 3.10.7.4: send window update */
-	if (seq_lt(c->snd_wl1, seg->seq) || (c->snd_wl1 == seg->seq && seq_leq(c->snd_wl2, seg->ack))) {
-		c->snd_wnd = wnd;
-		if (wnd > c->max_snd_wnd)
-			c->max_snd_wnd = wnd;
-		c->snd_wl1 = seg->seq;
-		c->snd_wl2 = seg->ack;
-		if (wnd && c->t_persist_us != TCP_NO_DEADLINE) {
-			c->t_persist_us = TCP_NO_DEADLINE;
-			c->persist_backoff = 0;
-			tcp_timer_update(c);
-		}
-	}
-	sacked_after = tcp_ranges_bytes(&c->sacked, c->snd_una, c->snd_max);
-	/* RFC 6937 DeliveredData: newly acked + newly SACKed (what was SACKed below the new snd_una is in both) */
-	delivered = acked + sacked_after > sacked_before ? acked + sacked_after - sacked_before : 0;
-	tcp_rack_on_ack(c, &seg->opts, dsack, now_us);
-	tcp_in_ack_rtt(c, seg, acked, now_us);
-	tcp_undo_on_ack(c, seg, acked > 0, dsack);
-	tcp_recovery_on_ack(c, acked, dupack, delivered, now_us);
-	tcp_recovery_tlp_on_ack(c, seg, acked, delivered, dsack, now_us);
-	tcp_ecn_ack(c, seg, now_us);
-	tcp_rate_ack_end(c, now_us);
-	if (c->cc->cong_control)
-		c->cc->cong_control(c, &c->rs, now_us);	/* BBR: cwnd and the pacing rate from its model */
-	else
-		tcp_pace_update_rate(c);
-	tcp_trace_emit(c, TCP_TRACE_ACK, now_us);
-	if (c->snd_una == c->snd_max) {
-		c->t_rtx_us = TCP_NO_DEADLINE;
-		c->t_tlp_us = TCP_NO_DEADLINE;
-		if (c->snd_nxt == c->snd_buf_seq + c->snd.len)
-			c->t_pace_us = TCP_NO_DEADLINE;	/* nothing left to pace */
-		c->backoff = 0;
-		tcp_timer_update(c);
-	} else if (acked) {
-		tcp_timer_rtx_restart(c, now_us);
-	}
-	if (c->fin_sent && c->snd_una == c->snd_max)
-		tcp_in_fin_acked(c, now_us);
-	if (freed && c->writable_wanted && c->state != TCPS_CLOSED) {
-		c->writable_wanted = false;
-		tcp_conn_event(c, TCP_EV_WRITABLE, 0);
-	}
-	return c->state != TCPS_CLOSED;
 }
 
 /*
@@ -775,7 +414,7 @@ static void tcp_in_conn(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64
 
 	c->stats.segs_in++;
 	if (c->state == TCPS_SYN_SENT) {
-		tcp_in_syn_sent(c, seg, now_us);
+		tcp_open_syn_sent(c, seg, now_us);
 		return;
 	}
 	if (c->deferred) {
@@ -860,8 +499,13 @@ static void tcp_in_conn(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64
 	}
 	if (!(seg->flags & TCP_ACK))
 		return;
-	if (!tcp_in_ack(c, seg, now_us))
+	/* Step 5: the ACK field; in SYN-RECEIVED it ends the handshake */
+	if (c->state == TCPS_SYN_RECEIVED) {
+		if (!tcp_open_syn_rcvd_ack(c, seg, now_us))
+			return;
+	} else if (!tcp_ack_input(c, seg, now_us)) {
 		return;
+	}
 	if (c->state == TCPS_TIME_WAIT) {
 		if (seg->flags & TCP_FIN) {
 			tcp_timer_timewait(c, now_us);

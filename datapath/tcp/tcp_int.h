@@ -8,7 +8,9 @@
  * SYN_SENT onwards for active ones), in a hash table keyed by the 4-tuple and
  * in a min-heap keyed by its earliest timer deadline. Each file owns one
  * concept and exports its functions here with its file's prefix:
- * tcp_conn_* (table, ISN, lifetime), tcp_in_* (arrival), tcp_out_* (segment
+ * tcp_conn_* (table, ISN, lifetime), tcp_open_* (the handshake's end),
+ * tcp_ack_* (what the peer's ACKs do; arrival itself, tcp_input(), is
+ * tcp_in.c's and exports nothing here), tcp_out_* (segment
  * building), tcp_timer_* (deadlines), tcp_sack_* (scoreboard and RFC 6675;
  * tcp_recovery_* and tcp_undo_* live there too), tcp_rack_* (RACK loss
  * detection, RFC 8985), tcp_ooo_* (out-of-order ranges), tcp_synq_* (SYN backlog, cookies),
@@ -682,11 +684,17 @@ void tcp_out_synack_raw(struct tcp_stack *s, const struct tcp_seg_in *syn, const
 uint32_t tcp_out_ts_now(const struct tcp_conn *c, uint64_t now_us);
 uint16_t tcp_out_mss_opt(const struct tcp_conn_opts *o);
 
-/* tcp_in.c */
-void tcp_in_rtt_sample(struct tcp_conn *c, uint32_t rtt_us);
-void tcp_in_negotiate(struct tcp_conn *c, const struct tcp_seg_in *syn);
-void tcp_in_established(struct tcp_conn *c, uint64_t now_us);
-int tcp_in_accept(struct tcp_conn *c, struct tcp_listener *l, uint64_t now_us);
+/* tcp_open.c */
+void tcp_open_negotiate(struct tcp_conn *c, const struct tcp_seg_in *syn);
+void tcp_open_established(struct tcp_conn *c, uint64_t now_us);
+int tcp_open_accept(struct tcp_conn *c, struct tcp_listener *l, uint64_t now_us);
+void tcp_open_syn_sent(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_t now_us);
+bool tcp_open_syn_rcvd_ack(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_t now_us);
+
+/* tcp_ack.c */
+void tcp_ack_rtt_sample(struct tcp_conn *c, uint32_t rtt_us);
+void tcp_ack_ts_rtt(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_t now_us);
+bool tcp_ack_input(struct tcp_conn *c, const struct tcp_seg_in *seg, uint64_t now_us);
 
 /* tcp_timer.c */
 void tcp_timer_update(struct tcp_conn *c);

@@ -9,7 +9,7 @@
  * than cfg.max_half_open (all listeners; the datapath's --max-half-open);
  * it retransmits its
  * SYN-ACK itself (tcp_timer.c) and is handed to the service by the accept
- * callback when the handshake's ACK arrives (tcp_in.c).
+ * callback when the handshake's ACK arrives (tcp_open.c).
  *
  * When the backlog is full, the SYN is answered statelessly with a SYN
  * cookie as ISS (RFC 4987 3.6):
@@ -143,7 +143,7 @@ static void tcp_synq_half_open(struct tcp_listener *l, struct tcp_conn *c, const
 	c->ts_ok = !c->opts.no_ts;
 	c->ws_ok = !c->opts.no_wscale;
 	c->rcv_wscale = c->ws_ok ? tcp_buf_wscale_for(c->rcvbuf_max) : 0;
-	tcp_in_negotiate(c, seg);
+	tcp_open_negotiate(c, seg);
 	c->iss = tcp_conn_isn(s, &c->local, &c->remote, now_us);
 	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
 	c->last_rcv_us = now_us;
@@ -321,10 +321,10 @@ int tcp_synq_cookie_ack(struct tcp_listener *l, const struct tcp_seg_in *seg, ui
 	}
 	c->rcv_wscale = c->ws_ok ? tcp_buf_wscale_for(c->rcvbuf_max) : 0;
 	c->passive = true;
-	tcp_in_negotiate(c, &syn);
+	tcp_open_negotiate(c, &syn);
 	c->iss = cookie;
 	c->snd_una = cookie + 1;
-	tcp_in_established(c, now_us);
+	tcp_open_established(c, now_us);
 	c->snd_wnd = (uint32_t)seg->wnd << c->snd_wscale;
 	c->max_snd_wnd = c->snd_wnd;
 	c->snd_wl1 = seg->seq;
@@ -332,6 +332,6 @@ int tcp_synq_cookie_ack(struct tcp_listener *l, const struct tcp_seg_in *seg, ui
 	/* what our SYN-ACK announced */
 	c->rcv_adv = c->rcv_nxt + (c->opts.rcvbuf_init > 65535 ? 65535 : c->opts.rcvbuf_init);
 	s->st.syncookies_ok++;
-	tcp_in_accept(c, l, now_us);
+	tcp_open_accept(c, l, now_us);
 	return 0;
 }

@@ -17,7 +17,7 @@
  * heap with thousands of connections that wait 60 s, and every insertion
  * and removal of a busy connection would walk them, cold, at each level.
  *
- * Retransmission (RFC 6298): RTO from tcp_in_rtt_sample(), at least 200 ms,
+ * Retransmission (RFC 6298): RTO from tcp_ack_rtt_sample(), at least 200 ms,
  * at most 120 s, 1 s before the first sample; restarted when an ACK advances
  * snd_una, stopped when all is acknowledged. On expiry: the controller's
  * on_rto() (ssthresh, cwnd = 1), every outstanding segment counts as lost

@@ -10,12 +10,12 @@
  * 10.0.0.1 and fd00::1, MTU 1500, and the container face (datapath/face/)
  * on it, whose TUN is a second socketpair. The link's channel is one end of
  * a unix SOCK_DGRAM socketpair: the target writes each frame into the other
- * end and calls link_packet_rx(), so a frame takes the real receive path
+ * end and calls link_rx(), so a frame takes the real receive path
  * (recvmmsg, vnet header, UDP GSO split) into eth_input() -> ARP / IPv4 /
  * IPv6 -> ICMP / ICMPv6 / UDP / TCP, and on to the face for what is the
  * container's. A record can also go the other way, into the TUN as the
  * container's kernel (or a program in it with CAP_NET_RAW) would write it:
- * a virtio_net_hdr and an IP packet into link_tun_rx() -> the face's checks
+ * a virtio_net_hdr and an IP packet into link_rx() -> the face's checks
  * -> TCP / UDP / ICMP termination -> the outer stack. A UDP echo socket
  * listens on port 7 (any address), so a datagram to it is answered through
  * udp_sendto() and the output path. What the stack sends comes out of the
@@ -253,7 +253,7 @@ static void fz_from_container(uint8_t *f, size_t len, bool own_source)
 		memcpy(ip + 8, c6, 16);
 	}
 	if (send(F.ct_fd, f, len, 0) == (ssize_t)len)
-		link_tun_rx(&F.tun->ch[0]);
+		link_rx(&F.tun->ch[0]);
 }
 
 /* Read back and check everything the stack sent. */
@@ -362,7 +362,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (flags & 1)
 				fz_fix_ipv4(fz_buf, len);
 			if (send(F.peer_fd, fz_buf, len, 0) == (ssize_t)len) {
-				link_packet_rx(&F.lk->ch[0]);
+				link_rx(&F.lk->ch[0]);
 				link_tx_flush(F.lk);
 			}
 		}

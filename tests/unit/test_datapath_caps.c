@@ -707,7 +707,7 @@ static void inject_frag(uint16_t id, size_t len)
 	f[24] = c >> 8;
 	f[25] = c & 0xff;
 	ck_assert_int_eq(send(peer_fd, f, 34 + len, 0), (ssize_t)(34 + len));
-	link_packet_rx(&lk->ch[0]);
+	link_rx(&lk->ch[0]);
 	link_tx_flush(lk);
 }
 

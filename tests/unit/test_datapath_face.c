@@ -202,7 +202,7 @@ static void from_ct(const uint8_t *p, size_t len, const struct virtio_net_hdr *v
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 
 	ck_assert_int_eq(sendmsg(ct_fd, &mh, 0), (ssize_t)(sizeof(z) + len));
-	link_tun_rx(&tun->ch[0]);
+	link_rx(&tun->ch[0]);
 	loop_advance_ms(lp, 1);
 }
 
@@ -225,7 +225,7 @@ static void from_peer(const uint8_t *p, size_t len)
 	} else {
 		ck_assert_int_eq(send(peer_fd, f, 14 + len, 0), (ssize_t)(14 + len));
 	}
-	link_packet_rx(&lk->ch[0]);
+	link_rx(&lk->ch[0]);
 	loop_advance_ms(lp, 1);
 }
 

@@ -151,7 +151,7 @@ static void inject(const void *frame, size_t len)
 	ck_assert_uint_le(len + off, sizeof(buf));
 	memcpy(buf + off, frame, len);
 	ck_assert_int_eq(send(peer_fd, buf, len + off, 0), (ssize_t)(len + off));
-	link_packet_rx(&lk->ch[0]);
+	link_rx(&lk->ch[0]);
 	link_tx_flush(lk);
 }
 
@@ -879,7 +879,7 @@ START_TEST(test_hw_mode_vnet)
 	memcpy(buf, &vh, sizeof(vh));
 	memcpy(buf + sizeof(vh), f, n);
 	ck_assert_int_eq(send(peer_fd, buf, n + sizeof(vh), 0), (ssize_t)(n + sizeof(vh)));
-	link_packet_rx(&lk->ch[0]);
+	link_rx(&lk->ch[0]);
 	ck_assert_int_eq(got_count, 1);
 	/* without it: verified and dropped */
 	inject(f, n);
@@ -908,7 +908,7 @@ START_TEST(test_hw_mode_vnet)
 		memcpy(big + sizeof(gh), f, n);
 		got_count = 0;
 		ck_assert_int_eq(send(peer_fd, big, n + sizeof(gh), 0), (ssize_t)(n + sizeof(gh)));
-		link_packet_rx(&lk->ch[0]);
+		link_rx(&lk->ch[0]);
 		ck_assert_int_eq(got_count, 3);
 		ck_assert_uint_eq(got_len, 50);			/* the last one */
 		ck_assert_mem_eq(got_data, payload + 200, 50);

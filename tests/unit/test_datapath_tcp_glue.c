@@ -116,12 +116,12 @@ static void inject(const void *frame, size_t len)
 		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 
 		ck_assert_int_eq(sendmsg(peer_fd, &mh, 0), (ssize_t)(sizeof(vh) + len));
-		link_packet_rx(&lk->ch[0]);
+		link_rx(&lk->ch[0]);
 		loop_advance_ms(lp, 1);
 		return;
 	}
 	ck_assert_int_eq(send(peer_fd, frame, len, 0), (ssize_t)len);
-	link_packet_rx(&lk->ch[0]);
+	link_rx(&lk->ch[0]);
 	loop_advance_ms(lp, 1);		/* the turn end: flush, tx_done, timers */
 }
 
