@@ -258,10 +258,7 @@ static void face_rx4(struct face *f, struct link *tun, struct pkt *p)
 		face_drop(f, bad);
 		return;
 	}
-	p->l3_off = p->off;
-	pkt_trim(p, tot_len);
-	pkt_pull(p, hlen);
-	if (ntohs(ih->frag_off) & (IPV4_MF | IPV4_OFFMASK)) {
+	if (ipv4_hdr_pull(p, ih, hlen, tot_len)) {
 		/* what a program sent over the TUN's MTU: reassembled as a kernel would */
 		struct pkt *whole;
 

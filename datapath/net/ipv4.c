@@ -136,6 +136,24 @@ void ipv4_hdr_build(struct ipv4_hdr *ih, uint8_t tos, size_t total, uint16_t id,
 	ih->csum = htons(csum_fold(csum_partial(ih, sizeof(*ih), 0)));
 }
 
+/**
+ * ipv4_hdr_pull() - past an IPv4 header ipv4_hdr_check() passed: the
+ * datagram trimmed to its total length, pkt_data() at its payload, the
+ * header's offset kept in @p->l3_off (for ICMP errors that quote it)
+ * @p:		the packet at its IPv4 header
+ * @ih:		that header
+ * @hlen, @tot_len: what ipv4_hdr_check() found
+ *
+ * Return: true when it is a fragment, for reassembly (ipv4_reasm_input()).
+ */
+bool ipv4_hdr_pull(struct pkt *p, const struct ipv4_hdr *ih, unsigned int hlen, unsigned int tot_len)
+{
+	p->l3_off = p->off;
+	pkt_trim(p, tot_len);
+	pkt_pull(p, hlen);
+	return ntohs(ih->frag_off) & (IPV4_MF | IPV4_OFFMASK);
+}
+
 /* The stack's count of each fault of ipv4_hdr_check() and ipv6_hdr_check(). */
 const enum dp_drop ip_hdr_fault_drop[IP_HDR_FAULT_MAX] = {
 	[IP_HDR_SHORT] = DROP_TRUNCATED,
@@ -180,10 +198,7 @@ void ipv4_input(struct stack *st, struct link *l, struct pkt *p)
 			return;
 		}
 	}
-	p->l3_off = p->off;
-	pkt_trim(p, tot_len);
-	pkt_pull(p, hlen);
-	if (ntohs(ih->frag_off) & (IPV4_MF | IPV4_OFFMASK)) {
+	if (ipv4_hdr_pull(p, ih, hlen, tot_len)) {
 		struct pkt *whole;
 
 		stack_count(st, CTR_IPV4_FRAG_IN);

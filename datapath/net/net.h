@@ -341,6 +341,7 @@ extern const enum dp_drop ip_hdr_fault_drop[IP_HDR_FAULT_MAX];
 struct ipv4_hdr;
 struct ipv6_hdr;
 enum ip_hdr_fault ipv4_hdr_check(const struct pkt *p, bool big_tcp, unsigned int *hlen, unsigned int *tot_len);
+bool ipv4_hdr_pull(struct pkt *p, const struct ipv4_hdr *ih, unsigned int hlen, unsigned int tot_len);
 void ipv4_hdr_build(struct ipv4_hdr *ih, uint8_t tos, size_t total, uint16_t id, bool df, uint8_t ttl,
 		    uint8_t proto, struct in_addr src, struct in_addr dst);
 enum ip_hdr_fault ipv6_hdr_check(const struct pkt *p, size_t *plen);
