@@ -36,15 +36,26 @@ STALL=0.025	# seconds each
 dp_env_up
 
 FACE_SEQ_PORT=9800
-# stop_dp: five stops of STALL seconds, 0.4 s apart, from 0.3 s on
+# stop_dp: five stops of STALL seconds, 0.4 s apart, from 0.3 s on, timed
+# by one process that prints how long each lasted. (Timed by the shell,
+# each stop also lasted as long as starting and ending a `sleep` took: 30
+# to 53 ms instead of 25 on a busy machine.)
 stop_dp() {
-	sleep 0.3
-	for _ in 1 2 3 4 5; do
-		kill -STOP "$DP_PID"
-		sleep "$STALL"
-		kill -CONT "$DP_PID"
-		sleep 0.4
-	done
+	python3 - "$DP_PID" "$STALL" <<'PY'
+import os, signal, sys, time
+pid, stall = int(sys.argv[1]), float(sys.argv[2])
+took = []
+time.sleep(0.3)
+for _ in range(5):
+    os.kill(pid, signal.SIGSTOP)
+    t = time.monotonic()
+    while time.monotonic() - t < stall:
+        time.sleep(stall - (time.monotonic() - t))
+    os.kill(pid, signal.SIGCONT)
+    took.append(time.monotonic() - t)
+    time.sleep(0.4)
+print("stops (ms):", " ".join("%.1f" % (x * 1000) for x in took))
+PY
 }
 # run_pair NAME RECV_NS RECV_ADDR SEND_NS [stall]: COUNT datagrams at RATE,
 # the sender steady, to a receiver with the default buffer; with "stall",

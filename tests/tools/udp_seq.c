@@ -24,7 +24,14 @@
  *	the first datagram to the last; M: the most datagrams the socket
  *	received within any millisecond, by the kernel's receive timestamps:
  *	how clumped they arrived; B: the buffer's size) and exits 0 only when
- *	all COUNT arrived intact, in order, once.
+ *	all COUNT arrived intact, in order, once. Before that, for each of the
+ *	first MAX_GAPS_SHOWN gaps in the numbers, a line "gap: N lost before
+ *	K, ..." with when K arrived (ms after the first datagram), how many
+ *	arrived in the millisecond before it, and how late the program read it
+ *	and the datagram before the gap: a burst, or a receiver kept from
+ *	reading. With UDP_SEQ_TRACE=FILE in the environment, FILE gets a line
+ *	per datagram: its number, the kernel's receive time and when it was
+ *	read (CLOCK_REALTIME, ns).
  *
  * A datagram: bytes 0..7 its number (big endian), then byte i = (number * 7
  * + i) & 0xff. A test tool, not part of the product.
@@ -52,6 +59,7 @@
 #define RECV_BUF	(1 << 16)
 #define CLUMP_NS	1000000		/* the window of most_in_1ms */
 #define CLUMP_RING	65536		/* arrival times kept for it */
+#define MAX_GAPS_SHOWN	8		/* "gap:" lines printed, at most */
 
 static double now_s(void)
 {
@@ -186,11 +194,13 @@ static int do_recv(int fd, size_t size, long count, long secs, int gro, int rcvb
 	static uint8_t buf[RECV_BUF];
 	static struct clump clump;
 	char cbuf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec))];
-	long got = 0, inorder = 0, late = 0, dup = 0, bad = 0, gro_reads = 0;
+	long got = 0, inorder = 0, late = 0, dup = 0, bad = 0, gro_reads = 0, gaps = 0;
+	int64_t first_stamp = 0, prev_stamp = 0, prev_read = 0;
 	double first = 0, last = 0;
 	uint64_t next = 0;
 	uint8_t *seen = calloc((size_t)count, 1);
 	struct timeval tv = { .tv_sec = secs };
+	FILE *trace = getenv("UDP_SEQ_TRACE") ? fopen(getenv("UDP_SEQ_TRACE"), "w") : NULL;
 
 	if (!seen)
 		return 1;
@@ -200,8 +210,9 @@ static int do_recv(int fd, size_t size, long count, long secs, int gro, int rcvb
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 				     .msg_controllen = sizeof(cbuf) };
 		struct cmsghdr *cm;
+		struct timespec rt;
 		size_t seg, off;
-		int64_t stamp = 0;
+		int64_t stamp = 0, read_ns;
 		ssize_t r = recvmsg(fd, &mh, 0);
 
 		if (r < 0)
@@ -209,6 +220,8 @@ static int do_recv(int fd, size_t size, long count, long secs, int gro, int rcvb
 		last = now_s();
 		if (!first)
 			first = last;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		read_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
 		seg = (size_t)r;
 		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
 			if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
@@ -223,6 +236,8 @@ static int do_recv(int fd, size_t size, long count, long secs, int gro, int rcvb
 				memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
 				stamp = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 			}
+		if (stamp && !first_stamp)
+			first_stamp = stamp;
 		if (stamp && seg)
 			clump_add(&clump, stamp, ((size_t)r + seg - 1) / seg);
 		for (off = 0; off < (size_t)r; off += seg) {
@@ -239,6 +254,20 @@ static int do_recv(int fd, size_t size, long count, long secs, int gro, int rcvb
 			}
 			seen[n] = 1;
 			got++;
+			if (n > next && gaps < MAX_GAPS_SHOWN) {
+				gaps++;
+				printf("gap: %llu lost before %llu, it arrived %.3f ms in, %lu in the ms before, "
+				       "read %.3f ms after it arrived; the one before it arrived %.3f ms in, "
+				       "read %.3f ms after\n",
+				       (unsigned long long)(n - next), (unsigned long long)n,
+				       (stamp - first_stamp) / 1e6, clump.head - clump.tail, (read_ns - stamp) / 1e6,
+				       (prev_stamp - first_stamp) / 1e6, (prev_read - prev_stamp) / 1e6);
+			}
+			prev_read = read_ns;
+			prev_stamp = stamp;
+			if (trace)
+				fprintf(trace, "%llu %lld %lld\n", (unsigned long long)n, (long long)stamp,
+					(long long)read_ns);
 			if (n >= next) {
 				inorder += n == next;
 				next = n + 1;
@@ -250,6 +279,8 @@ static int do_recv(int fd, size_t size, long count, long secs, int gro, int rcvb
 	printf("recv got %ld inorder %ld late %ld dup %ld bad %ld gro_reads %ld secs %.6f most_in_1ms %lu rcvbuf %d%s\n",
 	       got, inorder, late, dup, bad, gro_reads, last - first, clump.most, rcvbuf, gro ? " (gro)" : "");
 	free(seen);
+	if (trace)
+		fclose(trace);
 	return got == count && inorder == count && !late && !dup && !bad ? 0 : 1;
 }
 
