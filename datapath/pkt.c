@@ -68,6 +68,7 @@ void pkt_reset(struct pkt *p)
 	p->ifindex = 0;
 	p->l3_off = 0;
 	p->rx_us = 0;
+	p->rx_after_us = 0;
 	p->tos = 0;
 	p->csum_ok = false;
 }

@@ -79,6 +79,9 @@ struct pkt_payload {
  * @ifindex:	link the packet came in on / goes out on
  * @l3_off:	rx: offset of the network header in @buf (for ICMP errors)
  * @rx_us:	rx: when the kernel received it, in loop time, if the link knows; else 0
+ * @rx_after_us: rx, when the link has no @rx_us: it arrived after this (loop
+ *		time), the last time its queue was found empty before it was read;
+ *		0 if not known
  * @csum_ok:	rx: the kernel vouched for the L4 checksum (DATA_VALID or NEEDS_CSUM)
  * @pooled:	storage belongs to the small free list
  */
@@ -95,6 +98,7 @@ struct pkt {
 	uint32_t ifindex;
 	uint32_t l3_off;
 	uint64_t rx_us;
+	uint64_t rx_after_us;
 	uint8_t tos;		/* the IP header's DS field to send (DSCP and ECN), 0 by default */
 	bool csum_ok;
 	bool pooled;

@@ -166,6 +166,7 @@ struct face_pace_item {
 };
 
 typedef void (*face_pace_send_fn)(struct face_pace_item *it, void *ctx);
+typedef void (*face_pace_flush_fn)(void *ctx);
 
 /**
  * struct face_pace_stats - what a pacer did
@@ -188,6 +189,7 @@ struct face_pace_stats {
  *			face_pace_arrival()'s window, what it read, the rate
  *			it stamps by, the last window's own and the last stamp
  *			it gave
+ * @send, @flush, @ctx:	what face_pace_init() was given
  */
 struct face_pacer {
 	struct loop *loop;
@@ -199,13 +201,15 @@ struct face_pacer {
 	uint64_t rate_since_us, rate_bytes, rate_bpms, rate_prev_bpms, stamp_us;
 	struct loop_timer timer;
 	face_pace_send_fn send;
+	face_pace_flush_fn flush;
 	void *ctx;
 	struct face_pace_stats stats;
 };
 
-void face_pace_init(struct face_pacer *pc, struct loop *loop, face_pace_send_fn send, void *ctx);
+void face_pace_init(struct face_pacer *pc, struct loop *loop, face_pace_send_fn send, face_pace_flush_fn flush,
+		    void *ctx);
 void face_pace_submit(struct face_pacer *pc, struct face_pace_item *it);
-uint64_t face_pace_arrival(struct face_pacer *pc, uint64_t read_us, size_t bytes);
+uint64_t face_pace_arrival(struct face_pacer *pc, uint64_t read_us, uint64_t after_us, size_t bytes);
 void face_pace_fini(struct face_pacer *pc, void (*drop)(struct face_pace_item *it));
 void face_pace_print(const struct face_pacer *pc, struct out *o, const char *name);
 

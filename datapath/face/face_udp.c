@@ -492,6 +492,14 @@ static void face_udp_send_inner(struct face_pace_item *it, void *ctx)
 	face_udp_train_free(t);
 }
 
+/* What a pacer let go after holding it leaves now (face_pace.c), both ways. */
+static void face_udp_paced_flush(void *ctx)
+{
+	struct face *f = ctx;
+
+	stack_links_flush(f->st);
+}
+
 /* The train being filled in one direction is complete: to its pacer. */
 static void face_udp_train_close(struct face_pacer *pc, struct face_udp_train **tp)
 {
@@ -590,7 +598,7 @@ void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *s
 	iov.iov_base = pkt_data(p) + sizeof(*uh);
 	iov.iov_len = ulen - sizeof(*uh);
 	/* the TUN has no timestamps: spread by the rate the container sends at */
-	at = face_pace_arrival(&fl->pace_outer, loop_arrived_us(f->st->loop), iov.iov_len);
+	at = face_pace_arrival(&fl->pace_outer, loop_arrived_us(f->st->loop), p->rx_after_us, iov.iov_len);
 	sport = ntohs(uh->sport);
 	dport = ntohs(uh->dport);
 	if (!gso && fl->to_outer && face_udp_train_fits(fl->to_outer, src, sport, dst, dport, iov.iov_len, at)) {
@@ -696,8 +704,8 @@ int face_udp_init(struct face *f)
 
 	if (!fl)
 		return -ENOMEM;
-	face_pace_init(&fl->pace_inner, f->st->loop, face_udp_send_inner, f);
-	face_pace_init(&fl->pace_outer, f->st->loop, face_udp_send_outer, f);
+	face_pace_init(&fl->pace_inner, f->st->loop, face_udp_send_inner, face_udp_paced_flush, f);
+	face_pace_init(&fl->pace_outer, f->st->loop, face_udp_send_outer, face_udp_paced_flush, f);
 	fl->max = lim->udp_flows ? lim->udp_flows : SVC_UDP_MAX_FLOWS_DEFAULT;
 	fl->per_source_max = lim->udp_flows_per_source == SVC_UDP_NO_CAP ? 0 :
 			     lim->udp_flows_per_source ? lim->udp_flows_per_source :

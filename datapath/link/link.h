@@ -105,6 +105,8 @@ struct link_rx_ring {
  * @rx_bytes:	the size of each
  * @rx_big:	they are LINK_RX_BYTES_BIG (a BIG TCP peer was seen)
  * @ring:	the packet channel's receive ring, if it has one
+ * @drained_us:	a TUN queue: when a read last found it empty (loop time, taken
+ *		before that read): what is read after arrived after it
  */
 struct link_channel {
 	struct link *link;
@@ -117,6 +119,7 @@ struct link_channel {
 	bool rx_big;
 	uint64_t rx_frames;	/* what this channel (fanout member, TUN queue) read */
 	struct link_rx_ring ring;
+	uint64_t drained_us;
 };
 
 /*

@@ -168,6 +168,7 @@ static void tun_rx_batched(struct link_channel *ch)
 
 	for (round = 0; round < LINK_RX_ROUNDS; round++) {
 		unsigned int batch = ch->rx_want, got = 0;
+		uint64_t read_us = loop_now_us(l->loop);
 
 		if (batch < 2)
 			batch = 2;
@@ -184,10 +185,12 @@ static void tun_rx_batched(struct link_channel *ch)
 			if (tun_rx_result(l, ch->rx[i], res[i], iov[i][1].iov_len) < 0)
 				continue;
 			ch->rx_frames++;
+			ch->rx[i]->rx_after_us = ch->drained_us;
 			link_input(l, ch->rx[i]);
 		}
 		if (got < batch) {
 			ch->rx_want = got + 1;	/* drained */
+			ch->drained_us = read_us;
 			return;
 		}
 		if (batch == ch->n_rx)
@@ -209,16 +212,21 @@ static void tun_rx(struct link_channel *ch)
 	}
 	for (i = 0; i < LINK_RX_BATCH; i++) {
 		struct iovec iov[2];
+		uint64_t read_us = loop_now_us(l->loop);
 		ssize_t got;
 
 		tun_rx_iov(p, iov);
 		got = readv(ch->fd, iov, 2);
 		l->stats.rx_syscalls++;
-		if (got < 0)
-			break;	/* EAGAIN: drained; anything else: the next event retries */
+		if (got < 0) {
+			if (errno == EAGAIN)
+				ch->drained_us = read_us;
+			break;	/* anything else: the next event retries */
+		}
 		if (tun_rx_result(l, p, got, iov[1].iov_len) < 0)
 			continue;
 		ch->rx_frames++;
+		p->rx_after_us = ch->drained_us;
 		link_input(l, p);
 	}
 }

@@ -4,8 +4,10 @@
  * datapath keeping up passes on leaves at once; what a stall piled up
  * leaves spaced as it arrived (3/4 of each gap), only a bounded catch-up
  * at once; a held item is sent by FACE_PACE_MAX_HOLD_US at the latest (an
- * overrun); what fini hands back; the TUN's stamps spread a backlog by the
- * rate.
+ * overrun); what had to wait is flushed as it leaves, what did not waits
+ * for the turn's end; what fini hands back; the TUN's stamps spread a
+ * backlog by the rate and, once the datapath keeps up, stay within a read of
+ * when a datagram came.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@ struct sent_item {
 static struct loop *g_loop;
 static uint64_t sent_at[N_ITEMS];
 static int sent_order[N_ITEMS], n_sent, n_dropped;
+static int n_flushes, sent_at_flush;	/* flushes asked for; n_sent at the last */
 
 static void on_send(struct face_pace_item *it, void *ctx)
 {
@@ -31,6 +34,13 @@ static void on_send(struct face_pace_item *it, void *ctx)
 	sent_at[s->id] = loop_now_us(g_loop);
 	sent_order[n_sent++] = s->id;
 	free(s);
+}
+
+static void on_flush(void *ctx)
+{
+	(void)ctx;
+	n_flushes++;
+	sent_at_flush = n_sent;
 }
 
 static void on_drop(struct face_pace_item *it)
@@ -54,8 +64,8 @@ static void setup(struct face_pacer *pc)
 {
 	g_loop = loop_new(true);
 	ck_assert_ptr_nonnull(g_loop);
-	n_sent = n_dropped = 0;
-	face_pace_init(pc, g_loop, on_send, NULL);
+	n_sent = n_dropped = n_flushes = sent_at_flush = 0;
+	face_pace_init(pc, g_loop, on_send, on_flush, NULL);
 }
 
 static void teardown(struct face_pacer *pc)
@@ -86,6 +96,7 @@ START_TEST(test_keeping_up_holds_nothing)
 	}
 	ck_assert_uint_eq(pc.stats.held, 0);
 	ck_assert_uint_eq(pc.n, 0);
+	ck_assert_int_eq(n_flushes, 0);	/* nothing waited: it leaves with the turn */
 	teardown(&pc);
 }
 END_TEST
@@ -108,7 +119,16 @@ START_TEST(test_stall_replayed_at_three_quarters)
 	ck_assert_int_ge(at_once, 2);
 	ck_assert_int_le(at_once, 1 + 1 + (200 + 50) / 75);
 	ck_assert_uint_eq(pc.stats.held, (uint64_t)(21 - at_once));
-	run_until(20000, 5);
+	/* what waited is flushed in the same step as it leaves, not at the turn's end */
+	while (n_sent < 21 && loop_now_us(g_loop) < 20000) {
+		int before = n_sent, flushes = n_flushes;
+
+		loop_advance_us(g_loop, 5);
+		if (n_sent > before) {
+			ck_assert_int_eq(n_flushes, flushes + 1);
+			ck_assert_int_eq(sent_at_flush, n_sent);
+		}
+	}
 	ck_assert_int_eq(n_sent, 21);
 	for (i = 0; i < 21; i++)
 		ck_assert_int_eq(sent_order[i], i);
@@ -207,7 +227,7 @@ START_TEST(test_tun_stamps_spread_a_backlog)
 	/* 1400 bytes every 100 us for 20 ms: 14 000 bytes a millisecond */
 	for (i = 0; i < 200; i++) {
 		read = loop_now_us(g_loop);
-		at = face_pace_arrival(&pc, read, 1400);
+		at = face_pace_arrival(&pc, read, 0, 1400);
 		ck_assert_uint_le(at, read);
 		loop_advance_us(g_loop, 100);
 	}
@@ -215,7 +235,7 @@ START_TEST(test_tun_stamps_spread_a_backlog)
 	loop_advance_us(g_loop, 10000);
 	read = loop_now_us(g_loop);
 	for (i = 0; i < 100; i++) {
-		at = face_pace_arrival(&pc, read, 1400);
+		at = face_pace_arrival(&pc, read, 0, 1400);
 		ck_assert_uint_le(at, read);
 		if (i) {
 			ck_assert_uint_ge(at - prev, 99);	/* 1400 B at 14 B/us */
@@ -227,8 +247,64 @@ START_TEST(test_tun_stamps_spread_a_backlog)
 	/* after a pause, one datagram: stamped as if at the rate, and in the past */
 	loop_advance_us(g_loop, 100000);
 	read = loop_now_us(g_loop);
-	at = face_pace_arrival(&pc, read, 1400);
+	at = face_pace_arrival(&pc, read, 0, 1400);
 	ck_assert_uint_le(at, read);
+	teardown(&pc);
+}
+END_TEST
+
+/*
+ * A backlog's bytes make the rate look four times what it is for the next
+ * windows, so the stamps of what follows fall behind: the link's "its
+ * queue was empty at" (after_us) brings each back to within a read of when
+ * it came, and the next stall's backlog spreads over that stall, from its
+ * start, without a pause that was not there. (Before after_us, the stamps
+ * stayed behind by up to the spread's bound, for as long as the flow
+ * lasted.)
+ */
+START_TEST(test_tun_stamps_keep_up_after_a_backlog)
+{
+	struct face_pacer pc;
+	uint64_t at = 0, prev, read, drained = 0, stall_start;
+	int i;
+
+	setup(&pc);
+	loop_advance_us(g_loop, 1000);
+	for (i = 0; i < 200; i++) {	/* 1400 B every 100 us, each read alone */
+		read = loop_now_us(g_loop);
+		at = face_pace_arrival(&pc, read, drained, 1400);
+		drained = read;
+		loop_advance_us(g_loop, 100);
+	}
+	/* a 30 ms stall: 300 datagrams read at once */
+	stall_start = drained;
+	loop_advance_us(g_loop, 30000);
+	read = loop_now_us(g_loop);
+	for (i = 0; i < 300; i++)
+		at = face_pace_arrival(&pc, read, drained, 1400);
+	drained = read;
+	/* 50 ms of steady reads again: the rate looks 4x for two windows */
+	for (i = 0; i < 500; i++) {
+		loop_advance_us(g_loop, 100);
+		read = loop_now_us(g_loop);
+		at = face_pace_arrival(&pc, read, drained, 1400);
+		ck_assert_uint_le(at, read);
+		ck_assert_uint_ge(at, drained);	/* within a read of when it came */
+		drained = read;
+	}
+	/* another stall: its backlog spreads from where it began, evenly */
+	stall_start = drained;
+	loop_advance_us(g_loop, 25000);
+	read = loop_now_us(g_loop);
+	prev = at;
+	for (i = 0; i < 250; i++) {
+		at = face_pace_arrival(&pc, read, drained, 1400);
+		ck_assert_uint_ge(at, stall_start);
+		ck_assert_uint_le(at - prev, 101);	/* no pause replayed */
+		ck_assert_uint_ge(at - prev, 99);	/* nor a pile */
+		prev = at;
+	}
+	ck_assert_uint_ge(at, read - 1000);
 	teardown(&pc);
 }
 END_TEST
@@ -243,6 +319,7 @@ int main(void)
 	tcase_add_test(tc, test_keeping_up_holds_nothing);
 	tcase_add_test(tc, test_stall_replayed_at_three_quarters);
 	tcase_add_test(tc, test_catch_up_bounded);
+	tcase_add_test(tc, test_tun_stamps_keep_up_after_a_backlog);
 	tcase_add_test(tc, test_held_at_most_max_hold);
 	tcase_add_test(tc, test_fini_hands_back_held);
 	tcase_add_test(tc, test_tun_stamps_spread_a_backlog);
