@@ -42,20 +42,20 @@
  * source's queue empty: what was read after that came after it. Within
  * FACE_PACE_AWAY_US of that, the datapath keeps up, and a datagram is
  * stamped when it was read (what one read got leaves together, as trains,
- * with no timer: replaying gaps made up inside each read of a 1 Gbit/s
- * flow costs a timer and a flush per train, CPU that the sender and the
- * receiver need on a machine with two). Later than that, it is a stall's
- * backlog: the bytes read over
- * each FACE_PACE_RATE_US give the rate the source sends at (the higher of
- * the last two windows'), and consecutive datagrams are stamped that far
- * apart, never later than they were read, nor earlier than the queue was
- * last empty, nor than FACE_PACE_SPREAD_US before: the backlog spreads back
- * over the stall, and a datagram after a pause is stamped as if it had
- * come at the rate (it leaves at once). (Bounded only by
- * FACE_PACE_SPREAD_US and always spread, stamps that fell behind, as while a
- * backlog made the rate look four times what it was, stayed behind for as
- * long as the flow lasted: the next stall's backlog, stamped from there,
- * replayed a pause that had not been, then left in a burst, held too long.)
+ * with no timer: replaying gaps made up inside each read of a 1 Gbit/s flow
+ * costs a timer and a flush per train, CPU that the sender and the receiver
+ * need on a machine with two). Later than that, it is a stall's backlog:
+ * the bytes read over each FACE_PACE_RATE_US give the rate the source sends
+ * at (the higher of the last two windows'), and consecutive datagrams are
+ * stamped that far apart, never later than they were read, nor earlier than
+ * the queue was last empty, nor than FACE_PACE_SPREAD_US before: the
+ * backlog spreads back over the stall, and a datagram after a pause is
+ * stamped as if it had come at the rate (it leaves at once). (Bounded only
+ * by FACE_PACE_SPREAD_US and always spread, stamps that fell behind, as
+ * while a backlog made the rate look four times what it was, stayed behind
+ * for as long as the flow lasted: the next stall's backlog, stamped from
+ * there, replayed a pause that had not been, then left in a burst, held too
+ * long.)
  *
  * The pacer knows nothing of UDP: its owner embeds a struct face_pace_item
  * in what it queues, and sends and frees it in the callback.

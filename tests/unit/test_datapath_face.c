@@ -14,6 +14,7 @@
  *  - UDP both ways, flows and their caps; ICMP echo both ways;
  *  - bad input from the container, each drop under its reason; bad vnet
  *    headers; UDP GSO from the container leaving as UDP GSO (hw);
+ *  - the TUN link says, of each frame, when its queue was last found empty;
  *  - no packet buffer is left at the end of any test.
  */
 #include <arpa/inet.h>
@@ -690,6 +691,66 @@ START_TEST(test_udp_gso_from_container)
 }
 END_TEST
 
+/* What the TUN link handed up, and when its queue had last been found empty. */
+static uint64_t seen_after[8];
+static unsigned int n_seen;
+
+static void record_after(void *ctx, struct link *l, struct pkt *p)
+{
+	(void)ctx;
+	(void)l;
+	if (n_seen < 8)
+		seen_after[n_seen++] = p->rx_after_us;
+}
+
+/* Write @n datagrams into the container's side of the TUN without reading them. */
+static void ct_write(unsigned int n)
+{
+	struct virtio_net_hdr z = { 0 };
+	uint8_t b[128];
+	size_t len = udp_pkt(b, C4, 1, P4, 9, "abcd", 4);
+	struct iovec iov[2] = { { &z, sizeof(z) }, { b, len } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+
+	while (n--)
+		ck_assert_int_eq(sendmsg(ct_fd, &mh, 0), (ssize_t)(sizeof(z) + len));
+}
+
+/*
+ * Each frame the TUN reads says when a read last found its queue empty
+ * (pkt->rx_after_us, what the face's pacer stamps a backlog from): 0 before
+ * any, then the time of the read that emptied it, not of later reads that
+ * found frames.
+ */
+START_TEST(test_tun_reads_say_when_queue_was_empty)
+{
+	link_rx_fn fn = tun->rx_fn;
+	void *ctx = tun->rx_ctx;
+	uint64_t t1, t2;
+
+	tun->rx_fn = record_after;
+	tun->rx_ctx = NULL;
+	n_seen = 0;
+	ct_write(1);
+	t1 = loop_now_us(lp);
+	link_rx(&tun->ch[0]);		/* reads it, then finds the queue empty */
+	ck_assert_uint_eq(n_seen, 1);
+	ck_assert_uint_eq(seen_after[0], 0);
+	ck_assert_uint_eq(tun->ch[0].drained_us, t1);
+	loop_advance_ms(lp, 30);		/* a stall: three wait meanwhile */
+	ct_write(3);
+	t2 = loop_now_us(lp);
+	link_rx(&tun->ch[0]);
+	ck_assert_uint_eq(n_seen, 4);
+	ck_assert_uint_eq(seen_after[1], t1);	/* they came after the queue was empty at t1 */
+	ck_assert_uint_eq(seen_after[2], t1);
+	ck_assert_uint_eq(seen_after[3], t1);
+	ck_assert_uint_eq(tun->ch[0].drained_us, t2);
+	tun->rx_fn = fn;
+	tun->rx_ctx = ctx;
+}
+END_TEST
+
 static Suite *face_suite(void)
 {
 	Suite *s = suite_create("datapath_face");
@@ -706,6 +767,7 @@ static Suite *face_suite(void)
 	tcase_add_loop_test(tc, test_udp_both_ways, 0, 2);
 	tcase_add_loop_test(tc, test_echo_both_ways, 0, 2);
 	tcase_add_test(tc, test_bad_input);
+	tcase_add_test(tc, test_tun_reads_say_when_queue_was_empty);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(hw, setup_hw, teardown);
 	tcase_add_test(hw, test_udp_gso_from_container);
