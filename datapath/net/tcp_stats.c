@@ -56,6 +56,7 @@ static int tcp_glue_conn_row(struct tcp_conn *c, void *arg)
 	out_u64(o, "rcvbuf", i.rcvbuf_cap);
 	out_u64(o, "rcvbuf_held", i.rcvbuf_held);
 	out_u64(o, "ooo_bytes", i.ooo_bytes);
+	out_u64(o, "records_held", i.records_held);
 	out_obj_end(o);
 	return 0;
 }

@@ -386,6 +386,7 @@ struct tcp_conn_info {
 	uint32_t rcvbuf_cap;
 	uint32_t rcvbuf_held;
 	uint32_t ooo_bytes;
+	uint32_t records_held;		/* memory the per-segment records hold (tcp_rack.c): 0 with nothing in flight */
 	/* RACK (RFC 8985) and undo of spurious recoveries */
 	uint32_t rack_reo_wnd_us;	/* the latest reordering window */
 	uint64_t rack_marked;		/* segments RACK marked lost */

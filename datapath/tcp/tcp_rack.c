@@ -14,7 +14,10 @@
  * covers when it does not match it and moves the record's time forward, a
  * cumulative ACK drops records from the front. The array grows by doubling
  * to TCP_RACK_MAX_SEGS; at that size the newest record absorbs further new
- * data (coarser, later times: losses are found later, never wrongly). If
+ * data (coarser, later times: losses are found later, never wrongly). When
+ * an ACK leaves nothing in flight the array goes back to the allocator: the
+ * ten thousand idle keep-alive connections of a web client hold none, and a
+ * connection that sends again grows a new one from TCP_RACK_MIN_CAP. If
  * memory cannot be had the connection falls back to RFC 6675's DupThresh
  * rules for good (rack_off), as does a connection without SACK.
  *
@@ -515,8 +518,9 @@ void tcp_rack_on_ack(struct tcp_conn *c, const struct tcp_opts *o, bool dsack, u
 		c->rack_head++;
 		c->rack_n--;
 	}
+	/* nothing in flight: an idle connection holds no records */
 	if (!c->rack_n)
-		c->rack_head = 0;
+		tcp_rack_free(c);
 	if (!tcp_rack_on(c))
 		return;
 	/* records the ACK's SACK blocks completed */

@@ -418,6 +418,7 @@ void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out)
 	out->rcvbuf_cap = c->rcv.cap;
 	out->rcvbuf_held = c->rcv.buf ? c->rcv.cap : 0;
 	out->ooo_bytes = tcp_ooo_bytes(c);
+	out->records_held = c->rack_cap * (uint32_t)sizeof(*c->rack_segs);
 	out->iss = c->iss;
 	out->irs = c->irs;
 	out->deferred = c->deferred;

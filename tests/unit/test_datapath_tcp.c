@@ -793,6 +793,8 @@ START_TEST(test_data_out)
 	c = expect_seg(TCP_ACK | TCP_PSH, O0, P0, 1000);
 	ck_assert(!memcmp(c->data, d, 1000));
 	ck_assert_uint_eq(c->h.gso_size, 0);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_gt(info.records_held, 0);	/* a record per segment in flight */
 	ck_assert_int_eq(tcp_send(H.conn, d + 1000, 3000, H.now), 3000);
 	c = expect_seg(TCP_ACK, O0 + 1000, P0, 1448);
 	ck_assert(!memcmp(c->data, d + 1000, 1448));
@@ -807,7 +809,17 @@ START_TEST(test_data_out)
 	ck_assert_uint_eq(info.unacked_bytes, 0);
 	ck_assert_uint_eq(info.sndbuf_used, 0);
 	ck_assert_uint_eq(info.cwnd, 10);	/* application-limited: no growth */
+	ck_assert_uint_eq(info.records_held, 0);	/* nothing in flight: an idle connection holds none */
 	ck_assert_uint_eq(tcp_next_deadline(H.s), UINT64_MAX);
+	/* sending again grows them back, and the data leaves as before */
+	ck_assert_int_eq(tcp_send(H.conn, d, 1000, H.now), 1000);
+	expect_seg(TCP_ACK | TCP_PSH, O0 + 4000, P0, 1000);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_gt(info.records_held, 0);
+	in(TCP_ACK, P0, O0 + 5000, NULL, 0);
+	tcp_conn_info(H.conn, &info);
+	ck_assert_uint_eq(info.stats.bytes_acked, 5000);
+	ck_assert_uint_eq(info.records_held, 0);
 	tcp_close(H.conn, H.now);
 }
 END_TEST
