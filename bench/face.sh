@@ -9,9 +9,11 @@
 # default 3), ROWS (default "kernel hw sw pasta"; also hw-percall: hw with
 # the TUN read and written one packet per system call, and hw-nopoll: hw
 # with --busy-poll 0, hw-noring: hw with --no-rx-ring (the link's sockets
-# read with recvmmsg()), hw-nice0: hw with --nice 0, and hw-iw0: hw with the
-# kernel's initial window on the TUN's routes), PERF (sandnet modes to
-# profile with perf record, e.g. "hw"; default none), SHARDS (the netsetup
+# read with recvmmsg()), hw-nice0: hw with --nice 0, hw-iw0: hw with the
+# kernel's initial window on the TUN's routes, and hw-cubic, hw-bbr, hw-reno:
+# hw with that --tcp-cc instead of the container's own), PERF (sandnet modes to
+# profile with perf record, e.g. "hw"; default none; PERF_LIMIT: the
+# smallest share of a symbol listed, default 1 %), SHARDS (the netsetup
 # --shards counts of the sandnet rows, e.g. "1 2 auto", each its own row
 # "hw-2sh"; default 1), STREAMS (iperf3 -P of each row, default "1 4"),
 # OUT (results directory,
@@ -217,7 +219,7 @@ fi
 
 # ---- sandnet's container face ----
 dp_stats() { ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" "$@"; }
-for ms in $(for m in hw hw-percall hw-nopoll hw-noring hw-nice0 hw-iw0 sw; do for n in $SHARDS; do echo "$m:$n"; done; done); do
+for ms in $(for m in hw hw-cubic hw-bbr hw-reno hw-percall hw-nopoll hw-noring hw-nice0 hw-iw0 sw; do for n in $SHARDS; do echo "$m:$n"; done; done); do
 	m=${ms%%:*} n=${ms#*:}
 	want "$m" || continue
 	extra=$(bench_mode_args "$m")
@@ -240,8 +242,8 @@ for ms in $(for m in hw hw-percall hw-nopoll hw-noring hw-nice0 hw-iw0 sw; do fo
 				ppid=$!
 				iperf_once "$CT" 10.67.0.1 1 "$([ $d = in ] && echo -R)" "$DP_PID" >/dev/null
 				wait "$ppid"
-				perf report -i "$TMP/perf.data" --stdio --no-children --percent-limit 1 \
-					--sort dso,symbol -g none 2>/dev/null | grep -v '^$' | head -n 60 >"$OUT/perf-face-$name-$d.txt"
+				perf report -i "$TMP/perf.data" --stdio --no-children --percent-limit ${PERF_LIMIT:-1} \
+					--sort dso,symbol -g none 2>/dev/null | grep -v '^$' | head -n 100 >"$OUT/perf-face-$name-$d.txt"
 				echo "(face $name $d: perf profile of the datapath in $OUT/perf-face-$name-$d.txt)"
 			done
 		fi

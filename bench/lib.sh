@@ -130,9 +130,12 @@ GP
 # "hw-nice0" hw with --nice 0 (the datapath at the programs' own priority;
 # any hw-niceN maps to --nice N); "hw-iw0" is hw whose TUN routes lose the
 # initcwnd netsetup gives them (bench_face_up): the kernel's ten segments);
-# "hw-noring" hw with --no-rx-ring (the link's sockets read with recvmmsg())
+# "hw-noring" hw with --no-rx-ring (the link's sockets read with recvmmsg());
+# "hw-cubic", "hw-bbr", "hw-reno" hw with that --tcp-cc (without one the
+# datapath runs the container namespace's own congestion control)
 bench_mode_args() {
 	case "${1#*-}" in
+	cubic|bbr|reno) echo --tcp-cc "${1#*-}" ;;
 	percall) echo --no-io-uring ;;
 	nopoll) echo --busy-poll 0 ;;
 	noring) echo --no-rx-ring ;;
