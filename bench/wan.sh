@@ -40,7 +40,7 @@
 # BBR, sandnet with --tcp-cc cubic and --tcp-cc bbr; down, the peer sends
 # with the row's congestion control; ratios to the kernel with the same one.
 #
-# Trace: at RTT 40 ms and 0.1 % loss, one 1-stream upload per congestion
+# Trace: at RTT 40 ms and 0.1 % loss (TRACE_POINT), one 1-stream upload per congestion
 # control with sandnet's per-ACK trace (`datapath ss --trace`) and the
 # kernel's `ss -ti` every 20 ms: cwnd, and what was delivered per 50 ms,
 # over time.
@@ -49,9 +49,13 @@
 # ("1 4"; 4 streams only at the RTTs of STREAMS4_RTTS, "40"), DIRS ("out in"),
 # ROWS_OUT, ROWS_IN (as above), SECS (iperf3 -t, 6), REPS (2), FLOWS ("1 10"
 # MiB), FLOW_POINTS ("40:0.1 40:0 10:0.1 100:0.1"), FLOW_REPS (5), TRACE (1),
+# TRACE_POINT (the trace's RTT:LOSS, "40:0.1"),
 # OUT (bench/results), PLOT (docs/benchmarks-wan.png; the trace plot goes
 # beside it as -trace.png).
-# Results: OUT/wan.csv, wan-flows.csv, wan.md (the tables), the plots.
+# Results: OUT/wan.csv, wan-flows.csv, wan.md (the tables), the plots, the
+# raw traces (trace-kernel-CC.txt, trace-sandnet-CC.jsonl);
+# wan-flows-runs.txt: every short flow with its sender's retransmissions and
+# RTOs (the datapath's for a sandnet upload, else the sending kernel's).
 set -u
 build=${1:?usage: bench/wan.sh BUILD_DIR}
 build=$(cd "$build" && pwd)
@@ -70,6 +74,7 @@ FLOWS=${FLOWS:-1 10}
 FLOW_POINTS=${FLOW_POINTS:-40:0.1 40:0 10:0.1 100:0.1}
 FLOW_REPS=${FLOW_REPS:-5}
 TRACE=${TRACE:-1}
+TRACE_POINT=${TRACE_POINT:-40:0.1}
 OUT=${OUT:-$repo/bench/results}
 PLOT=${PLOT:-$repo/docs/benchmarks-wan.png}
 NETSETUP=$build/netsetup
@@ -106,6 +111,7 @@ csv=$OUT/wan.csv
 fcsv=$OUT/wan-flows.csv
 echo "row,sender_cc,dir,rtt_ms,loss_pct,streams,mbit_s,ratio_to_kernel,retrans,rtos,dp_cpu_s_per_gb,sys_cpu_s_per_gb,runs_mbit_s,note" >"$csv"
 echo "row,dir,rtt_ms,loss_pct,mib,median_s,ratio_to_kernel,runs_s" >"$fcsv"
+echo "# row dir rtt_ms loss_pct mib seconds sender_retrans sender_rtos" >"$OUT/wan-flows-runs.txt"
 
 cpu_ticks() { [ -n "$1" ] && awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 sys_busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
@@ -188,14 +194,27 @@ record() {	# record ROW CC DIR RTT LOSS STREAMS LINE
 	RUNS["$1|$2|$3|$4|$5|$6"]+="$7;"
 }
 
+# sender_counts DIR ROW: "retrans rtos" of the sender of a short flow: the
+# datapath's for a sandnet upload, else the sending namespace's kernel
+sender_counts() {
+	case $1:$2 in
+	up:sandnet*) dp_counters ;;
+	*) ip netns exec "$([ "$1" = up ] && echo "$CT" || echo "$PEER")" nstat -az TcpRetransSegs TcpExtTCPTimeouts 2>/dev/null |
+		awk '/TcpRetransSegs/ { r = $2 } /TcpExtTCPTimeouts/ { t = $2 } END { print r + 0, t + 0 }' ;;
+	esac
+}
+
 flow_runs() {	# flow_runs ROW RTT LOSS CC: FLOW_REPS up and down of each size, the sender with CC
-	local row=$1 cc=$4 mib d i t
+	local row=$1 rtt=$2 loss=$3 cc=$4 mib d i t n0 n1
 	for mib in $FLOWS; do
 		for d in up down; do
 			for ((i = 0; i < FLOW_REPS; i++)); do
+				read -ra n0 <<<"$(sender_counts "$d" "$row")"
 				t=$(timeout 150 ip netns exec "$CT" python3 "$here/wan_flow.py" "$d" 10.71.0.1 5301 \
 					$((mib << 20)) "$cc" 2>&1 | tail -n1)
-				RUNS["flow|$row|$d|$2|$3|$mib"]+="$t;"
+				read -ra n1 <<<"$(sender_counts "$d" "$row")"
+				RUNS["flow|$row|$d|$rtt|$loss|$mib"]+="$t;"
+				echo "$row $d $rtt $loss $mib $t $((n1[0] - n0[0])) $((n1[1] - n0[1]))" >>"$OUT/wan-flows-runs.txt"
 			done
 		done
 	done
@@ -272,7 +291,7 @@ for rtt in $RTTS; do
 			;;
 		esac
 		# the trace plot's runs
-		if [ "$TRACE" = 1 ] && [ "$rtt" = 40 ] && [ "$loss" = 0.1 ]; then
+		if [ "$TRACE" = 1 ] && [ "$rtt:$loss" = "$TRACE_POINT" ]; then
 			for cc in cubic bbr; do
 				: >"$TMP/trace-kernel-$cc.txt"
 				kernel_trace "$TMP/trace-kernel-$cc.txt" &
@@ -405,11 +424,12 @@ for cc in ("cubic", "bbr"):
             if len(pts) > 2:
                 write(f"{d}/tp-sandnet-{cc}.dat", pts)
 PY
+		cp "$TMP"/trace-* "$OUT"/ 2>/dev/null	# the raw traces, beside the plot's data
 		tplot=${PLOT%.png}-trace.png
 		{
 			echo "set terminal png size 1400,800"
 			echo "set output '$tplot'"
-			echo "set multiplot layout 2,1 title 'One upload at RTT 40 ms, 0.1 % loss: the sender over time (sandnet: datapath ss --trace, per ACK; kernel: ss -ti every 20 ms)'"
+			echo "set multiplot layout 2,1 title 'One upload at RTT ${TRACE_POINT%%:*} ms, ${TRACE_POINT#*:} % loss: the sender over time (sandnet: datapath ss --trace, per ACK; kernel: ss -ti every 20 ms)'"
 			echo "set grid; set key top right; set xlabel 's'"
 			p1='' p2=''
 			for f in "$TMP"/tp-*.dat; do
