@@ -9,7 +9,7 @@
  * duplicate ACK, when IsLost(snd_una), or by Early Retransmit, RFC 5827,
  * when fewer than 4 segments are out) with ssthresh from the controller
  * and cwnd = ssthresh, and left when the cumulative ACK reaches the
- * RecoveryPoint. In the fallback a retransmission lost again shows when
+ * RecoveryPoint, again with cwnd = ssthresh (RFC 6937 3). In the fallback a retransmission lost again shows when
  * data sent after it is SACKed while its hole stays open; the holes are
  * then resent. Not done: rule 3 of NextSeg() (retransmitting holes not yet
  * deemed lost), the rescue retransmission. What is lost and what the pipe
@@ -145,17 +145,22 @@ void tcp_recovery_on_ack(struct tcp_conn *c, uint32_t acked, bool dupack, uint32
 	}
 	if (c->in_recovery) {
 		if (seq_geq(c->snd_una, c->recover)) {
-			/* RFC 6582 3.2 (3) full ACK / RFC 6675 5: leave */
-			uint32_t flight = (tcp_sack_pipe(c) + c->snd_mss - 1) / c->snd_mss + 1;
-
+			/*
+			 * RFC 6582 3.2 (3) full ACK / RFC 6675 5: leave, with
+			 * cwnd = ssthresh (RFC 6937 3, Linux's
+			 * tcp_end_cwnd_reduction()), not NewReno's
+			 * min(ssthresh, FlightSize + MSS): a recovery held back
+			 * by the send buffer or the application can end with
+			 * almost nothing in flight, and that rule then made the
+			 * sender slow-start back up to ssthresh, a round trip
+			 * per doubling. What it may now send at once the pacer
+			 * spreads.
+			 */
 			c->in_recovery = false;
 			c->dupacks = 0;
 			tcp_rack_recovery_done(c);
-			if (!c->cc->cong_control) {
-				c->cwnd = c->ssthresh < flight ? c->ssthresh : flight;
-				if (c->cwnd < 2)
-					c->cwnd = 2;
-			}
+			if (!c->cc->cong_control)
+				c->cwnd = c->ssthresh > 2 ? c->ssthresh : 2;
 		} else if (c->sack_ok && !tcp_rack_on(c) && seq_gt(tcp_sack_highest(c), c->rxt_mark) &&
 			   tcp_sack_holes(c, c->snd_una, c->high_rxt)) {
 			/*

@@ -1672,6 +1672,13 @@ START_TEST(test_sack_fast_retransmit)
 	ck_assert_uint_eq(info.unacked_bytes, 0);
 	ck_assert_uint_eq(info.stats.retrans_segs, 2);
 	ck_assert_uint_eq(info.stats.rto_count, 0);
+	/*
+	 * RFC 6937 3: it leaves with cwnd = ssthresh, though nothing is in
+	 * flight (NewReno's min(ssthresh, FlightSize + MSS) gave 2: a sender
+	 * whose recovery the send buffer held back slow-started again)
+	 */
+	ck_assert_uint_eq(info.cong_state, TCP_CONG_OPEN);
+	ck_assert_uint_eq(info.cwnd, 7);
 	tcp_abort(H.conn, H.now);
 	h_drain();
 }
