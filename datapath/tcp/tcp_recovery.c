@@ -9,9 +9,9 @@
  * duplicate ACK, when IsLost(snd_una), or by Early Retransmit, RFC 5827,
  * when fewer than 4 segments are out) with ssthresh from the controller
  * and cwnd = ssthresh, and left when the cumulative ACK reaches the
- * RecoveryPoint, again with cwnd = ssthresh (RFC 6937 3). In the fallback a retransmission lost again shows when
- * data sent after it is SACKed while its hole stays open; the holes are
- * then resent. Not done: rule 3 of NextSeg() (retransmitting holes not yet
+ * RecoveryPoint, again with cwnd = ssthresh (RFC 6937 3). In the fallback
+ * a retransmission lost again shows when data sent after it is SACKed
+ * while its hole stays open; the holes are then resent. Not done: rule 3 of NextSeg() (retransmitting holes not yet
  * deemed lost), the rescue retransmission. What is lost and what the pipe
  * holds is the scoreboard's (tcp_sack.c); entering opens an undo episode
  * (tcp_undo.c).
