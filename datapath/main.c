@@ -98,8 +98,10 @@ static const char usage[] =
 	"  --forward tcp:LISTEN=REMOTE        connections to LISTEN (HOST:PORT or\n"
 	"                    unix:/path) are joined to connections to REMOTE (ADDR:PORT)\n"
 	"policy for the container face, first match wins, then deny of the cloud\n"
-	"metadata addresses, then allow (docs/face.md; RULE: [tcp:|udp:|icmp:]NETWORK[:PORTS],\n"
-	"NETWORK an address, a CIDR or any, IPv6 in [] before :PORTS):\n"
+	"metadata addresses, then allow (deny for egress once a name rule is given: the\n"
+	"container's DNS is then read; docs/face.md; RULE: [tcp:|udp:|icmp:]NETWORK[:PORTS],\n"
+	"NETWORK an address, a CIDR, any, or for egress a DNS name or *.SUFFIX, IPv6 in []\n"
+	"before :PORTS):\n"
 	"  --egress-allow RULE, --egress-deny RULE    what the container may reach\n"
 	"  --ingress-allow RULE, --ingress-deny RULE  who may reach the container\n"
 	"resource caps (docs/security.md; BYTES may end in K, M or G):\n";
@@ -746,6 +748,7 @@ int main(int argc, char **argv)
 	ret = dp_parse(argc, argv, &opts);
 	if (!ret)
 		ret = opts.worker ? dp_worker(&opts) : supervise_main(&opts, argc, argv);
+	policy_release(&opts.policy);
 	free(opts.strip);
 	return ret;
 }

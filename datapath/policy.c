@@ -25,15 +25,36 @@
  * within an allowed conversation are never asked about. A refusal is
  * answered by the face with ICMP administratively prohibited (face.c).
  * Every decision is counted on the rule that made it (@hits), and what no
- * rule matched in @allowed.
+ * rule matched in @allowed (or @refused, below).
+ *
+ * Names. An egress rule's NETWORK may be a DNS name instead, or a pattern
+ * "*.SUFFIX" (one label or more in front of SUFFIX, not SUFFIX itself):
+ *     tcp:pypi.org:443   *.github.com   udp:time.example.org:123
+ * A text that parses as an address is an address; one whose last label is
+ * all digits is a mistyped address, never a name (no top-level domain is
+ * numeric). A name rule matches a conversation to an address that a DNS
+ * answer gave for a name it names (names/bind.c keeps those bindings; the
+ * face's DNS interception, face_dns.c, makes them). The moment one name rule
+ * is given, egress that no rule matches is refused: a list of names is a
+ * list of what may be reached, and an address not on it must not be. A user
+ * who wants names and the old allow-by-default ends the rules with
+ * "--egress-allow any". The name rules also decide the DNS queries: a
+ * query is sent on only for a name an allow rule names (its protocol and
+ * ports aside: they speak of the connections); every other query is
+ * answered REFUSED by the datapath, so a name no rule allows never reaches
+ * any name server, and DNS carries nothing out but the allowed names.
+ * Ingress has no names: a connection's source has no name the datapath has
+ * seen.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <netinet/in.h>
 
 #include "datapath/policy.h"
+#include "datapath/names/bind.h"
 #include "common/out.h"
 
 const char *const policy_dir_names[POLICY_DIR_MAX] = {
@@ -59,8 +80,43 @@ static int policy_number(const char *s, size_t len, unsigned long max, unsigned 
 	return *end || *v > max ? -EINVAL : 0;
 }
 
-/* NETWORK: "any", ADDR or ADDR/LEN, into @r. */
-static int policy_network(const char *s, struct policy_rule *r, char *why, size_t why_len)
+/*
+ * A name, or "*.SUFFIX", into @r, with or without the root's trailing dot.
+ * A name has a dot: a single word ("all",
+ * "frob") is a mistake, not a rule that turns egress to deny by default
+ * (and a resolver asks a search domain's name for it anyway). A text whose
+ * last label is all digits ("10.0.0.300") was meant as an address: no
+ * top-level domain is numeric.
+ */
+static int policy_name(const char *s, bool names, struct policy_rule *r, char *why, size_t why_len)
+{
+	const char *last, *name_why = NULL;
+	char bare[POLICY_TEXT_MAX];
+
+	snprintf(bare, sizeof(bare), "%s", s);	/* "pypi.org." is "pypi.org" */
+	if (bare[0] && bare[strlen(bare) - 1] == '.')
+		bare[strlen(bare) - 1] = 0;
+	last = strrchr(bare, '.');
+	if (!names) {
+		snprintf(why, why_len, "'%s' is not an IPv4 or IPv6 address (or \"any\"; names are egress only)", s);
+		return -EINVAL;
+	}
+	if (!last || !last[1] || strspn(last + 1, "0123456789") == strlen(last + 1) || strchr(s, ':')) {
+		snprintf(why, why_len, "'%s' is not an IPv4 or IPv6 address, a DNS name or \"any\"", s);
+		return -EINVAL;
+	}
+	if (dns_name_from_text(s, true, &r->name, &name_why) < 0) {
+		snprintf(why, why_len, "'%s' is not an address, and not a DNS name: %s", s, name_why);
+		return -EINVAL;
+	}
+	r->is_name = true;
+	r->family = 0;
+	r->prefix_len = 0;
+	return 0;
+}
+
+/* NETWORK: "any", ADDR, ADDR/LEN, or a name (egress: @names), into @r. */
+static int policy_network(const char *s, bool names, struct policy_rule *r, char *why, size_t why_len)
 {
 	char buf[64], *slash;
 	struct net_addr a;
@@ -71,6 +127,8 @@ static int policy_network(const char *s, struct policy_rule *r, char *why, size_
 		r->prefix_len = 0;
 		return 0;
 	}
+	if (!strchr(s, '/') && net_addr_parse(s, &a) < 0)
+		return policy_name(s, names, r, why, why_len);
 	if (strlen(s) >= sizeof(buf)) {
 		snprintf(why, why_len, "'%s' is not an address", s);
 		return -EINVAL;
@@ -118,7 +176,7 @@ static int policy_ports(const char *s, struct policy_rule *r, char *why, size_t 
 	return 0;
 }
 
-static int policy_parse(const char *text, struct policy_rule *r, char *why, size_t why_len)
+static int policy_parse(const char *text, bool names, struct policy_rule *r, char *why, size_t why_len)
 {
 	static const struct { const char *name; uint8_t proto; } protos[] = {
 		{ "tcp:", IPPROTO_TCP }, { "udp:", IPPROTO_UDP }, { "icmp:", IPPROTO_ICMP },
@@ -167,7 +225,7 @@ static int policy_parse(const char *text, struct policy_rule *r, char *why, size
 		snprintf(why, why_len, "no network (an address, a CIDR or \"any\")");
 		return -EINVAL;
 	}
-	ret = policy_network(net, r, why, why_len);
+	ret = policy_network(net, names, r, why, why_len);
 	if (ret)
 		return ret;
 	r->port_lo = 0;
@@ -201,14 +259,14 @@ int policy_add(struct policy *pol, enum policy_dir dir, enum policy_action actio
 {
 	const char *flag = policy_flag[dir][action == POLICY_DENY];
 	struct policy_rule r = { .action = action };
-	char why[160];
+	char why[256];
 
 	if (pol->n[dir] >= POLICY_MAX_RULES - 2) {
 		snprintf(err, err_len, "%s '%s': more than %d %s rules", flag, text, POLICY_MAX_RULES - 2,
 			 policy_dir_names[dir]);
 		return -ENOSPC;
 	}
-	if (policy_parse(text, &r, why, sizeof(why)) < 0) {
+	if (policy_parse(text, dir == POLICY_EGRESS, &r, why, sizeof(why)) < 0) {
 		snprintf(err, err_len, "%s '%s': %s", flag, text, why);
 		return -EINVAL;
 	}
@@ -229,7 +287,7 @@ int policy_finish(struct policy *pol, char *err, size_t err_len)
 	static const char *const metadata[] = { "169.254.169.254", "fd00:ec2::254" };
 	struct policy_rule r;
 	unsigned int i;
-	char why[160];
+	char why[256];
 
 	if (pol->finished)
 		return 0;
@@ -237,18 +295,86 @@ int policy_finish(struct policy *pol, char *err, size_t err_len)
 		memset(&r, 0, sizeof(r));
 		r.action = POLICY_DENY;
 		r.builtin = true;
-		if (policy_parse(metadata[i], &r, why, sizeof(why)) < 0) {
+		if (policy_parse(metadata[i], false, &r, why, sizeof(why)) < 0) {
 			snprintf(err, err_len, "default rule %s: %s", metadata[i], why);
 			return -EINVAL;
 		}
 		pol->rules[POLICY_EGRESS][pol->n[POLICY_EGRESS]++] = r;
 	}
+	for (i = 0; i < pol->n[POLICY_EGRESS]; i++)
+		if (pol->rules[POLICY_EGRESS][i].is_name)
+			pol->default_deny[POLICY_EGRESS] = true;
+	if (pol->default_deny[POLICY_EGRESS] && !pol->binds) {
+		pol->binds = name_binds_new(NAME_BINDS_MAX_DEFAULT, NAME_BINDS_TTL_MIN_DEFAULT,
+					    NAME_BINDS_TTL_MAX_DEFAULT);
+		if (!pol->binds) {
+			snprintf(err, err_len, "the name bindings: %s", strerror(errno));
+			return -ENOMEM;
+		}
+	}
 	pol->finished = true;
 	return 0;
 }
 
-static bool policy_rule_matches(const struct policy_rule *r, const struct net_addr *remote, uint8_t proto,
-				uint16_t port)
+/**
+ * policy_release() - what policy_finish() allocated, of the original (not a
+ * shard's copy, which shares it)
+ * @pol:	the policy
+ */
+void policy_release(struct policy *pol)
+{
+	name_binds_free(pol->binds);
+	pol->binds = NULL;
+}
+
+/**
+ * policy_has_names() - name rules are given: the face reads the container's DNS
+ * @pol:	the policy, or NULL
+ *
+ * Return: true when it has the name bindings.
+ */
+bool policy_has_names(const struct policy *pol)
+{
+	return pol && pol->binds;
+}
+
+static uint64_t policy_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/**
+ * policy_name_bind() - an address a DNS answer gave for an allowed name
+ * @pol:	the policy (with names: policy_has_names())
+ * @family:	AF_INET or AF_INET6
+ * @addr:	4 or 16 bytes, network order
+ * @name:	the name asked
+ * @ttl_s:	the answer's TTL for it
+ *
+ * Bound on the policy's clock, the one policy_match() reads: the shards'
+ * loops each have their own.
+ *
+ * Return: 0 or negative errno (name_binds_add()).
+ */
+int policy_name_bind(struct policy *pol, int family, const uint8_t *addr, const struct dns_name *name,
+		     uint32_t ttl_s)
+{
+	if (!pol->binds)
+		return -ENOENT;
+	return name_binds_add(pol->binds, family, addr, name, ttl_s, policy_now_ms());
+}
+
+/* name_binds_match_fn: a bound name is one the rule names */
+static bool policy_name_fits(void *ctx, const struct dns_name *name)
+{
+	return dns_name_match(ctx, name);
+}
+
+static bool policy_rule_matches(const struct policy *pol, const struct policy_rule *r,
+				const struct net_addr *remote, uint8_t proto, uint16_t port)
 {
 	bool icmp = proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6;
 
@@ -259,6 +385,10 @@ static bool policy_rule_matches(const struct policy_rule *r, const struct net_ad
 		return false;
 	if (r->has_ports && (icmp || port < r->port_lo || port > r->port_hi))
 		return false;
+	/* last, as the only one that takes a lock */
+	if (r->is_name)
+		return pol->binds && name_binds_find(pol->binds, remote->family, remote->a.bytes, policy_now_ms(),
+						     policy_name_fits, (void *)&r->name, NULL);
 	return true;
 }
 
@@ -270,9 +400,10 @@ static bool policy_rule_matches(const struct policy_rule *r, const struct net_ad
  * @proto:	IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP or IPPROTO_ICMPV6
  * @port:	the destination port (0 for ICMP)
  *
- * Counts the decision: on the rule, or in @pol->allowed.
+ * Counts the decision: on the rule, or in @pol->allowed or @pol->refused.
  *
- * Return: the first rule that matches, or NULL (allowed by default).
+ * Return: the first rule that matches, or NULL (the direction's default
+ * decides: policy_refuses()).
  */
 const struct policy_rule *policy_match(struct policy *pol, enum policy_dir dir, const struct net_addr *remote,
 				       uint8_t proto, uint16_t port)
@@ -284,17 +415,21 @@ const struct policy_rule *policy_match(struct policy *pol, enum policy_dir dir, 
 	for (i = 0; i < pol->n[dir]; i++) {
 		struct policy_rule *r = &pol->rules[dir][i];
 
-		if (policy_rule_matches(r, remote, proto, port)) {
+		if (policy_rule_matches(pol, r, remote, proto, port)) {
 			r->hits++;
 			return r;
 		}
 	}
-	pol->allowed[dir]++;
+	if (pol->default_deny[dir])
+		pol->refused[dir]++;
+	else
+		pol->allowed[dir]++;
 	return NULL;
 }
 
 /**
- * policy_refuses() - policy_match() says deny
+ * policy_refuses() - policy_match() says deny, or no rule matches and the
+ * direction's default is deny
  * (parameters as policy_match())
  *
  * Return: true when the conversation must be refused.
@@ -304,7 +439,78 @@ bool policy_refuses(struct policy *pol, enum policy_dir dir, const struct net_ad
 {
 	const struct policy_rule *r = policy_match(pol, dir, remote, proto, port);
 
-	return r && r->action == POLICY_DENY;
+	return r ? r->action == POLICY_DENY : pol && pol->default_deny[dir];
+}
+
+/* The first egress name rule that takes @qname, whatever its action. */
+static struct policy_rule *policy_name_rule(const struct policy *pol, const struct dns_name *qname)
+{
+	unsigned int i;
+
+	for (i = 0; pol && i < pol->n[POLICY_EGRESS]; i++) {
+		const struct policy_rule *r = &pol->rules[POLICY_EGRESS][i];
+
+		if (r->is_name && dns_name_match(&r->name, qname))
+			return (struct policy_rule *)r;
+	}
+	return NULL;
+}
+
+/**
+ * policy_name_allowed() - the allow rule that names a name, for its DNS query
+ * or its answer
+ * @pol:	the policy
+ * @qname:	the name asked
+ *
+ * The first egress name rule whose name or pattern takes @qname decides,
+ * whatever its protocol and ports: those speak of the connections.
+ *
+ * Return: that rule when it allows, or NULL.
+ */
+const struct policy_rule *policy_name_allowed(const struct policy *pol, const struct dns_name *qname)
+{
+	const struct policy_rule *r = policy_name_rule(pol, qname);
+
+	return r && r->action == POLICY_ALLOW ? r : NULL;
+}
+
+/**
+ * policy_dns_query() - what becomes of a DNS query the container sent
+ * @pol:	the policy (with names: policy_has_names())
+ * @resolver:	where it goes
+ * @proto:	IPPROTO_UDP or IPPROTO_TCP
+ * @qname:	the name asked
+ *
+ * The name decides first (policy_name_allowed(); counted on the rule, or
+ * in @pol->names_refused); an allowed query then goes to its resolver
+ * unless an address rule denies the resolver: the default refusal of
+ * egress does not apply to a query the name rules allowed.
+ *
+ * Return: the verdict.
+ */
+enum policy_dns_verdict policy_dns_query(struct policy *pol, const struct net_addr *resolver, uint8_t proto,
+					 const struct dns_name *qname)
+{
+	struct policy_rule *named = policy_name_rule(pol, qname);
+	unsigned int i;
+
+	if (!named || named->action == POLICY_DENY) {
+		if (named)
+			named->hits++;
+		else
+			pol->names_refused++;
+		return POLICY_DNS_REFUSE_NAME;
+	}
+	for (i = 0; i < pol->n[POLICY_EGRESS]; i++) {
+		struct policy_rule *r = &pol->rules[POLICY_EGRESS][i];
+
+		if (!r->is_name && policy_rule_matches(pol, r, resolver, proto, 53)) {
+			r->hits++;
+			return r->action == POLICY_DENY ? POLICY_DNS_REFUSE_RESOLVER : POLICY_DNS_ASK;
+		}
+	}
+	named->hits++;
+	return POLICY_DNS_ASK;
 }
 
 /**
@@ -312,11 +518,11 @@ bool policy_refuses(struct policy *pol, enum policy_dir dir, const struct net_ad
  * @pol:	the policy, or NULL
  * @dir:	egress or ingress
  *
- * Return: the sum of the deny rules' hits.
+ * Return: the sum of the deny rules' hits and the default's refusals.
  */
 uint64_t policy_refusals(const struct policy *pol, enum policy_dir dir)
 {
-	uint64_t n = 0;
+	uint64_t n = pol ? pol->refused[dir] : 0;
 	unsigned int i;
 
 	for (i = 0; pol && i < pol->n[dir]; i++)
@@ -339,8 +545,24 @@ void policy_print(const struct policy *pol, struct out *o)
 	out_obj_begin(o, "policy");
 	for (d = 0; d < POLICY_DIR_MAX; d++) {
 		out_obj_begin(o, policy_dir_names[d]);
+		out_str(o, "no_match", pol->default_deny[d] ? "deny" : "allow");
 		out_u64(o, "refused", policy_refusals(pol, d));
 		out_u64(o, "allowed_by_default", pol->allowed[d]);
+		out_u64(o, "refused_by_default", pol->refused[d]);
+		if (d == POLICY_EGRESS && pol->binds) {
+			struct name_binds_stats bs;
+
+			name_binds_stats(pol->binds, &bs);
+			out_u64(o, "dns_refused", pol->names_refused);
+			out_obj_begin(o, "name_bindings");
+			out_u64(o, "held", bs.bindings);
+			out_u64(o, "max", bs.max);
+			out_u64(o, "added", bs.added);
+			out_u64(o, "renewed", bs.refreshed);
+			out_u64(o, "expired", bs.expired);
+			out_u64(o, "evicted", bs.evicted);
+			out_obj_end(o);
+		}
 		out_arr_begin(o, "rules");
 		for (i = 0; i < pol->n[d]; i++) {
 			const struct policy_rule *r = &pol->rules[d][i];
@@ -366,8 +588,10 @@ void policy_clear_hits(struct policy *pol)
 {
 	unsigned int d, i;
 
+	pol->names_refused = 0;
 	for (d = 0; d < POLICY_DIR_MAX; d++) {
 		pol->allowed[d] = 0;
+		pol->refused[d] = 0;
 		for (i = 0; i < pol->n[d]; i++)
 			pol->rules[d][i].hits = 0;
 	}
@@ -382,8 +606,10 @@ void policy_add_hits(struct policy *sum, const struct policy *other)
 {
 	unsigned int d, i;
 
+	sum->names_refused += other->names_refused;
 	for (d = 0; d < POLICY_DIR_MAX; d++) {
 		sum->allowed[d] += other->allowed[d];
+		sum->refused[d] += other->refused[d];
 		for (i = 0; i < sum->n[d] && i < other->n[d]; i++)
 			sum->rules[d][i].hits += other->rules[d][i].hits;
 	}

@@ -6,6 +6,7 @@
  *   face_tcp.c   TCP: connection pairs, the deferred handshakes both ways, the byte pump
  *   face_udp.c   UDP: flows, both directions, UDP GSO
  *   face_icmp.c  ICMP and ICMPv6: echo proxied, errors translated both ways
+ *   face_dns.c   the container's DNS, read when the policy has name rules
  *   face_pace.c  departures spaced as the arrivals were (UDP, both directions)
  *   face_netstat.c  the container kernel's own counters of what it dropped
  */
@@ -39,6 +40,9 @@
 	X(NO_ROUTE)		\
 	X(FLOW_LIMIT)		\
 	X(POLICY)		\
+	X(BAD_DNS)		\
+	X(DNS_UNASKED)		\
+	X(DNS_TOO_BIG)		\
 	X(OUTER_ERROR)		\
 	X(NO_MEMORY)
 
@@ -76,7 +80,11 @@ enum face_drop { FACE_DROP_LIST(FACE_X_ENUM) FACE_DROP_MAX };
 	X(ECHO_TO_INNER)	\
 	X(ICMP_TO_INNER)	\
 	X(ICMP_TO_OUTER)	\
-	X(PROTO_UNREACH_SENT)
+	X(PROTO_UNREACH_SENT)	\
+	X(DNS_QUERIES)		\
+	X(DNS_REFUSED)		\
+	X(DNS_ANSWERS)		\
+	X(DNS_BOUND)
 
 #define FACE_X_ENUM_CTR(name) FACE_CTR_##name,
 enum face_ctr { FACE_CTR_LIST(FACE_X_ENUM_CTR) FACE_CTR_MAX };
@@ -241,6 +249,12 @@ bool face_udp_flow_known(struct face *f, const struct net_addr *c, uint16_t cpor
 void face_udp_sweep(struct face *f, uint64_t now_ms);
 void face_udp_flush(struct face *f);
 void face_udp_print(struct face *f, struct out *o);
+void face_udp_to_inner(struct face *f, const struct net_addr *src, uint16_t sport, const struct net_addr *dst,
+		       uint16_t dport, const void *data, size_t len);
+/* face_dns.c */
+int face_dns_query(struct face *f, const struct net_addr *src, uint16_t sport, const struct net_addr *dst,
+		   const uint8_t *data, size_t len);
+bool face_dns_answer(struct face *f, const uint8_t *data, size_t len);
 /* what the outer stack hands up: its struct stack_upper_ops (face.c) */
 bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sport,
 			 const struct net_addr *dst, uint16_t dport, const uint8_t *data, size_t len);

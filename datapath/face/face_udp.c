@@ -266,11 +266,13 @@ static void face_flow_touch(struct face *f, struct face_flow *fw)
 /*
  * The flow of this 4-tuple, made when new and the policy allows it.
  * @inbound: the network sends the first datagram (its source's cap applies,
- * and the ingress rules). Return: the flow, or NULL: out of memory, or
- * refused by the policy (*@refused set; the caller answers).
+ * and the ingress rules). @decided: the policy was asked already (a DNS
+ * query, face_dns.c). Return: the flow, or NULL: out of memory, or refused
+ * by the policy (*@refused set; the caller answers).
  */
 static struct face_flow *face_flow_get(struct face *f, const struct net_addr *c, uint16_t cport,
-				       const struct net_addr *r, uint16_t rport, bool inbound, bool *refused)
+				       const struct net_addr *r, uint16_t rport, bool inbound, bool decided,
+				       bool *refused)
 {
 	struct face_flows *fl = f->flows;
 	struct face_flow *fw = face_flow_find(f, c, cport, r, rport);
@@ -283,8 +285,8 @@ static struct face_flow *face_flow_get(struct face *f, const struct net_addr *c,
 		return fw;
 	}
 	/* a new conversation: the policy decides (the destination port is the remote's, or ours) */
-	if (policy_refuses(f->st->policy, inbound ? POLICY_INGRESS : POLICY_EGRESS, r, IPPROTO_UDP,
-			   inbound ? cport : rport)) {
+	if (!decided && policy_refuses(f->st->policy, inbound ? POLICY_INGRESS : POLICY_EGRESS, r, IPPROTO_UDP,
+					       inbound ? cport : rport)) {
 		face_drop(f, FACE_DROP_POLICY);
 		*refused = true;
 		return NULL;
@@ -558,7 +560,7 @@ void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *s
 	struct udp_sent sent;
 	struct iovec iov;
 	size_t ulen, gso = 0;
-	bool refused;
+	bool refused, decided = false;
 	int ret;
 
 	if (!uh) {
@@ -584,7 +586,20 @@ void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *s
 		face_drop(f, FACE_DROP_BAD_CHECKSUM);
 		return;
 	}
-	fw = face_flow_get(f, src, ntohs(uh->sport), dst, ntohs(uh->dport), false, &refused);
+	/* with name rules, every query is read (face_dns.c) */
+	ret = 0;
+	if (uh->dport == htons(53) && policy_has_names(f->st->policy)) {
+		if (vnet_is_gso(&p->vnet)) {	/* no resolver library sends one */
+			face_drop(f, FACE_DROP_BAD_DNS);
+			return;
+		}
+		ret = face_dns_query(f, src, ntohs(uh->sport), dst, pkt_data(p) + sizeof(*uh), ulen - sizeof(*uh));
+		if (ret == -EACCES)	/* answered by the face, or dropped */
+			return;
+		decided = !ret;
+	}
+	refused = ret == -EPERM;
+	fw = refused ? NULL : face_flow_get(f, src, ntohs(uh->sport), dst, ntohs(uh->dport), false, decided, &refused);
 	if (!fw) {
 		if (refused)	/* quote the datagram back */
 			face_icmp_prohibit(f, src->family, src, dst, pkt_data(p) - (p->off - p->l3_off),
@@ -663,16 +678,38 @@ bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sp
 
 	if (!f || !face_is_container(f, dst) || len > 65535 - UDP_HLEN - IPV6_HLEN)
 		return false;
-	fw = face_flow_get(f, dst, dport, src, sport, true, &refused);
+	fw = face_flow_get(f, dst, dport, src, sport, true, false, &refused);
 	if (!fw) {
 		if (refused)
 			face_icmp_prohibit_udp(f, src, sport, dst, dport, len);
 		return true;	/* counted: out of memory or the policy */
 	}
+	/* an answer to a query the container sent: what it binds (face_dns.c) */
+	if (sport == 53 && !fw->inbound && policy_has_names(f->st->policy) && !face_dns_answer(f, data, len))
+		return true;	/* counted */
 	if (face_udp_train_join(f, &f->flows->pace_inner, &f->flows->to_inner, src, sport, dst, dport, data, len,
 				loop_arrived_us(f->st->loop)))
 		fw->to_inner++;
 	return true;
+}
+
+/**
+ * face_udp_to_inner() - a datagram the face itself writes to the container
+ * @f:		the face
+ * @src:	the address it comes from (a remote's)
+ * @sport:	its port
+ * @dst:	the container's address
+ * @dport:	its port
+ * @data:	the payload
+ * @len:	its length
+ *
+ * It joins the datagrams going in, with no flow (a DNS refusal, face_dns.c).
+ */
+void face_udp_to_inner(struct face *f, const struct net_addr *src, uint16_t sport, const struct net_addr *dst,
+		       uint16_t dport, const void *data, size_t len)
+{
+	face_udp_train_join(f, &f->flows->pace_inner, &f->flows->to_inner, src, sport, dst, dport, data, len,
+			    loop_arrived_us(f->st->loop));
 }
 
 /**

@@ -475,6 +475,41 @@ int dns_query_parse(const uint8_t *msg, size_t len, struct dns_query *q, const c
 	return 0;
 }
 
+/**
+ * dns_question_read() - the one question's name of a query or a response
+ * @msg:	the message
+ * @len:	its length
+ * @qname:	receives the name ("" on a failure)
+ * @why:	receives the reason of a failure, or NULL
+ *
+ * A response's addresses are bound to the name it answers: the caller
+ * reads the name here, decides by it, and hands it to dns_response_walk(),
+ * which checks the question again.
+ *
+ * Return: 0; -EBADMSG for a malformed header or name, or not exactly one
+ * question; -EILSEQ for a name with no text (see "Names" above).
+ */
+int dns_question_read(const uint8_t *msg, size_t len, struct dns_name *qname, const char **why)
+{
+	struct dns_header h;
+	size_t end;
+	int ret;
+
+	qname->text[0] = 0;
+	qname->len = 0;
+	ret = dns_header_parse(msg, len, &h, why);
+	if (ret)
+		return ret;
+	if (h.qdcount != 1)
+		return dns_fail(why, "not exactly one question", -EBADMSG);
+	ret = dns_name_read(msg, len, DNS_HDR_LEN, &end, qname, NULL, NULL, why);
+	if (ret) {
+		qname->text[0] = 0;
+		qname->len = 0;
+	}
+	return ret;
+}
+
 /* The text of the name at @off, or -EILSEQ for one without (nobody's name). */
 static int dns_name_at(const uint8_t *msg, size_t len, size_t off, struct dns_name *name)
 {

@@ -99,6 +99,7 @@ typedef int (*dns_addr_fn)(void *ctx, int family, const uint8_t *addr, uint32_t 
 int dns_name_from_text(const char *text, bool allow_wildcard, struct dns_name *out, const char **why);
 bool dns_name_match(const struct dns_name *pattern, const struct dns_name *name);
 int dns_header_parse(const uint8_t *msg, size_t len, struct dns_header *h, const char **why);
+int dns_question_read(const uint8_t *msg, size_t len, struct dns_name *qname, const char **why);
 int dns_query_parse(const uint8_t *msg, size_t len, struct dns_query *q, const char **why);
 int dns_response_walk(const uint8_t *msg, size_t len, const struct dns_name *qname, dns_addr_fn cb, void *ctx,
 		      const char **why);

@@ -297,6 +297,32 @@ static void expo_policy(struct metrics_expo *x, const struct metrics_scrape *s)
 			expo_json(x, s->targets[i].name, labels, json_object_get(pol, "allowed_by_default"), 1);
 		}
 	}
+	expo_family(x, "sandnet_policy_refused_by_default_total", "counter",
+		    "New conversations no policy rule matched, refused (egress, once a name rule is given), by direction.");
+	for (i = 0; i < s->n; i++) {
+		for (d = 0; d < 2; d++) {
+			const char *labels[] = { "direction", dirs[d], NULL };
+			json_t *pol = json_object_get(json_object_get(s->targets[i].summary, "policy"), dirs[d]);
+
+			expo_json(x, s->targets[i].name, labels, json_object_get(pol, "refused_by_default"), 1);
+		}
+	}
+	expo_family(x, "sandnet_policy_dns_refused_total", "counter",
+		    "DNS queries for a name no policy rule allows, answered REFUSED by the datapath.");
+	for (i = 0; i < s->n; i++) {
+		const char *labels[] = { NULL };
+
+		expo_json(x, s->targets[i].name, labels, expo_path(s->targets[i].summary, "policy.egress.dns_refused"),
+			  1);
+	}
+	expo_family(x, "sandnet_policy_name_bindings", "gauge",
+		    "Addresses bound to allowed names by DNS answers, held now (expired ones not yet swept included).");
+	for (i = 0; i < s->n; i++) {
+		const char *labels[] = { NULL };
+
+		expo_json(x, s->targets[i].name, labels,
+			  expo_path(s->targets[i].summary, "policy.egress.name_bindings.held"), 1);
+	}
 }
 
 /*

@@ -16,7 +16,8 @@
  *   parsed (dns_refusal_build(), into a buffer of exactly the size it
  *   needs and one a byte short), and dns_response_walk() for the name of
  *   its question (read as a query's: a copy with QR clear and no records;
- *   "example.com" when there is none);
+ *   "example.com" when there is none); dns_question_read() must find the
+ *   same name there;
  * - as a rule's name, up to its first NUL (dns_name_from_text()).
  *
  * Checked: every failure is one of the errnos documented, with a reason. A
@@ -278,9 +279,10 @@ static void fz_message(const uint8_t *msg, size_t len)
 	static const struct dns_name fallback = { .text = "example.com", .len = 11 };
 	struct dns_query q, qq;
 	const char *why = NULL;
+	struct dns_name qn;
 	uint8_t *copy;
 	size_t i;
-	int ret;
+	int ret, qret;
 
 	ret = dns_query_parse(msg, len, &q, &why);
 	if (ret && ((ret != -EBADMSG && ret != -EOPNOTSUPP && ret != -EILSEQ) || !why))
@@ -310,6 +312,16 @@ static void fz_message(const uint8_t *msg, size_t len)
 	ret = dns_query_parse(copy, len, &qq, NULL);
 	fz_walk(msg, len, ret ? &fallback : &qq.qname);
 	free(copy);
+
+	/* the question's name read as the face reads an answer's: the same name */
+	qret = dns_question_read(msg, len, &qn, &why);
+	if (qret && ((qret != -EBADMSG && qret != -EILSEQ) || !why || qn.len))
+		fz_fail("a question refused without -EBADMSG or -EILSEQ, a reason and no text");
+	if (!qret && (qn.len > DNS_NAME_MAX || strlen(qn.text) != qn.len))
+		fz_fail("a question's name out of bounds");
+	if (!ret && len >= DNS_HDR_LEN && msg[4] == 0 && msg[5] == 1 &&
+	    (qret || qn.len != qq.qname.len || memcmp(qn.text, qq.qname.text, qn.len)))
+		fz_fail("a question's name is not the one the query reader finds");
 }
 
 static void fz_rule(const uint8_t *data, size_t size)

@@ -13,7 +13,11 @@
  * its family, whose network has no bit set past the prefix, whose port range
  * is ordered, and whose text is the input. Matching must agree with the rule
  * as parsed: a family, a prefix, a protocol and a range, nothing else; and
- * policy_finish() then adds the two defaults.
+ * policy_finish() then adds the two defaults. A name rule (egress only)
+ * holds a name that parses back to itself, matches nothing before an
+ * address is bound to a name it takes, and after (the conversation's
+ * address bound to the name, or to "x." and a pattern's suffix) matches
+ * when its protocol and ports do; it turns egress to deny by default.
  *
  * Seeds: tests/fuzz/corpus/policy/.
  */
@@ -106,12 +110,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				 !net_prefix_match(r->family, &r->addr, &a.a, r->prefix_len))) ||
 		  (r->has_ports && (port < r->port_lo || port > r->port_hi))))
 		fz_fail("matched outside the rule's network or ports");
-	if (!m && !r->family && !r->proto && !r->has_ports)
+	if (!m && !r->family && !r->proto && !r->has_ports && !r->is_name)
 		fz_fail("\"any\" did not match");
+	if (r->is_name && (m || dir != POLICY_EGRESS))
+		fz_fail("a name rule matched with nothing bound, or on ingress");
 	if (r->hits + pol.allowed[dir] != 1)
 		fz_fail("the decision was not counted once");
 	if (policy_finish(&pol, err, sizeof(err)) || pol.n[POLICY_EGRESS] != (dir == POLICY_EGRESS) + 2u)
 		fz_fail("the defaults were not added");
+	if (r->is_name) {
+		struct dns_name bound, again;
+		bool fits = !r->proto || r->proto == proto ||
+			    (r->proto == IPPROTO_ICMP && proto == IPPROTO_ICMPV6);
+
+		if (!pol.default_deny[POLICY_EGRESS] || !policy_has_names(&pol))
+			fz_fail("a name rule without deny by default and bindings");
+		if (dns_name_from_text(r->name.text, true, &again, NULL) || strcmp(again.text, r->name.text))
+			fz_fail("a name rule's name does not parse back to itself");
+		snprintf(bound.text, sizeof(bound.text), "%s%s", r->name.text[0] == '*' ? "x" : "",
+			 r->name.text + (r->name.text[0] == '*'));
+		bound.len = (uint16_t)strlen(bound.text);
+		if (policy_name_bind(&pol, a.family, a.a.bytes, &bound, 60))
+			fz_fail("a binding refused");
+		if (r->has_ports && (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6 || port < r->port_lo ||
+				     port > r->port_hi))
+			fits = false;
+		if ((policy_match(&pol, dir, &a, proto, port) == r) != fits)
+			fz_fail("a name rule's match disagrees with its protocol and ports, its address bound");
+	}
+	policy_release(&pol);
 	free(text);
 	return 0;
 }

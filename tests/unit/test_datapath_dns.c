@@ -657,6 +657,44 @@ START_TEST(test_response_chain)
 }
 END_TEST
 
+/* The question's name of a query and of a response; broken ones refused. */
+START_TEST(test_question_read)
+{
+	struct dns_name n;
+	const char *why = NULL;
+	struct msg m;
+
+	make_query(&m, 7, "Files.PyPI.org", DNS_TYPE_AAAA);
+	ck_assert_int_eq(dns_question_read(m.b, m.len, &n, &why), 0);
+	ck_assert_str_eq(n.text, "files.pypi.org");
+	ck_assert_uint_eq(n.len, 14);
+	begin_answer(&m, "a.test", DNS_TYPE_A);
+	put_ptr(&m, 12);
+	put_a(&m, 10, "10.1.2.3");
+	set_count(&m, 6, 1);
+	ck_assert_int_eq(dns_question_read(m.b, m.len, &n, &why), 0);
+	ck_assert_str_eq(n.text, "a.test");
+	/* two questions, none, a header cut short, a name cut short */
+	set_count(&m, 4, 2);
+	ck_assert_int_eq(dns_question_read(m.b, m.len, &n, &why), -EBADMSG);
+	ck_assert_str_eq(why, "not exactly one question");
+	set_count(&m, 4, 0);
+	ck_assert_int_eq(dns_question_read(m.b, m.len, &n, &why), -EBADMSG);
+	ck_assert_int_eq(dns_question_read(m.b, 11, &n, &why), -EBADMSG);
+	make_query(&m, 7, "files.pypi.org", DNS_TYPE_A);
+	ck_assert_int_eq(dns_question_read(m.b, 12 + 6, &n, &why), -EBADMSG);
+	ck_assert_str_eq(n.text, "");
+	/* a label with a dot in it: well-formed, no text */
+	m.len = 0;
+	put_hdr(&m, 1, 0, 1, 0, 0, 0);
+	put_bytes(&m, "\x03" "a.b" "\x04" "test", 10);	/* and the root */
+	put16(&m, DNS_TYPE_A);
+	put16(&m, 1);
+	ck_assert_int_eq(dns_question_read(m.b, m.len, &n, &why), -EILSEQ);
+	ck_assert_uint_eq(n.len, 0);
+}
+END_TEST
+
 START_TEST(test_response_direct)
 {
 	struct dns_name qn = name_of("a.test");
@@ -1039,6 +1077,7 @@ static Suite *dns_suite(void)
 	tcase_add_test(tc, test_truncated_everywhere);
 	tcase_add_test(tc, test_response_chain);
 	tcase_add_test(tc, test_response_direct);
+	tcase_add_test(tc, test_question_read);
 	tcase_add_test(tc, test_response_malformed);
 	tcase_add_test(tc, test_refusal);
 	tcase_add_test(tc, test_tcp_framing);

@@ -363,7 +363,8 @@ END_TEST
 START_TEST(test_expo_unique)
 {
 	static const char pol[] =
-		"{\"name\": \"%s\", \"policy\": {\"egress\": {\"refused\": 5, \"allowed_by_default\": 2, \"rules\": ["
+		"{\"name\": \"%s\", \"policy\": {\"egress\": {\"refused\": 5, \"allowed_by_default\": 2,"
+		" \"refused_by_default\": 7, \"dns_refused\": 3, \"name_bindings\": {\"held\": 11}, \"rules\": ["
 		"{\"action\": \"deny\", \"rule\": \"169.254.169.254\", \"default\": false, \"hits\": 4},"
 		"{\"action\": \"allow\", \"rule\": \"tcp:10.0.0.0/8:80\", \"default\": false, \"hits\": 9},"
 		"{\"action\": \"deny\", \"rule\": \"169.254.169.254\", \"default\": true, \"hits\": 1}]},"
@@ -393,6 +394,11 @@ START_TEST(test_expo_unique)
 	    "rule=\"tcp:10.0.0.0/8:80\"} 9\n");
 	HAS("sandnet_policy_allowed_by_default_total{container=\"c.ctl\",direction=\"egress\"} 2\n");
 	HAS("sandnet_policy_allowed_by_default_total{container=\"c.ctl\",direction=\"ingress\"} 0\n");
+	HAS("sandnet_policy_refused_by_default_total{container=\"c.ctl\",direction=\"egress\"} 7\n");
+	HAS("sandnet_policy_dns_refused_total{container=\"c.ctl\"} 3\n");
+	HAS("sandnet_policy_name_bindings{container=\"c.ctl\"} 11\n");
+	/* a datapath without names says nothing of them: no sample is made up */
+	ck_assert_ptr_null(strstr(text, "sandnet_policy_refused_by_default_total{container=\"c.ctl\",direction=\"ingress\"}"));
 	free(text);
 	for (i = 0; i < 3; i++)
 		json_decref(t[i].summary);

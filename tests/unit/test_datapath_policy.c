@@ -5,14 +5,19 @@
  * the flag, the rule and the reason; the first match decides, the metadata
  * defaults come after the user's rules, no match allows, and every decision
  * is counted on its rule. The stats output is the same in text and JSON.
+ * Name rules: their forms and refusals, egress denied by default once one is
+ * given, a name rule matching only addresses bound to a name it names, and
+ * the verdicts on DNS queries.
  */
 #include <arpa/inet.h>
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/out.h"
+#include "datapath/names/dns.h"
 #include "datapath/policy.h"
 
 static struct policy pol;
@@ -22,6 +27,11 @@ static void setup(void)
 {
 	memset(&pol, 0, sizeof(pol));
 	err[0] = 0;
+}
+
+static void teardown(void)
+{
+	policy_release(&pol);
 }
 
 static struct net_addr addr(const char *s)
@@ -192,6 +202,177 @@ START_TEST(test_first_match)
 }
 END_TEST
 
+START_TEST(test_name_forms)
+{
+	static const struct { const char *rule, *words; } bad[] = {
+		{ "frob", "'frob' is not an IPv4 or IPv6 address, a DNS name" },	/* one word: no dot */
+		{ "10.0.0.300", "'10.0.0.300' is not an IPv4 or IPv6 address, a DNS name" },
+		{ "tcp:pypi.org..:443", "'pypi.org..' is not an IPv4 or IPv6 address, a DNS name" },
+		{ "a..pypi.org", "not a DNS name: empty label" },
+		{ "org.", "'org.' is not an IPv4 or IPv6 address, a DNS name" },
+		{ "bad_na!me.org", "a character other than" },
+		{ "a.*.org", "'*' other than as the whole first label" },
+		{ "icmp:pypi.org:1", "icmp has no ports" },
+		{ "pypi.org/8", "'pypi.org' is not an IPv4 or IPv6 address" },
+	};
+	const struct policy_rule *r;
+	char want[128];
+	unsigned int i;
+
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "tcp:PyPI.org:443", err, sizeof(err)), 0);
+	r = &pol.rules[POLICY_EGRESS][0];
+	ck_assert(r->is_name);
+	ck_assert_str_eq(r->name.text, "pypi.org");
+	ck_assert_int_eq(r->proto, IPPROTO_TCP);
+	ck_assert_int_eq(r->port_lo, 443);
+	ck_assert_int_eq(r->port_hi, 443);
+	ck_assert_int_eq(r->family, 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "*.github.com", err, sizeof(err)), 0);
+	r = &pol.rules[POLICY_EGRESS][1];
+	ck_assert(r->is_name);
+	ck_assert_str_eq(r->name.text, "*.github.com");
+	ck_assert(!r->has_ports);
+	ck_assert_int_eq(r->proto, 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "pypi.org.", err, sizeof(err)), 0);
+	ck_assert_str_eq(pol.rules[POLICY_EGRESS][2].name.text, "pypi.org");
+	pol.n[POLICY_EGRESS]--;
+	/* an address stays an address */
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_DENY, "10.0.0.3", err, sizeof(err)), 0);
+	ck_assert(!pol.rules[POLICY_EGRESS][2].is_name);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, bad[i].rule, err, sizeof(err)) == -EINVAL,
+			      "'%s' accepted", bad[i].rule);
+		snprintf(want, sizeof(want), "--egress-allow '%s': ", bad[i].rule);
+		ck_assert_msg(!strncmp(err, want, strlen(want)), "'%s': %s", bad[i].rule, err);
+		ck_assert_msg(strstr(err, bad[i].words), "'%s': %s", bad[i].rule, err);
+	}
+	/* ingress has no names */
+	ck_assert_int_eq(policy_add(&pol, POLICY_INGRESS, POLICY_ALLOW, "pypi.org", err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "--ingress-allow 'pypi.org': 'pypi.org' is not an IPv4 or IPv6 address "
+			      "(or \"any\"; names are egress only)");
+	ck_assert_int_eq(pol.n[POLICY_EGRESS], 3);
+	ck_assert_int_eq(pol.n[POLICY_INGRESS], 0);
+}
+END_TEST
+
+static void bind_addr(const char *a, const char *name, uint32_t ttl_s)
+{
+	struct net_addr na = addr(a);
+	struct dns_name n;
+
+	ck_assert_int_eq(dns_name_from_text(name, false, &n, NULL), 0);
+	ck_assert_int_eq(policy_name_bind(&pol, na.family, na.a.bytes, &n, ttl_s), 0);
+}
+
+START_TEST(test_name_rules)
+{
+	/* no name rule: no bindings, allow by default */
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_DENY, "10.9.0.0/16", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_finish(&pol, err, sizeof(err)), 0);
+	ck_assert(!policy_has_names(&pol));
+	ck_assert(!policy_refuses(&pol, POLICY_EGRESS, &(struct net_addr){ .family = AF_INET }, IPPROTO_TCP, 1));
+	policy_release(&pol);
+
+	memset(&pol, 0, sizeof(pol));
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "tcp:pypi.org:443", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_DENY, "*.evil.github.com", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "*.github.com", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "udp:10.1.0.0/16:53", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_finish(&pol, err, sizeof(err)), 0);
+	ck_assert(policy_has_names(&pol));
+	ck_assert(pol.default_deny[POLICY_EGRESS]);
+	ck_assert(!pol.default_deny[POLICY_INGRESS]);
+
+	/* nothing bound yet: refused by default; the address rule still allows */
+	ck_assert_str_eq(decide(POLICY_EGRESS, "192.0.2.10", IPPROTO_TCP, 443), "allow");	/* no rule */
+	ck_assert(policy_refuses(&pol, POLICY_EGRESS, &(struct net_addr){ .family = AF_INET }, IPPROTO_TCP, 443));
+	ck_assert_uint_eq(pol.refused[POLICY_EGRESS], 2);
+	ck_assert_uint_eq(pol.allowed[POLICY_EGRESS], 0);
+	ck_assert_str_eq(decide(POLICY_EGRESS, "10.1.2.3", IPPROTO_UDP, 53), "allow-rule");
+	/* ingress keeps its allow by default */
+	ck_assert_str_eq(decide(POLICY_INGRESS, "192.0.2.10", IPPROTO_TCP, 80), "allow");
+	ck_assert_uint_eq(pol.allowed[POLICY_INGRESS], 1);
+
+	bind_addr("192.0.2.10", "pypi.org", 300);
+	bind_addr("2001:db8::10", "pypi.org", 300);
+	bind_addr("192.0.2.20", "api.github.com", 300);
+	bind_addr("192.0.2.30", "x.evil.github.com", 300);
+	bind_addr("192.0.2.40", "github.com", 300);	/* the pattern wants a label in front */
+	/* the rule's protocol and port still count */
+	ck_assert_str_eq(decide(POLICY_EGRESS, "192.0.2.10", IPPROTO_TCP, 443), "allow-rule");
+	ck_assert_str_eq(decide(POLICY_EGRESS, "2001:db8::10", IPPROTO_TCP, 443), "allow-rule");
+	ck_assert(policy_refuses(&pol, POLICY_EGRESS, &(struct net_addr){ .family = AF_INET,
+				 .a.bytes = { 192, 0, 2, 10 } }, IPPROTO_TCP, 80));
+	ck_assert(policy_refuses(&pol, POLICY_EGRESS, &(struct net_addr){ .family = AF_INET,
+				 .a.bytes = { 192, 0, 2, 10 } }, IPPROTO_UDP, 443));
+	ck_assert_str_eq(decide(POLICY_EGRESS, "192.0.2.20", IPPROTO_UDP, 9), "allow-rule");
+	ck_assert_str_eq(decide(POLICY_EGRESS, "192.0.2.30", IPPROTO_TCP, 443), "deny");	/* first match */
+	ck_assert(policy_refuses(&pol, POLICY_EGRESS, &(struct net_addr){ .family = AF_INET,
+				 .a.bytes = { 192, 0, 2, 40 } }, IPPROTO_TCP, 443));
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][0].hits, 2);
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][1].hits, 1);
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][2].hits, 1);
+	ck_assert_uint_eq(policy_refusals(&pol, POLICY_EGRESS), 1 + 2 + 2 + 1);
+
+	/* a shard's copy shares the bindings and counts on its own */
+	{
+		struct policy copy = pol;
+
+		policy_clear_hits(&copy);
+		ck_assert_uint_eq(copy.refused[POLICY_EGRESS], 0);
+		bind_addr("192.0.2.50", "www.github.com", 300);
+		ck_assert_ptr_nonnull(policy_match(&copy, POLICY_EGRESS, &(struct net_addr){ .family = AF_INET,
+						   .a.bytes = { 192, 0, 2, 50 } }, IPPROTO_TCP, 22));
+		ck_assert_uint_eq(copy.rules[POLICY_EGRESS][2].hits, 1);
+		policy_add_hits(&pol, &copy);
+		ck_assert_uint_eq(pol.rules[POLICY_EGRESS][2].hits, 2);
+	}
+}
+END_TEST
+
+static enum policy_dns_verdict query(const char *resolver, const char *name)
+{
+	struct net_addr r = addr(resolver);
+	struct dns_name n;
+
+	ck_assert_int_eq(dns_name_from_text(name, false, &n, NULL), 0);
+	return policy_dns_query(&pol, &r, IPPROTO_UDP, &n);
+}
+
+START_TEST(test_name_queries)
+{
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_DENY, "udp:10.66.0.0/16:53", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_DENY, "secret.pypi.org", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "tcp:*.pypi.org:443", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "tcp:pypi.org:443", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_finish(&pol, err, sizeof(err)), 0);
+
+	/* the protocol and port of the rule do not matter to the query */
+	ck_assert_int_eq(query("10.0.0.53", "pypi.org"), POLICY_DNS_ASK);
+	ck_assert_int_eq(query("10.0.0.53", "files.pypi.org"), POLICY_DNS_ASK);
+	ck_assert_int_eq(query("fd00::53", "a.b.pypi.org"), POLICY_DNS_ASK);
+	/* the default refusal of egress does not take the resolver: the name decided */
+	ck_assert_uint_eq(pol.refused[POLICY_EGRESS], 0);
+	ck_assert_int_eq(query("10.0.0.53", "secret.pypi.org"), POLICY_DNS_REFUSE_NAME);
+	ck_assert_int_eq(query("10.0.0.53", "example.com"), POLICY_DNS_REFUSE_NAME);
+	ck_assert_int_eq(query("10.0.0.53", "pypi.org.attacker.example"), POLICY_DNS_REFUSE_NAME);
+	ck_assert_int_eq(query("10.0.0.53", "xpypi.org"), POLICY_DNS_REFUSE_NAME);
+	/* an address rule denies the resolver itself */
+	ck_assert_int_eq(query("10.66.0.1", "pypi.org"), POLICY_DNS_REFUSE_RESOLVER);
+	ck_assert_int_eq(query("10.66.0.1", "example.com"), POLICY_DNS_REFUSE_NAME);
+
+	ck_assert_uint_eq(pol.names_refused, 4);	/* the secret's refusal is its rule's */
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][0].hits, 1);
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][1].hits, 1);
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][2].hits, 2);
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][3].hits, 1);
+	ck_assert_ptr_eq(policy_name_allowed(&pol, &(struct dns_name){ .text = "pypi.org", .len = 8 }),
+			 &pol.rules[POLICY_EGRESS][3]);
+	ck_assert_ptr_null(policy_name_allowed(&pol, &(struct dns_name){ .text = "secret.pypi.org", .len = 15 }));
+}
+END_TEST
+
 /* Text and JSON from the same calls: the JSON parses and holds what the text says. */
 START_TEST(test_print)
 {
@@ -229,12 +410,15 @@ static Suite *policy_suite(void)
 	Suite *s = suite_create("datapath_policy");
 	TCase *tc = tcase_create("policy");
 
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_forms);
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_first_match);
 	tcase_add_test(tc, test_print);
+	tcase_add_test(tc, test_name_forms);
+	tcase_add_test(tc, test_name_rules);
+	tcase_add_test(tc, test_name_queries);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -188,9 +188,13 @@ START_TEST(test_conf)
 
 	ck_assert_int_eq(conf(&rt, "# sandnet-runtime\n\nruntime = /usr/bin/crun   # the real one\n"
 				   "policy = egress-deny=10.0.0.0/8, ingress-deny=tcp:any:22\n"
-				   "  policy=egress-allow=tcp:169.254.169.254:80\n", &e), 0);
+				   "  policy=egress-allow=tcp:169.254.169.254:80\n"
+				   "policy = egress-allow=tcp:pypi.org:443, egress-allow=*.github.com\n", &e), 0);
 	ck_assert_str_eq(rt.runtime, "/usr/bin/crun");
-	ck_assert_uint_eq(rt.n_policy, 3);
+	ck_assert_uint_eq(rt.n_policy, 5);
+	/* name rules pass as any rule does: the datapath parses them */
+	ck_assert_str_eq(rt.policy[3], "egress-allow=tcp:pypi.org:443");
+	ck_assert_str_eq(rt.policy[4], "egress-allow=*.github.com");
 	ck_assert_str_eq(rt.policy[0], "egress-deny=10.0.0.0/8");
 	ck_assert_str_eq(rt.policy[1], "ingress-deny=tcp:any:22");
 	ck_assert_str_eq(rt.policy[2], "egress-allow=tcp:169.254.169.254:80");

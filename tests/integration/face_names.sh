@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Egress by DNS name (issue 42): name rules in the policy, the container's DNS
+# read by the datapath. dnsmasq in the peer answers for every name; the
+# container asks through its resolv.conf with glibc (getent) and connects
+# with the kernel's socket API. Checked, as a user sees it:
+#  - nothing a name rule names is reachable before its name was looked up:
+#    egress is refused by default once a name rule is given;
+#  - a lookup of an allowed name (directly, through a CNAME, under a
+#    wildcard) works, and then its addresses are reachable on the rule's
+#    protocol and ports only, IPv4 and IPv6;
+#  - a lookup of any other name fails (REFUSED) and never reaches dnsmasq
+#    (its query log), a name a deny rule names before a wildcard included:
+#    DNS carries nothing out; the addresses of such names stay refused, even
+#    when the container knows them;
+#  - DNS over TCP, which the datapath does not read yet, is refused;
+#  - `datapath stats` counts the queries, the refusals, the bindings and the
+#    rules' hits.
+. "$SANDNET_TESTS/lib/common.sh"
+DP_SHARDS_ANY=1
+. "$SANDNET_TESTS/integration/datapath_env.inc"
+. "$SANDNET_TESTS/integration/datapath_tcp_env.inc"
+. "$SANDNET_TESTS/integration/face_env.inc"
+command -v dnsmasq >/dev/null || sn_skip "dnsmasq not installed"
+
+sn_log "malformed name rules: exit 2, naming the rule"
+for bad in "--egress-allow frob" "--ingress-allow tcp:pypi.org:443" "--egress-allow a..b.test" \
+	"--egress-deny 10.0.0.300"; do
+	# shellcheck disable=SC2086
+	out=$("$DATAPATH" --fd 0 $bad 2>&1); rc=$?
+	[ "$rc" = 2 ] || sn_fail "datapath $bad: exit $rc, not 2: $out"
+	echo "$out" | grep -qF -- "datapath: ${bad%% *} '${bad#* }': " || sn_fail "datapath $bad said: $out"
+	echo "ok: $out"
+done
+
+DP_GSO=hw
+dp_env_up \
+	--egress-allow tcp:allowed.test:8000 \
+	--egress-allow alias.test \
+	--egress-deny bad.wild.test \
+	--egress-allow "*.wild.test"
+face_check_fenced
+tcp_peer_csum_off
+for a in 10.77.0.11 10.77.0.12 10.77.0.13 10.77.0.14 10.77.0.15; do ip -n "$PEER" addr add "$a/24" dev veth0; done
+ip -n "$PEER" addr add fd77::11/64 dev veth0 nodad
+
+cat >"$SN_TMP/tcpsrv.py" <<'PY'
+import socket, sys, threading
+def serve(port):
+    ls = socket.socket(socket.AF_INET6); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("::", port)); ls.listen(64)
+    while True:
+        c, a = ls.accept(); c.sendall(b"hi"); c.close()
+for p in sys.argv[1:]:
+    threading.Thread(target=serve, args=(int(p),), daemon=True).start()
+threading.Event().wait()
+PY
+ip netns exec "$PEER" python3 "$SN_TMP/tcpsrv.py" 8001 &
+sn_on_exit "kill $!"
+mkdir -p "$SN_TMP/www"
+echo "served" >"$SN_TMP/www/index.html"
+(cd "$SN_TMP/www" && exec ip netns exec "$PEER" python3 -m http.server --bind :: 8000 >"$SN_TMP/http.log" 2>&1) &
+sn_on_exit "kill $!"
+# the recorder: every connection's byte count, one line each, when it ends
+cat >"$SN_TMP/recorder.py" <<'PY'
+import socket, sys, threading
+log = open(sys.argv[2], "a", buffering=1)
+def take(c, a):
+    n = 0
+    c.settimeout(1)	# idle: the client waits for an answer that never comes
+    try:
+        while True:
+            d = c.recv(65536)
+            if not d:
+                break
+            n += len(d)
+    except OSError:
+        pass
+    c.close()
+    log.write(f"{a[0]} {n}\n")
+ls = socket.socket(socket.AF_INET6); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("::", int(sys.argv[1]))); ls.listen(64)
+while True:
+    c, a = ls.accept()
+    threading.Thread(target=take, args=(c, a), daemon=True).start()
+PY
+: >"$SN_TMP/recorder.log"
+ip netns exec "$PEER" python3 "$SN_TMP/recorder.py" 8002 "$SN_TMP/recorder.log" &
+sn_on_exit "kill $!"
+ip netns exec "$PEER" dnsmasq --no-daemon --no-resolv --no-hosts --bind-interfaces \
+	--listen-address=10.77.0.1 --port=53 --pid-file= \
+	--host-record=allowed.test,10.77.0.11,fd77::11 --host-record=other.test,10.77.0.12 \
+	--host-record=target.cdn.test,10.77.0.13 --cname=alias.test,target.cdn.test \
+	--host-record=a.wild.test,10.77.0.14 --host-record=bad.wild.test,10.77.0.15 \
+	--host-record=wild.test,10.77.0.14 \
+	--log-queries --log-facility=- >"$SN_TMP/dnsmasq.log" 2>&1 &
+sn_on_exit "kill $!"
+tcp_wait_listen "$PEER" 8001
+tcp_wait_listen "$PEER" 8000
+tcp_wait_listen "$PEER" 8002
+sn_wait_for 10 sh -c "ip netns exec '$PEER' ss -Hlun 'sport = :53' | grep -q ." || sn_fail "dnsmasq did not start"
+printf 'nameserver 10.77.0.1\noptions attempts:1 timeout:2\n' >"$SN_TMP/resolv.udp"
+printf 'nameserver 10.77.0.1\noptions use-vc attempts:1 timeout:2\n' >"$SN_TMP/resolv.tcp"
+
+# lookup HOW NAME: the addresses getent gives, one line, or "FAILED"
+lookup() {
+	ip netns exec "$CT" unshare -m sh -c \
+		"mount --bind '$SN_TMP/resolv.$1' /etc/resolv.conf && getent ahosts '$2'" 2>/dev/null |
+		awk '{print $1}' | sort -u | tr '\n' ' ' | sed 's/ $//'
+	[ "${PIPESTATUS[0]}" = 0 ] || echo "FAILED"
+}
+# expect_lookup NAME WANT
+expect_lookup() {
+	local got
+	got=$(lookup udp "$1")
+	[ "$got" = "$2" ] || sn_fail "lookup of $1: '$got', expected '$2'"
+	echo "ok: $1 -> $got"
+}
+# expect_tcp WANT FAM ADDR PORT
+expect_tcp() {
+	local got
+	got=$(face_errno "$CT" "$2" "$3" "$4")
+	[ "$got" = "$1" ] || sn_fail "connect to $3 port $4: $got, expected $1"
+	echo "ok: connect $3:$4: $got"
+}
+
+sn_log "before any lookup: every address refused, by default"
+expect_tcp EHOSTUNREACH 4 10.77.0.11 8000
+expect_tcp EACCES 6 fd77::11 8000
+expect_tcp EHOSTUNREACH 4 10.77.0.1 8000		# no rule names the peer either
+
+sn_log "an allowed name: looked up, then reachable on the rule's port only"
+expect_lookup allowed.test "10.77.0.11 fd77::11"
+expect_tcp connected 4 10.77.0.11 8000
+expect_tcp connected 6 fd77::11 8000
+expect_tcp EHOSTUNREACH 4 10.77.0.11 8001		# tcp:allowed.test:8000
+
+sn_log "through a CNAME, and under a wildcard (every port)"
+expect_lookup alias.test 10.77.0.13
+expect_tcp connected 4 10.77.0.13 8000
+expect_tcp connected 4 10.77.0.13 8001
+expect_tcp EHOSTUNREACH 4 10.77.0.14 8001		# not looked up yet
+expect_lookup a.wild.test 10.77.0.14
+expect_tcp connected 4 10.77.0.14 8001
+
+sn_log "any other name: refused by the datapath, never seen by the resolver"
+for name in other.test bad.wild.test wild.test target.cdn.test secret-4f2a.exfil.example; do
+	expect_lookup "$name" FAILED
+	grep -q "query.* $name from" "$SN_TMP/dnsmasq.log" && sn_fail "dnsmasq saw a query for $name"
+done
+expect_tcp EHOSTUNREACH 4 10.77.0.12 8000		# other.test, known to the container anyway
+expect_tcp EHOSTUNREACH 4 10.77.0.15 8000		# bad.wild.test
+grep -q "query\[A\] allowed.test from 10.77.0.2" "$SN_TMP/dnsmasq.log" ||
+	sn_fail "dnsmasq saw no query for allowed.test: $(cat "$SN_TMP/dnsmasq.log")"
+
+sn_log "DNS over TCP is not read: refused, like any connection no rule allows"
+got=$(lookup tcp allowed.test)
+[ "$got" = FAILED ] || sn_fail "a lookup over TCP: $got"
+grep -q "query.* from 10.77.0.2.*tcp\|TCP connection" "$SN_TMP/dnsmasq.log" && sn_fail "dnsmasq took a TCP query"
+echo "ok: over TCP: $got"
+
+sn_log "counted: queries, refusals, bindings, rules"
+dp_stats >"$SN_TMP/stats.txt" || sn_fail "stats"
+grep -q "rule \*.wild.test" "$SN_TMP/stats.txt" || sn_fail "text stats lack the rules: $(cat "$SN_TMP/stats.txt")"
+dp_stats_sum | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+p, c = d["policy"]["egress"], d["face"]["counters"]
+hits = {r["rule"]: r["hits"] for r in p["rules"]}
+assert p["no_match"] == "deny", p
+assert d["policy"]["ingress"]["no_match"] == "allow", d["policy"]
+# glibc asks A and AAAA: each allowed lookup is two queries on its rule
+assert hits["tcp:allowed.test:8000"] >= 2 + 2, hits	# 2 queries, 2 connections (not 8001)
+assert hits["alias.test"] >= 2 + 2, hits
+assert hits["bad.wild.test"] >= 2, hits	# its address was never bound: refused by default
+assert hits["*.wild.test"] >= 2 + 1, hits
+# other.test, wild.test, target.cdn.test and the exfil name, A and AAAA (TCP: never read)
+assert p["dns_refused"] >= 8, p
+assert p["refused_by_default"] >= 6, p
+b = p["name_bindings"]
+assert b["added"] >= 4 and b["held"] >= 4 and b["max"] == 4096, b
+assert c["dns_queries"] >= 16 and c["dns_refused"] >= 10, c
+assert c["dns_answers"] >= 6 and c["dns_bound"] >= 4, c
+assert d["face"]["drops"].get("bad_dns", 0) == 0, d["face"]["drops"]
+print("ok: hits", hits, "dns_refused", p["dns_refused"], "bindings", b, "face", {k: v for k, v in c.items() if k.startswith("dns")})
+' || sn_fail "stats: $(dp_stats --json)"
+face_check_clean policy
+dp_env_down
