@@ -428,8 +428,24 @@ const struct policy_rule *policy_match(struct policy *pol, enum policy_dir dir, 
 }
 
 /**
- * policy_refuses() - policy_match() says deny, or no rule matches and the
- * direction's default is deny
+ * policy_decide() - policy_match(), and the direction's default when no rule
+ * matches (parameters as policy_match())
+ * @by:		receives the rule that decided, or NULL (the default); may be NULL
+ *
+ * Return: true when the conversation must be refused.
+ */
+bool policy_decide(struct policy *pol, enum policy_dir dir, const struct net_addr *remote, uint8_t proto,
+		   uint16_t port, const struct policy_rule **by)
+{
+	const struct policy_rule *r = policy_match(pol, dir, remote, proto, port);
+
+	if (by)
+		*by = r;
+	return r ? r->action == POLICY_DENY : pol && pol->default_deny[dir];
+}
+
+/**
+ * policy_refuses() - policy_decide(), without the rule
  * (parameters as policy_match())
  *
  * Return: true when the conversation must be refused.
@@ -437,9 +453,39 @@ const struct policy_rule *policy_match(struct policy *pol, enum policy_dir dir, 
 bool policy_refuses(struct policy *pol, enum policy_dir dir, const struct net_addr *remote, uint8_t proto,
 		    uint16_t port)
 {
-	const struct policy_rule *r = policy_match(pol, dir, remote, proto, port);
+	return policy_decide(pol, dir, remote, proto, port, NULL);
+}
 
-	return r ? r->action == POLICY_DENY : pol && pol->default_deny[dir];
+/**
+ * policy_name_refuses() - the name a connection's first bytes gave (a TLS
+ * server_name, an HTTP host), judged as if it were the connection's
+ * destination
+ * @pol:	the policy
+ * @name:	the name
+ * @proto:	IPPROTO_TCP
+ * @port:	the destination port
+ *
+ * The first egress name rule that takes @name, on @proto and @port,
+ * decides; none refuses: the connection was let through for a name, and
+ * this is not one the rules allow there. Not counted on the rules (the
+ * connection was, when it opened).
+ *
+ * Return: true when the connection must be cut.
+ */
+bool policy_name_refuses(const struct policy *pol, const struct dns_name *name, uint8_t proto, uint16_t port)
+{
+	unsigned int i;
+
+	for (i = 0; pol && i < pol->n[POLICY_EGRESS]; i++) {
+		const struct policy_rule *r = &pol->rules[POLICY_EGRESS][i];
+
+		if (!r->is_name || !dns_name_match(&r->name, name))
+			continue;
+		if ((r->proto && r->proto != proto) || (r->has_ports && (port < r->port_lo || port > r->port_hi)))
+			continue;
+		return r->action == POLICY_DENY;
+	}
+	return true;
 }
 
 /* The first egress name rule that takes @qname, whatever its action. */

@@ -106,6 +106,9 @@ void policy_clear_hits(struct policy *pol);
 void policy_add_hits(struct policy *sum, const struct policy *other);
 const struct policy_rule *policy_match(struct policy *pol, enum policy_dir dir, const struct net_addr *remote,
 				       uint8_t proto, uint16_t port);
+bool policy_decide(struct policy *pol, enum policy_dir dir, const struct net_addr *remote, uint8_t proto,
+		   uint16_t port, const struct policy_rule **by);
+bool policy_name_refuses(const struct policy *pol, const struct dns_name *name, uint8_t proto, uint16_t port);
 bool policy_refuses(struct policy *pol, enum policy_dir dir, const struct net_addr *remote, uint8_t proto,
 		    uint16_t port);
 uint64_t policy_refusals(const struct policy *pol, enum policy_dir dir);

@@ -49,6 +49,18 @@
  * buffered beyond the two engines' own buffers. tcp_send() never writes
  * over bytes a queued segment still carries (the borrow rule, tcp_pool.c).
  *
+ * What it says it is. A connection the policy let through for a name (a
+ * name rule matched its address, policy.c "Names") is held before its
+ * first byte leaves: nothing the container sends goes to the network until
+ * its first bytes were read (hello.c) and, if they give a name (a TLS
+ * ClientHello's server_name, an HTTP/1 request's host), the policy allowed
+ * that name on this port (policy_name_refuses()). A refused name, or TLS
+ * or HTTP this reader will not guess at, resets both halves: the remote end
+ * has seen a handshake and not one byte. Bytes of another protocol, or
+ * that give no name, pass: the address's binding decided. The wait is for
+ * the container's bytes only; what the remote end sends first (an SSH or
+ * SMTP banner) moves meanwhile.
+ *
  * Closing. A FIN on one side becomes tcp_shutdown_write() on the other once
  * everything before it was moved (half-close works both ways). When both
  * directions are shut the pair closes both connections gracefully and the
@@ -64,6 +76,7 @@
 
 #include "datapath/face/face_int.h"
 #include "datapath/ledger.h"
+#include "datapath/names/hello.h"
 #include "common/out.h"
 #include "datapath/policy.h"
 
@@ -83,6 +96,8 @@
  * @ledger_slot: its slot in the supervisor's ledger while it is up, or -1
  * @to_outer, @to_inner: bytes moved
  * @push_outer, @push_inner: that side's sink queued bytes this turn
+ * @read_name:	the container's first bytes must be read before any leave
+ *		(a name rule let it through)
  */
 struct face_pair {
 	struct face_pair *next, *prev, *pend_next;
@@ -96,6 +111,7 @@ struct face_pair {
 	int ledger_slot;
 	uint64_t to_outer, to_inner;
 	bool push_outer, push_inner;
+	bool read_name;
 	struct loop_defer defer;
 };
 
@@ -374,7 +390,7 @@ static size_t face_pair_sink(struct tcp_conn *c, void *user, const void *data, s
 	struct tcp_conn *to = inner ? pr->outer : pr->inner;
 	ssize_t n;
 
-	if (pr->dead || !pr->up || (inner ? pr->out_shut : pr->in_shut))
+	if (pr->dead || !pr->up || (inner ? pr->out_shut || pr->read_name : pr->in_shut))
 		return 0;
 	n = tcp_send_more(to, data, len, face_now_us(pr->f));
 	if (n <= 0)
@@ -391,6 +407,48 @@ static size_t face_pair_sink(struct tcp_conn *c, void *user, const void *data, s
 	return (size_t)n;
 }
 
+/*
+ * The container's first bytes, held in @inner's ring, say what the
+ * connection is for (see "What it says it is"). Return: true when they may
+ * go; false to wait for more, or when the pair was reset for them.
+ */
+static bool face_pair_read_name(struct face_pair *pr)
+{
+	struct face *f = pr->f;
+	uint8_t buf[HELLO_READ_MAX];
+	struct iovec iov[2];
+	size_t have = 0;
+	struct hello h;
+	int n, i, ret;
+
+	n = tcp_peek(pr->inner, iov);
+	for (i = 0; i < n && have < sizeof(buf); i++) {
+		size_t take = iov[i].iov_len < sizeof(buf) - have ? iov[i].iov_len : sizeof(buf) - have;
+
+		memcpy(buf + have, iov[i].iov_base, take);
+		have += take;
+	}
+	if (!have && pr->in_eof) {	/* a FIN before any byte: nothing to read */
+		pr->read_name = false;
+		return true;
+	}
+	ret = hello_read(buf, have, &h, NULL);
+	if (ret == -EAGAIN) {
+		/* the ring holds far more than HELLO_READ_MAX: only a FIN ends the wait */
+		if (!pr->in_eof && have < sizeof(buf))
+			return false;
+		ret = -EBADMSG;
+	}
+	face_count(f, FACE_CTR_TCP_NAMES_READ);
+	if (!ret && (!h.has_name || !policy_name_refuses(f->st->policy, &h.name, IPPROTO_TCP, pr->in_ep[0].port))) {
+		pr->read_name = false;
+		return true;
+	}
+	face_count(f, FACE_CTR_TCP_NAMES_REFUSED);
+	face_pair_kill(pr, false);
+	return false;
+}
+
 /* Move both ways, pass FINs on, finish a pair whose both directions are shut. */
 static void face_pair_pump(struct face_pair *pr)
 {
@@ -399,6 +457,14 @@ static void face_pair_pump(struct face_pair *pr)
 
 	if (pr->dead || !pr->up)
 		return;
+	if (pr->read_name && !face_pair_read_name(pr)) {
+		if (!pr->dead)	/* waiting: the other way moves meanwhile */
+			face_move(f, pr->outer, pr->inner, &pr->to_inner);
+		if (!pr->dead && pr->push_inner)
+			tcp_push(pr->inner, face_now_us(f));
+		pr->push_inner = false;
+		return;
+	}
 	in_drained = face_move(f, pr->inner, pr->outer, &pr->to_outer);
 	out_drained = face_move(f, pr->outer, pr->inner, &pr->to_inner);
 	if (pr->push_outer)
@@ -445,6 +511,7 @@ static int face_tcp_inner_syn(struct tcp_listener *l, void *user, struct tcp_con
 	struct face *f = user;
 	struct tcp_endpoint in_local, in_remote, local, remote;
 	struct tcp_conn_opts oo, io;
+	const struct policy_rule *by;
 	struct net_addr dst, ca;
 	struct face_pair *pr;
 	int ret;
@@ -452,7 +519,7 @@ static int face_tcp_inner_syn(struct tcp_listener *l, void *user, struct tcp_con
 	(void)l;
 	tcp_conn_endpoints(c, &in_local, &in_remote);
 	dst = in_local.addr;
-	if (policy_refuses(f->st->policy, POLICY_EGRESS, &dst, IPPROTO_TCP, in_local.port)) {
+	if (policy_decide(f->st->policy, POLICY_EGRESS, &dst, IPPROTO_TCP, in_local.port, &by)) {
 		face_drop(f, FACE_DROP_POLICY);
 		face_icmp_unreach_for(f, -EACCES, dst.family, &in_remote, &in_local, syn->seq, true);
 		return -EACCES;
@@ -469,6 +536,7 @@ static int face_tcp_inner_syn(struct tcp_listener *l, void *user, struct tcp_con
 		return -ENOMEM;
 	}
 	face_count(f, FACE_CTR_TCP_OUTBOUND);
+	pr->read_name = by && by->is_name;
 	pr->inner = c;
 	pr->in_ep[0] = in_local;
 	pr->in_ep[1] = in_remote;

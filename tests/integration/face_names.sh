@@ -13,6 +13,10 @@
 #    DNS carries nothing out; the addresses of such names stay refused, even
 #    when the container knows them;
 #  - DNS over TCP, which the datapath does not read yet, is refused;
+#  - what a connection says it is for: a TLS ClientHello's server_name
+#    (openssl s_client) or an HTTP request's Host (curl) that no rule allows
+#    on that port resets the connection, and the server (a recorder of
+#    every byte) receives none; an allowed one, or bytes of neither, pass;
 #  - `datapath stats` counts the queries, the refusals, the bindings and the
 #    rules' hits.
 . "$SANDNET_TESTS/lib/common.sh"
@@ -158,6 +162,42 @@ got=$(lookup tcp allowed.test)
 grep -q "query.* from 10.77.0.2.*tcp\|TCP connection" "$SN_TMP/dnsmasq.log" && sn_fail "dnsmasq took a TCP query"
 echo "ok: over TCP: $got"
 
+sn_log "what the connection says it is: TLS server_name and HTTP Host"
+# in_ct CMD...: a command in the container with the resolv.conf that reaches dnsmasq
+in_ct() {
+	ip netns exec "$CT" unshare -m sh -c 'mount --bind "$0" /etc/resolv.conf && exec "$@"' "$SN_TMP/resolv.udp" "$@"
+}
+# recorded N: the recorder's log has N lines; prints the last line's byte count
+recorded() {
+	sn_wait_for 10 sh -c "[ \$(wc -l <'$SN_TMP/recorder.log') -ge $1 ]" || sn_fail "the recorder logged no connection $1"
+	tail -n 1 "$SN_TMP/recorder.log" | awk '{print $2}'
+}
+got=$(in_ct curl -s -m 5 http://allowed.test:8000/index.html) || sn_fail "curl http://allowed.test:8000: $?"
+[ "$got" = served ] || sn_fail "curl http://allowed.test:8000: $got"
+echo "ok: curl http://allowed.test:8000/ (Host allowed.test:8000): $got"
+in_ct curl -s -m 5 -H "Host: other.test" http://allowed.test:8000/index.html; rc=$?
+[ "$rc" = 56 ] || sn_fail "curl with Host other.test: exit $rc, not 56 (connection reset)"
+echo "ok: curl -H 'Host: other.test' http://allowed.test:8000/: exit $rc (reset)"
+grep -q "GET /index.html" "$SN_TMP/http.log" || sn_fail "the web server logged nothing: $(cat "$SN_TMP/http.log")"
+[ "$(grep -c "GET /index.html" "$SN_TMP/http.log")" = 1 ] ||
+	sn_fail "the web server saw the refused request: $(cat "$SN_TMP/http.log")"
+echo | in_ct timeout 10 openssl s_client -connect 10.77.0.14:8002 -servername a.wild.test >/dev/null 2>&1
+n=$(recorded 1)
+[ "$n" -gt 100 ] || sn_fail "an allowed server_name: the server got $n bytes"
+echo "ok: ClientHello for a.wild.test: $n bytes reached the server"
+for sni in evil.test bad.wild.test; do
+	out=$(echo | in_ct timeout 10 openssl s_client -connect 10.77.0.14:8002 -servername "$sni" 2>&1)
+	echo "$out" | grep -q "errno=104\|Connection reset" || sn_fail "server_name $sni: not reset: $out"
+done
+n=$(recorded 3)
+[ "$(tail -n 2 "$SN_TMP/recorder.log" | awk '{s += $2} END {print s}')" = 0 ] ||
+	sn_fail "a refused server_name reached the server: $(cat "$SN_TMP/recorder.log")"
+echo "ok: ClientHellos for evil.test and bad.wild.test: reset, 0 bytes reached the server"
+in_ct timeout 5 bash -c 'printf "SSH-2.0-test\r\n" >/dev/tcp/10.77.0.14/8002' || sn_fail "bash /dev/tcp"
+n=$(recorded 4)
+[ "$n" = 14 ] || sn_fail "bytes of another protocol: the server got $n, not 14"
+echo "ok: another protocol's 14 bytes passed"
+
 sn_log "counted: queries, refusals, bindings, rules"
 dp_stats >"$SN_TMP/stats.txt" || sn_fail "stats"
 grep -q "rule \*.wild.test" "$SN_TMP/stats.txt" || sn_fail "text stats lack the rules: $(cat "$SN_TMP/stats.txt")"
@@ -181,6 +221,7 @@ assert b["added"] >= 4 and b["held"] >= 4 and b["max"] == 4096, b
 assert c["dns_queries"] >= 16 and c["dns_refused"] >= 10, c
 assert c["dns_answers"] >= 6 and c["dns_bound"] >= 4, c
 assert d["face"]["drops"].get("bad_dns", 0) == 0, d["face"]["drops"]
+assert c["tcp_names_read"] >= 6 and c["tcp_names_refused"] == 3, c
 print("ok: hits", hits, "dns_refused", p["dns_refused"], "bindings", b, "face", {k: v for k, v in c.items() if k.startswith("dns")})
 ' || sn_fail "stats: $(dp_stats --json)"
 face_check_clean policy

@@ -373,6 +373,35 @@ START_TEST(test_name_queries)
 }
 END_TEST
 
+/* policy_name_refuses() for a name given as text */
+static bool seen_refused(const char *name, uint16_t port)
+{
+	struct dns_name n;
+
+	ck_assert_int_eq(dns_name_from_text(name, false, &n, NULL), 0);
+	return policy_name_refuses(&pol, &n, IPPROTO_TCP, port);
+}
+
+/* The name a connection's first bytes gave, judged as its destination. */
+START_TEST(test_name_seen)
+{
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_DENY, "tcp:bad.github.com:443", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "tcp:*.github.com:443", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "pypi.org", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "10.0.0.0/8", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_finish(&pol, err, sizeof(err)), 0);
+	ck_assert(!seen_refused("api.github.com", 443));
+	ck_assert(seen_refused("api.github.com", 80));		/* the rule's port */
+	ck_assert(seen_refused("bad.github.com", 443));		/* a deny first */
+	ck_assert(seen_refused("github.com", 443));		/* the pattern wants a label in front */
+	ck_assert(!seen_refused("pypi.org", 8080));		/* any port */
+	ck_assert(seen_refused("evil.example", 443));		/* no rule names it: address rules do not count */
+	/* not counted: the connection was, when it opened */
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][0].hits + pol.rules[POLICY_EGRESS][1].hits, 0);
+	ck_assert_uint_eq(pol.refused[POLICY_EGRESS], 0);
+}
+END_TEST
+
 /* Text and JSON from the same calls: the JSON parses and holds what the text says. */
 START_TEST(test_print)
 {
@@ -419,6 +448,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_name_forms);
 	tcase_add_test(tc, test_name_rules);
 	tcase_add_test(tc, test_name_queries);
+	tcase_add_test(tc, test_name_seen);
 	suite_add_tcase(s, tc);
 	return s;
 }
