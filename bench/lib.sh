@@ -132,9 +132,14 @@ GP
 # initcwnd netsetup gives them (bench_face_up): the kernel's ten segments);
 # "hw-noring" hw with --no-rx-ring (the link's sockets read with recvmmsg());
 # "hw-cubic", "hw-bbr", "hw-reno" hw with that --tcp-cc (without one the
-# datapath runs the container namespace's own congestion control)
+# datapath runs the container namespace's own congestion control); "hw-names"
+# hw with a name rule for the peer's web server (web.bench.test, which the
+# benchmark's resolver must answer) and ICMP allowed (the ping that checks the
+# path): egress is then refused by default, the container's DNS read, and
+# each connection's first bytes read before they leave
 bench_mode_args() {
 	case "${1#*-}" in
+	names) echo --egress-allow tcp:web.bench.test:8080 --egress-allow icmp:any ;;
 	cubic|bbr|reno) echo --tcp-cc "${1#*-}" ;;
 	percall) echo --no-io-uring ;;
 	nopoll) echo --busy-poll 0 ;;

@@ -7,10 +7,15 @@
 #   bench/nginx.sh BUILD_DIR
 #
 # Environment: SECS (seconds per ab run, default 4), REPS (runs per figure,
-# median, default 3), ROWS (default "kernel hw sw pasta"; also hw-nopoll: hw
+# median, default 3), ROWS (default "kernel hw hw-names sw pasta"; also hw-nopoll: hw
 # with the datapath's --busy-poll 0; hw-noring: hw with --no-rx-ring;
 # hw-nice0: hw with --nice 0; hw-iw0: hw
-# with the kernel's initial window on the TUN's routes), SHAPES (default
+# with the kernel's initial window on the TUN's routes; hw-names: hw with a
+# name rule for the peer's server, web.bench.test, answered by dnsmasq in the
+# peer: the container looks it up before each of its runs, and ab sends
+# "Host: web.bench.test:8080", so that every connection out is matched by
+# the name rule and has its first bytes read: the names policy's cost per
+# connection against the hw row), SHAPES (default
 # all, below), PERF (sandnet modes to profile with perf record during
 # "PERF_DIR PERF_SHAPE", default in 1m-c5, e.g. PERF=hw), PERF_MACHINE (rows,
 # kernel included, whose whole machine is profiled, perf record -a, during
@@ -63,7 +68,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 SECS=${SECS:-4}
 REPS=${REPS:-3}
-ROWS=${ROWS:-kernel hw sw pasta}
+ROWS=${ROWS:-kernel hw hw-names sw pasta}
 SHAPES=${SHAPES:-1m-c1 1m-c5 10m-c5 100b-c20 100b-ka}
 IDLE=${IDLE:-10000}
 PHASES=${PHASES-f1m f100}
@@ -160,9 +165,19 @@ echo "row,direction,shape,req_per_s,ratio_to_kernel,ratio_to_pasta,p50_ms,p99_ms
 ab_once() {
 	local ns=$1 url=$2 pid=$4 file conc ka c0 c1 s0 s1 t0 t1 f0 f1 h0 h1 out=$TMP/ab.out
 	read -r file conc ka <<<"$(shape_args "$3")"
+	local host=()
+	if [ -n "${AB_HOST:-}" ] && [ "$ns" = "$CT" ]; then	# the hw-names row, out
+		# the lookup that binds the server's address to its name (for an hour: dnsmasq's TTL)
+		if ! ip netns exec "$CT" unshare -m sh -c "mount --bind '$TMP/resolv.conf' /etc/resolv.conf &&
+			getent hosts ${AB_HOST%:*}" >/dev/null; then
+			echo "fail the container could not look up ${AB_HOST%:*}"
+			return
+		fi
+		host=(-H "Host: $AB_HOST")
+	fi
 	c0=$(cpu_ticks "$pid"); read -r s0 t0 <<<"$(datapath_syscalls)"; f0=$(minflt "$pid"); h0=$(host_ticks)
 	timeout $((SECS + 30)) ip netns exec "$ns" ab -q -r -s 10 -t "$SECS" -n 10000000 -c "$conc" $ka \
-		"$url/$file" >"$out" 2>&1
+		"${host[@]}" "$url/$file" >"$out" 2>&1
 	h1=$(host_ticks); c1=$(cpu_ticks "$pid"); read -r s1 t1 <<<"$(datapath_syscalls)"; f1=$(minflt "$pid")
 	python3 - "$out" "$((c1 - c0))" "$((s1 - s0 + t1 - t0))" "$((f1 - f0))" "$((h1 - h0))" "$((t1 - t0))" <<'PY'
 import re, sys
@@ -356,8 +371,18 @@ PY
 	rm -f "$TMP/idle.go" "$TMP/idle.ready"
 }
 : >"$OUT/nginx-idle.txt"
-for m in hw hw-nopoll hw-noring hw-nice0 hw-iw0 sw; do
-	want "$m" || continue
+if want hw-names; then
+	# the resolver the hw-names row's container asks (its answers live an hour)
+	bench_bg "$PEER" dnsmasq --no-daemon --no-resolv --no-hosts --bind-interfaces --listen-address=10.66.0.1 \
+		--port=53 --pid-file= --local-ttl=3600 --host-record=web.bench.test,10.66.0.1
+	printf 'nameserver 10.66.0.1\n' >"$TMP/resolv.conf"
+fi
+# the sandnet rows in the order ROWS gives them (the next row starts over the
+# last one's TIME-WAIT leftovers: swap two rows to see what their order costs)
+for m in $ROWS; do
+	case $m in hw|hw-nopoll|hw-noring|hw-nice0|hw-iw0|hw-names|sw) ;; *) continue ;; esac
+	AB_HOST=''
+	[ "$m" = hw-names ] && AB_HOST=web.bench.test:8080
 	# the kernel leaves TIME-WAIT behind in the container and at the peer; sandnet starts over it
 	if [[ " $SHAPES " == *" 1m-c1 "* ]]; then
 		ab_once "$PEER" http://10.66.0.2:8080 1m-c1 "" >/dev/null
@@ -381,6 +406,10 @@ for m in hw hw-nopoll hw-noring hw-nice0 hw-iw0 sw; do
 				perf report -i "$TMP/perf.data" --stdio --no-children --percent-limit 1 \
 					--sort dso,symbol -g none 2>/dev/null | grep -v '^$' | head -n 60
 			} >"$OUT/perf-nginx-$m-$PERF_DIR-$PERF_SHAPE.txt"
+			# every symbol of the datapath itself, however small (what one feature costs)
+			perf report -i "$TMP/perf.data" --stdio --no-children --dsos datapath --percent-limit 0 \
+				--sort symbol -g none 2>/dev/null | grep -v -e '^$' -e '^#' \
+				>"$OUT/perf-nginx-$m-$PERF_DIR-$PERF_SHAPE-datapath.txt"
 			# where the kernel's share comes from: the call chains of the top symbols
 			perf report -i "$TMP/perf.data" --stdio --no-children --percent-limit 4 \
 				--sort symbol -g caller,2,callee,function,percent 2>/dev/null | grep -v '^$' | head -n 200 \
@@ -393,6 +422,7 @@ for m in hw hw-nopoll hw-noring hw-nice0 hw-iw0 sw; do
 	kill "$NS_PID" 2>/dev/null; wait "$NS_PID" 2>/dev/null
 	NS_PID=''
 done
+AB_HOST=''
 
 # where a fresh request's time goes, per row, against the kernel's
 if [ -n "$PHASES" ]; then
