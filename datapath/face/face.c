@@ -128,6 +128,7 @@ static void face_sweep(struct loop_timer *t)
 
 	face_udp_sweep(f, now);
 	face_icmp_sweep(f, now);
+	face_tcp_sweep(f, now);
 	loop_timer_arm(f->st->loop, &f->sweep, FACE_SWEEP_MS);
 }
 

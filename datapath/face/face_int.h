@@ -122,6 +122,7 @@ struct face {
 	bool started;
 	unsigned int n_netstat;
 	int netstat_fds[PROTO_FACE_NETSTAT_FDS];	/* the container's /proc/net: face_netstat.c */
+	unsigned int n_reading;		/* pairs holding unfinished first bytes (face_tcp.c) */
 	uint64_t drop[FACE_DROP_MAX];
 	uint64_t ctr[FACE_CTR_MAX];
 };
@@ -158,6 +159,7 @@ const char *face_drop_name(unsigned int d);
 int face_tcp_init(struct face *f);
 void face_tcp_fini(struct face *f);
 void face_tcp_pump(struct face *f);
+void face_tcp_sweep(struct face *f, uint64_t now_ms);
 void face_tcp_print(struct face *f, struct out *o);
 
 /* face_pace.c */

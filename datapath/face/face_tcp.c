@@ -59,7 +59,11 @@
  * has seen a handshake and not one byte. Bytes of another protocol, or
  * that give no name, pass: the address's binding decided. The wait is for
  * the container's bytes only; what the remote end sends first (an SSH or
- * SMTP banner) moves meanwhile.
+ * SMTP banner) moves meanwhile. A connection on which nothing was sent waits
+ * as long as it likes (a pool's connection opened ahead of its use); one
+ * whose first bytes began but did not finish a ClientHello or a request head
+ * within FACE_READ_NAME_MS is reset, as a refusal: bytes trickled one at a
+ * time must not hold a connection, and the policy's decision, forever.
  *
  * Closing. A FIN on one side becomes tcp_shutdown_write() on the other once
  * everything before it was moved (half-close works both ways). When both
@@ -80,6 +84,9 @@
 #include "common/out.h"
 #include "datapath/policy.h"
 
+/* First bytes that began a ClientHello or a request head finish within this. */
+#define FACE_READ_NAME_MS	10000
+
 /**
  * struct face_pair - one of the container's TCP connections, both halves
  * @inner:	the connection with the container's kernel
@@ -98,6 +105,8 @@
  * @push_outer, @push_inner: that side's sink queued bytes this turn
  * @read_name:	the container's first bytes must be read before any leave
  *		(a name rule let it through)
+ * @reading:	unfinished first bytes wait (counted in f->n_reading)
+ * @reading_since_ms: since when
  */
 struct face_pair {
 	struct face_pair *next, *prev, *pend_next;
@@ -111,7 +120,8 @@ struct face_pair {
 	int ledger_slot;
 	uint64_t to_outer, to_inner;
 	bool push_outer, push_inner;
-	bool read_name;
+	bool read_name, reading;
+	uint64_t reading_since_ms;
 	struct loop_defer defer;
 };
 
@@ -164,6 +174,8 @@ static void face_pair_kill(struct face_pair *pr, bool graceful)
 	if (pr->dead)
 		return;
 	pr->dead = true;
+	if (pr->reading)
+		f->n_reading--;
 	pr->inner = pr->outer = NULL;
 	if (f->st->ledger)
 		ledger_pair_del(f->st->ledger, pr->ledger_slot);
@@ -434,10 +446,20 @@ static bool face_pair_read_name(struct face_pair *pr)
 	}
 	ret = hello_read(buf, have, &h, NULL);
 	if (ret == -EAGAIN) {
-		/* the ring holds far more than HELLO_READ_MAX: only a FIN ends the wait */
-		if (!pr->in_eof && have < sizeof(buf))
+		/* the ring holds far more than HELLO_READ_MAX: a FIN or the sweep ends the wait */
+		if (!pr->in_eof && have < sizeof(buf)) {
+			if (have && !pr->reading) {
+				pr->reading = true;
+				pr->reading_since_ms = loop_now_ms(f->st->loop);
+				f->n_reading++;
+			}
 			return false;
+		}
 		ret = -EBADMSG;
+	}
+	if (pr->reading) {
+		pr->reading = false;
+		f->n_reading--;
 	}
 	face_count(f, FACE_CTR_TCP_NAMES_READ);
 	if (!ret && (!h.has_name || !policy_name_refuses(f->st->policy, &h.name, IPPROTO_TCP, pr->in_ep[0].port))) {
@@ -483,6 +505,25 @@ static void face_pair_pump(struct face_pair *pr)
 	if (pr->in_shut && pr->out_shut) {
 		face_count(f, FACE_CTR_TCP_CLOSED);
 		face_pair_kill(pr, true);
+	}
+}
+
+/**
+ * face_tcp_sweep() - reset the pairs whose first bytes did not finish in time
+ * @f:		the face
+ * @now_ms:	the loop's time
+ */
+void face_tcp_sweep(struct face *f, uint64_t now_ms)
+{
+	struct face_pair *pr, *next;
+
+	for (pr = f->n_reading ? f->pairs : NULL; pr; pr = next) {
+		next = pr->next;
+		if (pr->reading && now_ms - pr->reading_since_ms >= FACE_READ_NAME_MS) {
+			face_count(f, FACE_CTR_TCP_NAMES_READ);
+			face_count(f, FACE_CTR_TCP_NAMES_REFUSED);
+			face_pair_kill(pr, false);
+		}
 	}
 }
 
