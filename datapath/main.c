@@ -104,6 +104,9 @@ static const char usage[] =
 	"before :PORTS):\n"
 	"  --egress-allow RULE, --egress-deny RULE    what the container may reach\n"
 	"  --ingress-allow RULE, --ingress-deny RULE  who may reach the container\n"
+	"  --name-ttl MIN-MAX  a DNS answer binds its addresses to an allowed name for its\n"
+	"                    TTL, at least MIN and at most MAX seconds (default 60-3600)\n"
+	"  --name-bindings N   bindings kept at most (default 4096)\n"
 	"resource caps (docs/security.md; BYTES may end in K, M or G):\n";
 
 /* After the caps (limits_usage()). */
@@ -341,6 +344,8 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "egress-deny", required_argument, NULL, 'P' },
 		{ "ingress-allow", required_argument, NULL, 'P' },
 		{ "ingress-deny", required_argument, NULL, 'P' },
+		{ "name-ttl", required_argument, NULL, 'M' },
+		{ "name-bindings", required_argument, NULL, 'M' },
 		{ "max-deaths", required_argument, NULL, 'D' },
 		{ "death-window", required_argument, NULL, 'W' },
 		{ "no-io-uring", no_argument, NULL, 'U' },
@@ -389,6 +394,12 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 			break;
 		case 'T':
 			if (tcp_settings_parse(&o->tcp_settings, lopts[li].name, optarg, err, sizeof(err)) < 0) {
+				fprintf(stderr, "datapath: %s\n", err);
+				return 2;
+			}
+			break;
+		case 'M':
+			if (policy_names_option(&o->policy, lopts[li].name, optarg, err, sizeof(err)) < 0) {
 				fprintf(stderr, "datapath: %s\n", err);
 				return 2;
 			}

@@ -275,6 +275,39 @@ int policy_add(struct policy *pol, enum policy_dir dir, enum policy_action actio
 }
 
 /**
+ * policy_names_option() - --name-ttl MIN-MAX or --name-bindings N
+ * @pol:	the policy
+ * @opt:	"name-ttl" or "name-bindings"
+ * @val:	seconds "MIN-MAX" (1..604800, MIN <= MAX), or a count (16..1048576)
+ * @err:	"--name-ttl '9-3': ..." on failure
+ * @err_len:	size of @err
+ *
+ * Return: 0 or -EINVAL.
+ */
+int policy_names_option(struct policy *pol, const char *opt, const char *val, char *err, size_t err_len)
+{
+	const char *dash = strchr(val, '-');
+	unsigned long lo, hi;
+
+	if (!strcmp(opt, "name-bindings")) {
+		if (policy_number(val, strlen(val), 1u << 20, &lo) < 0 || lo < 16) {
+			snprintf(err, err_len, "--name-bindings '%s': expected a count in 16..1048576", val);
+			return -EINVAL;
+		}
+		pol->binds_max = (unsigned int)lo;
+		return 0;
+	}
+	if (!dash || policy_number(val, (size_t)(dash - val), 604800, &lo) < 0 ||
+	    policy_number(dash + 1, strlen(dash + 1), 604800, &hi) < 0 || !lo || hi < lo) {
+		snprintf(err, err_len, "--name-ttl '%s': expected MIN-MAX seconds, 1 <= MIN <= MAX <= 604800", val);
+		return -EINVAL;
+	}
+	pol->ttl_min_s = (uint32_t)lo;
+	pol->ttl_max_s = (uint32_t)hi;
+	return 0;
+}
+
+/**
  * policy_finish() - append the defaults, after every rule given
  * @pol:	the policy
  * @err:	reason on failure
@@ -305,8 +338,12 @@ int policy_finish(struct policy *pol, char *err, size_t err_len)
 		if (pol->rules[POLICY_EGRESS][i].is_name)
 			pol->default_deny[POLICY_EGRESS] = true;
 	if (pol->default_deny[POLICY_EGRESS] && !pol->binds) {
-		pol->binds = name_binds_new(NAME_BINDS_MAX_DEFAULT, NAME_BINDS_TTL_MIN_DEFAULT,
-					    NAME_BINDS_TTL_MAX_DEFAULT);
+		if (!pol->ttl_max_s) {
+			pol->ttl_min_s = NAME_BINDS_TTL_MIN_DEFAULT;
+			pol->ttl_max_s = NAME_BINDS_TTL_MAX_DEFAULT;
+		}
+		pol->binds = name_binds_new(pol->binds_max ? pol->binds_max : NAME_BINDS_MAX_DEFAULT, pol->ttl_min_s,
+					    pol->ttl_max_s);
 		if (!pol->binds) {
 			snprintf(err, err_len, "the name bindings: %s", strerror(errno));
 			return -ENOMEM;

@@ -69,6 +69,8 @@ struct policy_rule {
  * @binds:	the addresses DNS answers bound to names (policy_finish()
  *		makes it when a name rule is given); shared by every copy of
  *		the policy, freed by policy_release() of the original
+ * @ttl_min_s, @ttl_max_s, @binds_max: what policy_finish() makes @binds
+ *		with (--name-ttl, --name-bindings; 0: the defaults)
  */
 struct policy {
 	unsigned int n[POLICY_DIR_MAX];
@@ -78,6 +80,8 @@ struct policy {
 	uint64_t refused[POLICY_DIR_MAX];
 	uint64_t names_refused;
 	struct name_binds *binds;
+	uint32_t ttl_min_s, ttl_max_s;
+	unsigned int binds_max;
 	bool finished;
 };
 
@@ -94,6 +98,7 @@ extern const char *const policy_dir_names[POLICY_DIR_MAX];
 
 int policy_add(struct policy *pol, enum policy_dir dir, enum policy_action action, const char *text,
 	       char *err, size_t err_len);
+int policy_names_option(struct policy *pol, const char *opt, const char *val, char *err, size_t err_len);
 int policy_finish(struct policy *pol, char *err, size_t err_len);
 void policy_release(struct policy *pol);
 bool policy_has_names(const struct policy *pol);

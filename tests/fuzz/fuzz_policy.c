@@ -17,7 +17,10 @@
  * holds a name that parses back to itself, matches nothing before an
  * address is bound to a name it takes, and after (the conversation's
  * address bound to the name, or to "x." and a pattern's suffix) matches
- * when its protocol and ports do; it turns egress to deny by default.
+ * when its protocol and ports do; it turns egress to deny by default. With
+ * bit 2 of the first byte, the text is instead --name-ttl's value (bit 3:
+ * --name-bindings'), refused with -EINVAL and the option's name or kept in
+ * its range.
  *
  * Seeds: tests/fuzz/corpus/policy/.
  */
@@ -72,6 +75,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!text)
 		fz_fail("strndup");
 	err[0] = 0;
+	if (data[0] & 4) {	/* the text as --name-ttl's or --name-bindings' value */
+		const char *opt = data[0] & 8 ? "name-bindings" : "name-ttl";
+
+		ret = policy_names_option(&pol, opt, text, err, sizeof(err));
+		if (ret && (ret != -EINVAL || strncmp(err, "--", 2) || !strstr(err, opt)))
+			fz_fail("an option refused without -EINVAL and a reason naming it");
+		if (!ret && (data[0] & 8 ? pol.binds_max < 16 || pol.binds_max > 1u << 20 :
+			     !pol.ttl_min_s || pol.ttl_min_s > pol.ttl_max_s || pol.ttl_max_s > 604800))
+			fz_fail("an option accepted out of its range");
+		free(text);
+		return 0;
+	}
 	ret = policy_add(&pol, dir, data[0] & 2 ? POLICY_DENY : POLICY_ALLOW, text, err, sizeof(err));
 	if (ret) {
 		const char *flag = dir == POLICY_INGRESS ? "--ingress-" : "--egress-";

@@ -21,7 +21,10 @@
 #    finishes is reset after 10 s, and the server gets none of it; curl over
 #    HTTPS (certificate checked) reaches a TLS server on an allowed name;
 #  - `datapath stats` counts the queries, the refusals, the bindings and the
-#    rules' hits.
+#    rules' hits;
+#  - with --name-ttl 3-3, a binding made by an answer with TTL 0 lets a
+#    connection through at once and refuses one 3.5 s later, until the next
+#    lookup.
 . "$SANDNET_TESTS/lib/common.sh"
 DP_SHARDS_ANY=1
 . "$SANDNET_TESTS/integration/datapath_env.inc"
@@ -276,4 +279,21 @@ assert c["tcp_names_read"] >= 8 and c["tcp_names_refused"] == 4, c
 print("ok: hits", hits, "dns_refused", p["dns_refused"], "bindings", b, "face", {k: v for k, v in c.items() if k.startswith("dns")})
 ' || sn_fail "stats: $(dp_stats --json)"
 face_check_clean policy
+dp_env_down
+
+sn_log "a binding lives for its TTL, raised to the floor (--name-ttl 3-3; dnsmasq's TTL is 0)"
+dp_start --egress-allow tcp:allowed.test:8000 --name-ttl 3-3
+expect_tcp EHOSTUNREACH 4 10.77.0.11 8000		# a new datapath: nothing bound
+expect_lookup allowed.test "10.77.0.11 fd77::11"
+expect_tcp connected 4 10.77.0.11 8000
+sleep 3.5
+expect_tcp EHOSTUNREACH 4 10.77.0.11 8000		# expired
+expect_lookup allowed.test "10.77.0.11 fd77::11"
+expect_tcp connected 4 10.77.0.11 8000
+dp_stats_sum | python3 -c '
+import json, sys
+b = json.load(sys.stdin)["policy"]["egress"]["name_bindings"]
+assert b["expired"] >= 1 and b["added"] >= 3, b
+print("ok: bindings", b)
+' || sn_fail "binding stats"
 dp_env_down

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/out.h"
+#include "datapath/names/bind.h"
 #include "datapath/names/dns.h"
 #include "datapath/policy.h"
 
@@ -373,6 +374,32 @@ START_TEST(test_name_queries)
 }
 END_TEST
 
+START_TEST(test_names_options)
+{
+	static const char *const bad[][2] = {
+		{ "name-ttl", "9-3" }, { "name-ttl", "0-5" }, { "name-ttl", "5" }, { "name-ttl", "1-604801" },
+		{ "name-ttl", "-5" }, { "name-ttl", "a-b" }, { "name-bindings", "15" }, { "name-bindings", "1048577" },
+		{ "name-bindings", "x" },
+	};
+	struct name_binds_stats st;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(policy_names_option(&pol, bad[i][0], bad[i][1], err, sizeof(err)) == -EINVAL, "%s %s",
+			      bad[i][0], bad[i][1]);
+		ck_assert_msg(!strncmp(err, "--", 2) && strstr(err, bad[i][0]) && strstr(err, bad[i][1]), "%s", err);
+	}
+	ck_assert_int_eq(policy_names_option(&pol, "name-ttl", "5-5", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_names_option(&pol, "name-bindings", "16", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_add(&pol, POLICY_EGRESS, POLICY_ALLOW, "pypi.org", err, sizeof(err)), 0);
+	ck_assert_int_eq(policy_finish(&pol, err, sizeof(err)), 0);
+	ck_assert_uint_eq(pol.ttl_min_s, 5);
+	ck_assert_uint_eq(pol.ttl_max_s, 5);
+	name_binds_stats(pol.binds, &st);
+	ck_assert_uint_eq(st.max, 16);
+}
+END_TEST
+
 /* policy_name_refuses() for a name given as text */
 static bool seen_refused(const char *name, uint16_t port)
 {
@@ -449,6 +476,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_name_rules);
 	tcase_add_test(tc, test_name_queries);
 	tcase_add_test(tc, test_name_seen);
+	tcase_add_test(tc, test_names_options);
 	suite_add_tcase(s, tc);
 	return s;
 }
