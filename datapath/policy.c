@@ -539,6 +539,20 @@ static struct policy_rule *policy_name_rule(const struct policy *pol, const stru
 	return NULL;
 }
 
+/* The first egress address rule that takes @resolver's port 53 (name rules left out). */
+static struct policy_rule *policy_resolver_rule(struct policy *pol, const struct net_addr *resolver, uint8_t proto)
+{
+	unsigned int i;
+
+	for (i = 0; i < pol->n[POLICY_EGRESS]; i++) {
+		struct policy_rule *r = &pol->rules[POLICY_EGRESS][i];
+
+		if (!r->is_name && policy_rule_matches(pol, r, resolver, proto, 53))
+			return r;
+	}
+	return NULL;
+}
+
 /**
  * policy_name_allowed() - the allow rule that names a name, for its DNS query
  * or its answer
@@ -574,8 +588,7 @@ const struct policy_rule *policy_name_allowed(const struct policy *pol, const st
 enum policy_dns_verdict policy_dns_query(struct policy *pol, const struct net_addr *resolver, uint8_t proto,
 					 const struct dns_name *qname)
 {
-	struct policy_rule *named = policy_name_rule(pol, qname);
-	unsigned int i;
+	struct policy_rule *named = policy_name_rule(pol, qname), *r;
 
 	if (!named || named->action == POLICY_DENY) {
 		if (named)
@@ -584,16 +597,36 @@ enum policy_dns_verdict policy_dns_query(struct policy *pol, const struct net_ad
 			pol->names_refused++;
 		return POLICY_DNS_REFUSE_NAME;
 	}
-	for (i = 0; i < pol->n[POLICY_EGRESS]; i++) {
-		struct policy_rule *r = &pol->rules[POLICY_EGRESS][i];
-
-		if (!r->is_name && policy_rule_matches(pol, r, resolver, proto, 53)) {
-			r->hits++;
-			return r->action == POLICY_DENY ? POLICY_DNS_REFUSE_RESOLVER : POLICY_DNS_ASK;
-		}
+	r = policy_resolver_rule(pol, resolver, proto);
+	if (r) {
+		r->hits++;
+		return r->action == POLICY_DENY ? POLICY_DNS_REFUSE_RESOLVER : POLICY_DNS_ASK;
 	}
 	named->hits++;
 	return POLICY_DNS_ASK;
+}
+
+/**
+ * policy_resolver_refuses() - a connection to a resolver's port 53, with name
+ * rules: the queries it will carry are judged one by one (face_tcp.c), the
+ * resolver itself only by the address rules
+ * @pol:	the policy (with names: policy_has_names())
+ * @resolver:	where it goes
+ * @proto:	IPPROTO_TCP
+ *
+ * The default refusal of egress does not take it; an address rule that
+ * denies it does (counted on that rule).
+ *
+ * Return: true when it must be refused.
+ */
+bool policy_resolver_refuses(struct policy *pol, const struct net_addr *resolver, uint8_t proto)
+{
+	struct policy_rule *r = policy_resolver_rule(pol, resolver, proto);
+
+	if (!r)
+		return false;
+	r->hits++;
+	return r->action == POLICY_DENY;
 }
 
 /**

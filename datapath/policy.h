@@ -106,6 +106,7 @@ enum policy_dns_verdict policy_dns_query(struct policy *pol, const struct net_ad
 					 const struct dns_name *qname);
 int policy_name_bind(struct policy *pol, int family, const uint8_t *addr, const struct dns_name *name,
 		     uint32_t ttl_s);
+bool policy_resolver_refuses(struct policy *pol, const struct net_addr *resolver, uint8_t proto);
 const struct policy_rule *policy_name_allowed(const struct policy *pol, const struct dns_name *qname);
 void policy_clear_hits(struct policy *pol);
 void policy_add_hits(struct policy *sum, const struct policy *other);

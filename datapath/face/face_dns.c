@@ -34,8 +34,13 @@
  * Reading is bounded by the message (names/dns.c), and this bound keeps
  * one answer's work under a millisecond.
  *
- * DNS over TCP is not read yet: with name rules, a TCP connection to port
- * 53 is decided by the address rules like any other (refused by default).
+ * DNS over TCP (RFC 7766: each message behind two length bytes, several
+ * pipelined on one connection) is read the same way by face_tcp.c, message
+ * by message, each query whole before any of it leaves: the connection to
+ * port 53 is allowed unless an address rule denies the resolver, a query
+ * for a name no rule allows resets it (the face cannot answer inside the
+ * resolver's stream), and each answer, up to FACE_DNS_TCP_ANSWER_MAX bytes
+ * (over TCP answers are the large ones), binds as above before it goes on.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -44,9 +49,6 @@
 #include "datapath/face/face_int.h"
 #include "datapath/names/dns.h"
 #include "datapath/policy.h"
-
-/* An answer larger than this is not read (see above). */
-#define FACE_DNS_ANSWER_MAX	4096
 
 /* The refusal: the question as asked and a header; the query bounds it. */
 #define FACE_DNS_REFUSAL_MAX	(DNS_HDR_LEN + DNS_WIRE_NAME_MAX + 4)
@@ -100,6 +102,37 @@ int face_dns_query(struct face *f, const struct net_addr *src, uint16_t sport, c
 	return -EACCES;
 }
 
+/**
+ * face_dns_tcp_query() - one whole query of a DNS-over-TCP stream the
+ * container sent, its two length bytes taken off
+ * @f:		the face
+ * @dst:	the resolver (the address rules let the connection through)
+ * @data:	the query
+ * @len:	its length
+ *
+ * Over TCP the face cannot answer in the resolver's stream: a query it
+ * refuses ends the connection instead (the caller resets it).
+ *
+ * Return: 0 when it may go on; -EACCES when refused (counted: dns_refused)
+ * or malformed (bad_dns).
+ */
+int face_dns_tcp_query(struct face *f, const struct net_addr *dst, const uint8_t *data, size_t len)
+{
+	struct dns_query q;
+	int ret;
+
+	ret = dns_query_parse(data, len, &q, NULL);
+	if (ret && ret != -EILSEQ) {
+		face_drop(f, FACE_DROP_BAD_DNS);
+		return -EACCES;
+	}
+	face_count(f, FACE_CTR_DNS_QUERIES);
+	if (!ret && policy_dns_query(f->st->policy, dst, IPPROTO_TCP, &q.qname) == POLICY_DNS_ASK)
+		return 0;
+	face_count(f, FACE_CTR_DNS_REFUSED);
+	return -EACCES;
+}
+
 /* dns_addr_fn: one address of an allowed answer */
 struct face_dns_bind {
 	struct face *f;
@@ -118,23 +151,27 @@ static int face_dns_bind_one(void *ctx, int family, const uint8_t *addr, uint32_
 }
 
 /**
- * face_dns_answer() - a datagram from port 53 on a flow the container opened
+ * face_dns_answer() - an answer from port 53 on a flow or a connection the
+ * container opened
  * @f:		the face
- * @data:	the payload
+ * @data:	the answer (a datagram's payload, or a TCP message without its
+ *		length bytes)
  * @len:	its length
+ * @max:	longer is not read: FACE_DNS_ANSWER_MAX (UDP) or
+ *		FACE_DNS_TCP_ANSWER_MAX
  *
  * Binds the addresses an allowed answer gives (see above).
  *
  * Return: true when it goes to the container, false when it was dropped
  * (counted).
  */
-bool face_dns_answer(struct face *f, const uint8_t *data, size_t len)
+bool face_dns_answer(struct face *f, const uint8_t *data, size_t len, size_t max)
 {
 	struct face_dns_bind b = { .f = f };
 	struct dns_name qname;
 	int ret;
 
-	if (len > FACE_DNS_ANSWER_MAX) {
+	if (len > max) {
 		face_drop(f, FACE_DROP_DNS_TOO_BIG);
 		return false;
 	}

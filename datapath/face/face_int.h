@@ -255,10 +255,14 @@ void face_udp_flush(struct face *f);
 void face_udp_print(struct face *f, struct out *o);
 void face_udp_to_inner(struct face *f, const struct net_addr *src, uint16_t sport, const struct net_addr *dst,
 		       uint16_t dport, const void *data, size_t len);
-/* face_dns.c */
+/* face_dns.c: answers longer than these are not read (UDP: dropped; TCP: the connection is reset) */
+#define FACE_DNS_ANSWER_MAX	4096
+#define FACE_DNS_TCP_ANSWER_MAX	16384
+#define FACE_DNS_TCP_QUERY_MAX	4096	/* a longer query over TCP resets the connection */
 int face_dns_query(struct face *f, const struct net_addr *src, uint16_t sport, const struct net_addr *dst,
 		   const uint8_t *data, size_t len);
-bool face_dns_answer(struct face *f, const uint8_t *data, size_t len);
+int face_dns_tcp_query(struct face *f, const struct net_addr *dst, const uint8_t *data, size_t len);
+bool face_dns_answer(struct face *f, const uint8_t *data, size_t len, size_t max);
 /* what the outer stack hands up: its struct stack_upper_ops (face.c) */
 bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sport,
 			 const struct net_addr *dst, uint16_t dport, const uint8_t *data, size_t len);

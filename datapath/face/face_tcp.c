@@ -57,7 +57,9 @@
  * that name on this port (policy_name_refuses()). A refused name, or TLS
  * or HTTP this reader will not guess at, resets both halves: the remote end
  * has seen a handshake and not one byte. Bytes of another protocol, or
- * that give no name, pass: the address's binding decided. The wait is for
+ * that give no name, pass: the address's binding decided. A connection to
+ * port 53 is read message by message instead, when there are name rules
+ * (DNS over TCP: face_dns.c). The wait is for
  * the container's bytes only; what the remote end sends first (an SSH or
  * SMTP banner) moves meanwhile. A connection on which nothing was sent waits
  * as long as it likes (a pool's connection opened ahead of its use); one
@@ -105,8 +107,12 @@
  * @push_outer, @push_inner: that side's sink queued bytes this turn
  * @read_name:	the container's first bytes must be read before any leave
  *		(a name rule let it through)
- * @reading:	unfinished first bytes wait (counted in f->n_reading)
+ * @reading:	unfinished first bytes, or an unfinished DNS query, wait
+ *		(counted in f->n_reading)
  * @reading_since_ms: since when
+ * @dns:	a connection to port 53 with name rules: every message is read
+ *		(face_pair_dns_queries(), face_pair_dns_answers())
+ * @dns_q_pass, @dns_a_pass: bytes of the query (answer) being passed on
  */
 struct face_pair {
 	struct face_pair *next, *prev, *pend_next;
@@ -120,8 +126,9 @@ struct face_pair {
 	int ledger_slot;
 	uint64_t to_outer, to_inner;
 	bool push_outer, push_inner;
-	bool read_name, reading;
+	bool read_name, reading, dns;
 	uint64_t reading_since_ms;
+	size_t dns_q_pass, dns_a_pass;
 	struct loop_defer defer;
 };
 
@@ -402,7 +409,7 @@ static size_t face_pair_sink(struct tcp_conn *c, void *user, const void *data, s
 	struct tcp_conn *to = inner ? pr->outer : pr->inner;
 	ssize_t n;
 
-	if (pr->dead || !pr->up || (inner ? pr->out_shut || pr->read_name : pr->in_shut))
+	if (pr->dead || !pr->up || pr->dns || (inner ? pr->out_shut || pr->read_name : pr->in_shut))
 		return 0;
 	n = tcp_send_more(to, data, len, face_now_us(pr->f));
 	if (n <= 0)
@@ -419,6 +426,74 @@ static size_t face_pair_sink(struct tcp_conn *c, void *user, const void *data, s
 	return (size_t)n;
 }
 
+/* Up to @cap bytes of what @c received, copied out of its ring (which may wrap). Return: how many. */
+static size_t face_peek_copy(struct tcp_conn *c, uint8_t *buf, size_t cap)
+{
+	struct iovec iov[2];
+	size_t have = 0;
+	int n, i;
+
+	n = tcp_peek(c, iov);
+	for (i = 0; i < n && have < cap; i++) {
+		size_t take = iov[i].iov_len < cap - have ? iov[i].iov_len : cap - have;
+
+		memcpy(buf + have, iov[i].iov_base, take);
+		have += take;
+	}
+	return have;
+}
+
+/* face_move(), at most @limit bytes. Return: how many moved. */
+static size_t face_move_n(struct face *f, struct tcp_conn *from, struct tcp_conn *to, size_t limit,
+			  uint64_t *moved)
+{
+	uint64_t now = face_now_us(f);
+	size_t total = 0;
+
+	while (total < limit) {
+		struct iovec iov[2];
+		size_t done = 0, want;
+		int n = tcp_peek(from, iov), i;
+		bool short_send = false;
+
+		if (n <= 0)
+			break;
+		for (i = 0; i < n && total + done < limit && !short_send; i++) {
+			ssize_t sent;
+
+			want = iov[i].iov_len < limit - total - done ? iov[i].iov_len : limit - total - done;
+			sent = tcp_send(to, iov[i].iov_base, want, now);
+			if (sent > 0)
+				done += (size_t)sent;
+			short_send = sent < (ssize_t)want;
+		}
+		if (!done)
+			break;
+		tcp_consume(from, done, now);
+		total += done;
+		*moved += done;
+		if (short_send)
+			break;
+	}
+	return total;
+}
+
+/* Unfinished first bytes (or an unfinished query) wait, or stop waiting: the sweep's clock. */
+static void face_pair_reading(struct face_pair *pr, bool on)
+{
+	struct face *f = pr->f;
+
+	if (on == pr->reading)
+		return;
+	pr->reading = on;
+	if (on) {
+		pr->reading_since_ms = loop_now_ms(f->st->loop);
+		f->n_reading++;
+	} else {
+		f->n_reading--;
+	}
+}
+
 /*
  * The container's first bytes, held in @inner's ring, say what the
  * connection is for (see "What it says it is"). Return: true when they may
@@ -428,18 +503,10 @@ static bool face_pair_read_name(struct face_pair *pr)
 {
 	struct face *f = pr->f;
 	uint8_t buf[HELLO_READ_MAX];
-	struct iovec iov[2];
-	size_t have = 0;
+	size_t have = face_peek_copy(pr->inner, buf, sizeof(buf));
 	struct hello h;
-	int n, i, ret;
+	int ret;
 
-	n = tcp_peek(pr->inner, iov);
-	for (i = 0; i < n && have < sizeof(buf); i++) {
-		size_t take = iov[i].iov_len < sizeof(buf) - have ? iov[i].iov_len : sizeof(buf) - have;
-
-		memcpy(buf + have, iov[i].iov_base, take);
-		have += take;
-	}
 	if (!have && pr->in_eof) {	/* a FIN before any byte: nothing to read */
 		pr->read_name = false;
 		return true;
@@ -448,25 +515,93 @@ static bool face_pair_read_name(struct face_pair *pr)
 	if (ret == -EAGAIN) {
 		/* the ring holds far more than HELLO_READ_MAX: a FIN or the sweep ends the wait */
 		if (!pr->in_eof && have < sizeof(buf)) {
-			if (have && !pr->reading) {
-				pr->reading = true;
-				pr->reading_since_ms = loop_now_ms(f->st->loop);
-				f->n_reading++;
-			}
+			face_pair_reading(pr, have > 0);
 			return false;
 		}
 		ret = -EBADMSG;
 	}
-	if (pr->reading) {
-		pr->reading = false;
-		f->n_reading--;
-	}
+	face_pair_reading(pr, false);
 	face_count(f, FACE_CTR_TCP_NAMES_READ);
 	if (!ret && (!h.has_name || !policy_name_refuses(f->st->policy, &h.name, IPPROTO_TCP, pr->in_ep[0].port))) {
 		pr->read_name = false;
 		return true;
 	}
 	face_count(f, FACE_CTR_TCP_NAMES_REFUSED);
+	face_pair_kill(pr, false);
+	return false;
+}
+
+/*
+ * DNS over TCP with name rules (face_dns.c): each query the container sent
+ * goes on only whole and allowed (@dns_q_pass: what is left of the one
+ * going), a refused or malformed one resets the pair. Return: true when
+ * @inner has nothing left to read; false when waiting, or reset.
+ */
+static bool face_pair_dns_queries(struct face_pair *pr)
+{
+	struct face *f = pr->f;
+	uint8_t buf[2 + FACE_DNS_TCP_QUERY_MAX];
+	size_t have, len;
+
+	for (;;) {
+		if (pr->dns_q_pass) {
+			pr->dns_q_pass -= face_move_n(f, pr->inner, pr->outer, pr->dns_q_pass, &pr->to_outer);
+			if (pr->dns_q_pass)
+				return false;	/* the rest is not here yet, or the resolver's side is full */
+		}
+		have = face_peek_copy(pr->inner, buf, sizeof(buf));
+		len = have >= 2 ? (size_t)buf[0] << 8 | buf[1] : 0;
+		if (have >= 2 && (!len || len > FACE_DNS_TCP_QUERY_MAX)) {
+			face_drop(f, FACE_DROP_BAD_DNS);
+			break;
+		}
+		if (have < 2 || have < 2 + len) {
+			if (have && pr->in_eof)
+				break;	/* a query cut short by the FIN */
+			face_pair_reading(pr, have > 0);
+			return !have;
+		}
+		face_pair_reading(pr, false);
+		if (face_dns_tcp_query(f, &pr->in_ep[0].addr, buf + 2, len) < 0)
+			break;
+		pr->dns_q_pass = 2 + len;
+	}
+	face_pair_kill(pr, false);
+	return false;
+}
+
+/*
+ * The resolver's answers on such a connection: each read whole, up to
+ * FACE_DNS_TCP_ANSWER_MAX, and its addresses bound before it goes on
+ * (@dns_a_pass: what is left of the one going). Return: as above.
+ */
+static bool face_pair_dns_answers(struct face_pair *pr)
+{
+	struct face *f = pr->f;
+	uint8_t buf[2 + FACE_DNS_TCP_ANSWER_MAX];
+	size_t have, len;
+
+	for (;;) {
+		if (pr->dns_a_pass) {
+			pr->dns_a_pass -= face_move_n(f, pr->outer, pr->inner, pr->dns_a_pass, &pr->to_inner);
+			if (pr->dns_a_pass)
+				return false;
+		}
+		have = face_peek_copy(pr->outer, buf, sizeof(buf));
+		len = have >= 2 ? (size_t)buf[0] << 8 | buf[1] : 0;
+		if (have >= 2 && len > FACE_DNS_TCP_ANSWER_MAX) {
+			face_drop(f, FACE_DROP_DNS_TOO_BIG);
+			break;
+		}
+		if (have < 2 || have < 2 + len) {
+			if (have && pr->out_eof)
+				break;
+			return !have;
+		}
+		if (!face_dns_answer(f, buf + 2, len, FACE_DNS_TCP_ANSWER_MAX))
+			break;	/* counted: malformed, or for a name never let out */
+		pr->dns_a_pass = 2 + len;
+	}
 	face_pair_kill(pr, false);
 	return false;
 }
@@ -487,8 +622,15 @@ static void face_pair_pump(struct face_pair *pr)
 		pr->push_inner = false;
 		return;
 	}
-	in_drained = face_move(f, pr->inner, pr->outer, &pr->to_outer);
-	out_drained = face_move(f, pr->outer, pr->inner, &pr->to_inner);
+	if (pr->dns) {
+		in_drained = face_pair_dns_queries(pr);
+		out_drained = !pr->dead && face_pair_dns_answers(pr);
+		if (pr->dead)
+			return;
+	} else {
+		in_drained = face_move(f, pr->inner, pr->outer, &pr->to_outer);
+		out_drained = face_move(f, pr->outer, pr->inner, &pr->to_inner);
+	}
 	if (pr->push_outer)
 		tcp_push(pr->outer, face_now_us(f));
 	if (pr->push_inner)
@@ -520,8 +662,12 @@ void face_tcp_sweep(struct face *f, uint64_t now_ms)
 	for (pr = f->n_reading ? f->pairs : NULL; pr; pr = next) {
 		next = pr->next;
 		if (pr->reading && now_ms - pr->reading_since_ms >= FACE_READ_NAME_MS) {
-			face_count(f, FACE_CTR_TCP_NAMES_READ);
-			face_count(f, FACE_CTR_TCP_NAMES_REFUSED);
+			if (pr->dns) {
+				face_drop(f, FACE_DROP_BAD_DNS);	/* a query never finished */
+			} else {
+				face_count(f, FACE_CTR_TCP_NAMES_READ);
+				face_count(f, FACE_CTR_TCP_NAMES_REFUSED);
+			}
 			face_pair_kill(pr, false);
 		}
 	}
@@ -554,13 +700,18 @@ static int face_tcp_inner_syn(struct tcp_listener *l, void *user, struct tcp_con
 	struct tcp_conn_opts oo, io;
 	const struct policy_rule *by;
 	struct net_addr dst, ca;
+	bool dns;
 	struct face_pair *pr;
 	int ret;
 
 	(void)l;
 	tcp_conn_endpoints(c, &in_local, &in_remote);
 	dst = in_local.addr;
-	if (policy_decide(f->st->policy, POLICY_EGRESS, &dst, IPPROTO_TCP, in_local.port, &by)) {
+	/* with name rules, DNS is read message by message; else the rules decide */
+	dns = in_local.port == 53 && policy_has_names(f->st->policy);
+	by = NULL;
+	if (dns ? policy_resolver_refuses(f->st->policy, &dst, IPPROTO_TCP) :
+		  policy_decide(f->st->policy, POLICY_EGRESS, &dst, IPPROTO_TCP, in_local.port, &by)) {
 		face_drop(f, FACE_DROP_POLICY);
 		face_icmp_unreach_for(f, -EACCES, dst.family, &in_remote, &in_local, syn->seq, true);
 		return -EACCES;
@@ -578,6 +729,7 @@ static int face_tcp_inner_syn(struct tcp_listener *l, void *user, struct tcp_con
 	}
 	face_count(f, FACE_CTR_TCP_OUTBOUND);
 	pr->read_name = by && by->is_name;
+	pr->dns = dns;
 	pr->inner = c;
 	pr->in_ep[0] = in_local;
 	pr->in_ep[1] = in_remote;

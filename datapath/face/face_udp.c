@@ -685,7 +685,8 @@ bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sp
 		return true;	/* counted: out of memory or the policy */
 	}
 	/* an answer to a query the container sent: what it binds (face_dns.c) */
-	if (sport == 53 && !fw->inbound && policy_has_names(f->st->policy) && !face_dns_answer(f, data, len))
+	if (sport == 53 && !fw->inbound && policy_has_names(f->st->policy) &&
+	    !face_dns_answer(f, data, len, FACE_DNS_ANSWER_MAX))
 		return true;	/* counted */
 	if (face_udp_train_join(f, &f->flows->pace_inner, &f->flows->to_inner, src, sport, dst, dport, data, len,
 				loop_arrived_us(f->st->loop)))

@@ -12,7 +12,9 @@
 #    (its query log), a name a deny rule names before a wildcard included:
 #    DNS carries nothing out; the addresses of such names stay refused, even
 #    when the container knows them;
-#  - DNS over TCP, which the datapath does not read yet, is refused;
+#  - DNS over TCP (glibc's use-vc, and three queries pipelined in one
+#    write) is read message by message: allowed names answered, a refused
+#    one resets the connection and never reaches dnsmasq;
 #  - what a connection says it is for: a TLS ClientHello's server_name
 #    (openssl s_client) or an HTTP request's Host (curl) that no rule allows
 #    on that port resets the connection, and the server (a recorder of
@@ -50,7 +52,7 @@ dp_env_up \
 	--egress-allow "*.wild.test"
 face_check_fenced
 tcp_peer_csum_off
-for a in 10.77.0.11 10.77.0.12 10.77.0.13 10.77.0.14 10.77.0.15; do ip -n "$PEER" addr add "$a/24" dev veth0; done
+for a in 10.77.0.11 10.77.0.12 10.77.0.13 10.77.0.14 10.77.0.15 10.77.0.16; do ip -n "$PEER" addr add "$a/24" dev veth0; done
 ip -n "$PEER" addr add fd77::11/64 dev veth0 nodad
 
 cat >"$SN_TMP/tcpsrv.py" <<'PY'
@@ -101,7 +103,7 @@ ip netns exec "$PEER" dnsmasq --no-daemon --no-resolv --no-hosts --bind-interfac
 	--host-record=allowed.test,10.77.0.11,fd77::11 --host-record=other.test,10.77.0.12 \
 	--host-record=target.cdn.test,10.77.0.13 --cname=alias.test,target.cdn.test \
 	--host-record=a.wild.test,10.77.0.14 --host-record=bad.wild.test,10.77.0.15 \
-	--host-record=wild.test,10.77.0.14 \
+	--host-record=wild.test,10.77.0.14 --host-record=tcp.wild.test,10.77.0.16 \
 	--log-queries --log-facility=- >"$SN_TMP/dnsmasq.log" 2>&1 &
 sn_on_exit "kill $!"
 tcp_wait_listen "$PEER" 8001
@@ -117,6 +119,10 @@ lookup() {
 		"mount --bind '$SN_TMP/resolv.$1' /etc/resolv.conf && getent ahosts '$2'" 2>/dev/null |
 		awk '{print $1}' | sort -u | tr '\n' ' ' | sed 's/ $//'
 	[ "${PIPESTATUS[0]}" = 0 ] || echo "FAILED"
+}
+# in_ct CMD...: a command in the container with the resolv.conf that reaches dnsmasq
+in_ct() {
+	ip netns exec "$CT" unshare -m sh -c 'mount --bind "$0" /etc/resolv.conf && exec "$@"' "$SN_TMP/resolv.udp" "$@"
 }
 # expect_lookup NAME WANT
 expect_lookup() {
@@ -162,17 +168,51 @@ expect_tcp EHOSTUNREACH 4 10.77.0.15 8000		# bad.wild.test
 grep -q "query\[A\] allowed.test from 10.77.0.2" "$SN_TMP/dnsmasq.log" ||
 	sn_fail "dnsmasq saw no query for allowed.test: $(cat "$SN_TMP/dnsmasq.log")"
 
-sn_log "DNS over TCP is not read: refused, like any connection no rule allows"
+sn_log "DNS over TCP: read message by message, pipelined queries included"
 got=$(lookup tcp allowed.test)
-[ "$got" = FAILED ] || sn_fail "a lookup over TCP: $got"
-grep -q "query.* from 10.77.0.2.*tcp\|TCP connection" "$SN_TMP/dnsmasq.log" && sn_fail "dnsmasq took a TCP query"
-echo "ok: over TCP: $got"
+[ "$got" = "10.77.0.11 fd77::11" ] || sn_fail "a lookup over TCP: $got"
+echo "ok: allowed.test over TCP -> $got"
+expect_tcp EHOSTUNREACH 4 10.77.0.16 8001		# tcp.wild.test, not looked up yet
+got=$(lookup tcp tcp.wild.test)
+[ "$got" = "10.77.0.16" ] || sn_fail "a lookup of tcp.wild.test over TCP: $got"
+expect_tcp connected 4 10.77.0.16 8001		# bound by the answer over TCP
+got=$(lookup tcp other.test)
+[ "$got" = FAILED ] || sn_fail "a lookup of other.test over TCP: $got"
+echo "ok: other.test over TCP -> $got (the connection reset)"
+cat >"$SN_TMP/dnstcp.py" <<'PY'
+import socket, struct, sys
+# queries given by name, pipelined; prints "ID:rcodeN:anN" per answer, or "reset"
+def query(qid, name, qtype):
+    q = struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0)
+    q += b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0" + struct.pack(">HH", qtype, 1)
+    return struct.pack(">H", len(q)) + q
+s = socket.create_connection((sys.argv[1], 53), timeout=5)
+s.sendall(b"".join(query(i + 1, n, 1) for i, n in enumerate(sys.argv[2:])))	# A queries, one write
+got, buf = [], b""
+try:
+    while len(got) < len(sys.argv) - 2:
+        d = s.recv(65536)
+        if not d:
+            break
+        buf += d
+        while len(buf) >= 2 and len(buf) >= 2 + struct.unpack(">H", buf[:2])[0]:
+            n = struct.unpack(">H", buf[:2])[0]
+            m, buf = buf[2:2 + n], buf[2 + n:]
+            got.append("%d:rcode%d:an%d" % (struct.unpack(">H", m[:2])[0], m[3] & 15, struct.unpack(">H", m[6:8])[0]))
+except ConnectionResetError:
+    got.append("reset")
+print(" ".join(got))
+PY
+got=$(in_ct python3 "$SN_TMP/dnstcp.py" 10.77.0.1 allowed.test alias.test a.wild.test)
+[ "$got" = "1:rcode0:an1 2:rcode0:an2 3:rcode0:an1" ] || sn_fail "three queries in one write: $got"
+echo "ok: three allowed queries pipelined in one write: $got"
+got=$(in_ct python3 "$SN_TMP/dnstcp.py" 10.77.0.1 allowed.test pipelined-secret.exfil.example)
+case $got in reset|"1:rcode0:an1 reset") ;; *) sn_fail "an allowed and a refused query pipelined: $got";; esac
+echo "ok: an allowed and a refused query pipelined: $got"
+grep -q "other.test\|pipelined-secret" "$SN_TMP/dnsmasq.log" && sn_fail "dnsmasq saw a refused name over TCP"
+grep -q "query\[A\] alias.test from 10.77.0.2" "$SN_TMP/dnsmasq.log" || sn_fail "dnsmasq saw no pipelined query"
 
 sn_log "what the connection says it is: TLS server_name and HTTP Host"
-# in_ct CMD...: a command in the container with the resolv.conf that reaches dnsmasq
-in_ct() {
-	ip netns exec "$CT" unshare -m sh -c 'mount --bind "$0" /etc/resolv.conf && exec "$@"' "$SN_TMP/resolv.udp" "$@"
-}
 # recorded N: the recorder's log has N lines; prints the last line's byte count
 recorded() {
 	sn_wait_for 10 sh -c "[ \$(wc -l <'$SN_TMP/recorder.log') -ge $1 ]" || sn_fail "the recorder logged no connection $1"

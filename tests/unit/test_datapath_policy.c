@@ -363,8 +363,17 @@ START_TEST(test_name_queries)
 	ck_assert_int_eq(query("10.66.0.1", "pypi.org"), POLICY_DNS_REFUSE_RESOLVER);
 	ck_assert_int_eq(query("10.66.0.1", "example.com"), POLICY_DNS_REFUSE_NAME);
 
+	/* a connection to a resolver (DNS over TCP): the address rules alone, no default refusal */
+	ck_assert(policy_resolver_refuses(&pol, &(struct net_addr){ .family = AF_INET, .a.bytes = { 10, 66, 0, 1 } },
+					  IPPROTO_UDP));
+	ck_assert(!policy_resolver_refuses(&pol, &(struct net_addr){ .family = AF_INET, .a.bytes = { 10, 66, 0, 1 } },
+					   IPPROTO_TCP));	/* the deny is udp: only */
+	ck_assert(!policy_resolver_refuses(&pol, &(struct net_addr){ .family = AF_INET, .a.bytes = { 10, 0, 0, 53 } },
+					   IPPROTO_TCP));
+	ck_assert_uint_eq(pol.refused[POLICY_EGRESS], 0);
+
 	ck_assert_uint_eq(pol.names_refused, 4);	/* the secret's refusal is its rule's */
-	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][0].hits, 1);
+	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][0].hits, 2);	/* the resolver's, UDP and here */
 	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][1].hits, 1);
 	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][2].hits, 2);
 	ck_assert_uint_eq(pol.rules[POLICY_EGRESS][3].hits, 1);
