@@ -400,6 +400,23 @@ static const struct stat_desc face_totals_rows[] = {
 	  .label = "direction", .value = "to_container" },
 	{ .key = "udp_pace_overruns_to_network", .offset = STAT_AT(struct face_totals, udp_overruns_to_network),
 	  .kind = STAT_COUNTER, .label = "direction", .value = "to_network" },
+	/* the names policy (docs/face.md, "Names"): zero without name rules */
+	{ .key = "dns_queries_passed", .offset = STAT_AT(struct face_totals, dns_passed), .kind = STAT_COUNTER,
+	  .family = "sandnet_dns_queries_total",
+	  .help = "The container's DNS queries read by the names policy, by verdict (passed: sent to the resolver).",
+	  .label = "verdict", .value = "passed" },
+	{ .key = "dns_queries_refused", .offset = STAT_AT(struct face_totals, dns_refused), .kind = STAT_COUNTER,
+	  .label = "verdict", .value = "refused" },
+	{ .key = "dns_addresses_bound", .offset = STAT_AT(struct face_totals, dns_bound), .kind = STAT_COUNTER,
+	  .family = "sandnet_dns_addresses_bound_total",
+	  .help = "Addresses the answers to passed queries bound to their names (renewals included)." },
+	{ .key = "tcp_names_passed", .offset = STAT_AT(struct face_totals, names_passed), .kind = STAT_COUNTER,
+	  .family = "sandnet_tcp_names_read_total",
+	  .help = "TCP connections held until their first bytes gave their name (TLS server_name, HTTP Host), "
+		  "by verdict (refused: reset before a byte left).",
+	  .label = "verdict", .value = "passed" },
+	{ .key = "tcp_names_refused", .offset = STAT_AT(struct face_totals, names_refused), .kind = STAT_COUNTER,
+	  .label = "verdict", .value = "refused" },
 };
 
 const struct stat_table face_totals_table = STAT_TABLE(face_totals_rows);
@@ -429,6 +446,11 @@ void face_totals(const struct face *f, struct face_totals *t)
 	t->udp_held_to_network = u.to_outer.held;
 	t->udp_overruns_to_container = u.to_inner.overruns;
 	t->udp_overruns_to_network = u.to_outer.overruns;
+	t->dns_refused = f->ctr[FACE_CTR_DNS_REFUSED];
+	t->dns_passed = f->ctr[FACE_CTR_DNS_QUERIES] - t->dns_refused;
+	t->dns_bound = f->ctr[FACE_CTR_DNS_BOUND];
+	t->names_refused = f->ctr[FACE_CTR_TCP_NAMES_REFUSED];
+	t->names_passed = f->ctr[FACE_CTR_TCP_NAMES_READ] - t->names_refused;
 }
 
 /**

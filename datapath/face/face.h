@@ -27,12 +27,19 @@ struct tcp_stack;
  *			frames) the pacer held for their time, each way
  * @udp_overruns_to_container, @udp_overruns_to_network: of those, sent
  *			before their time (held too long, or too much held)
+ * @dns_passed, @dns_refused: the container's DNS queries the names policy let
+ *			go to their resolver, and refused (docs/face.md "Names")
+ * @dns_bound:		addresses the answers bound to allowed names
+ * @names_passed, @names_refused: TCP connections whose first bytes were read
+ *			for the name they give, let through and reset
  */
 struct face_totals {
 	uint64_t tcp_outbound, tcp_inbound, udp_flows, drops;
 	uint64_t tcp_open, udp_flows_open;
 	uint64_t udp_held_to_container, udp_held_to_network;
 	uint64_t udp_overruns_to_container, udp_overruns_to_network;
+	uint64_t dns_passed, dns_refused, dns_bound;
+	uint64_t names_passed, names_refused;
 };
 
 /**

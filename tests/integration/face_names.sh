@@ -23,7 +23,7 @@
 #    finishes is reset after 10 s, and the server gets none of it; curl over
 #    HTTPS (certificate checked) reaches a TLS server on an allowed name;
 #  - `datapath stats` counts the queries, the refusals, the bindings and the
-#    rules' hits;
+#    rules' hits, and `datapath metrics` exports them;
 #  - with --name-ttl 3-3, a binding made by an answer with TTL 0 lets a
 #    connection through at once and refuses one 3.5 s later, until the next
 #    lookup.
@@ -318,6 +318,34 @@ assert d["face"]["drops"].get("bad_dns", 0) == 0, d["face"]["drops"]
 assert c["tcp_names_read"] >= 8 and c["tcp_names_refused"] == 4, c
 print("ok: hits", hits, "dns_refused", p["dns_refused"], "bindings", b, "face", {k: v for k, v in c.items() if k.startswith("dns")})
 ' || sn_fail "stats: $(dp_stats --json)"
+sn_log "and exported: datapath metrics"
+ip netns exec "$DPNS" "$DATAPATH" metrics --listen 127.0.0.1:9476 --dir "$(dirname "$DP_CTL")" \
+	>"$SN_TMP/metrics.log" 2>&1 &
+METRICS_PID=$!
+sn_on_exit "kill $METRICS_PID"
+sn_wait_for 10 ip netns exec "$DPNS" curl -sf -o /dev/null http://127.0.0.1:9476/metrics || sn_fail "no metrics"
+ip netns exec "$DPNS" curl -s http://127.0.0.1:9476/metrics >"$SN_TMP/metrics.txt"
+python3 - "$SN_TMP/metrics.txt" <<'PY' || sn_fail "metrics: $(grep -i 'dns\|names\|policy' "$SN_TMP/metrics.txt")"
+import re, sys
+text = open(sys.argv[1]).read()
+def val(family, **labels):
+    for line in text.splitlines():
+        m = re.match(r"(\w+)\{(.*)\} (\S+)$", line)
+        if m and m.group(1) == family and all(f'{k}="{v}"' in m.group(2) for k, v in labels.items()):
+            return float(m.group(3))
+    raise AssertionError(f"no {family} {labels}")
+assert val("sandnet_dns_queries_total", verdict="refused") >= 10
+assert val("sandnet_dns_queries_total", verdict="passed") >= 10
+assert val("sandnet_dns_addresses_bound_total") >= 5
+assert val("sandnet_tcp_names_read_total", verdict="refused") == 4
+assert val("sandnet_tcp_names_read_total", verdict="passed") >= 5
+assert val("sandnet_policy_dns_refused_total") >= 8
+assert val("sandnet_policy_name_bindings") >= 5
+assert val("sandnet_policy_refused_by_default_total", direction="egress") >= 6
+assert val("sandnet_policy_rule_hits_total", rule="*.wild.test") >= 3
+print("ok: metrics", {l.split("{")[0] for l in text.splitlines() if "dns" in l or "names" in l})
+PY
+kill "$METRICS_PID"
 face_check_clean policy
 dp_env_down
 
