@@ -77,6 +77,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -363,14 +364,16 @@ static void face_pair_outer_event(struct tcp_conn *c, void *user, enum tcp_event
 }
 
 /*
- * Copy what @from received into @to's send buffer, as much as it takes.
+ * Copy what @from received into @to's send buffer, as much as it takes and
+ * at most @limit bytes (SIZE_MAX: all; a DNS message over TCP: its own).
  * Return: true when @from has nothing left to read.
  */
-static bool face_move(struct face *f, struct tcp_conn *from, struct tcp_conn *to, uint64_t *moved)
+static bool face_move(struct face *f, struct tcp_conn *from, struct tcp_conn *to, size_t limit, uint64_t *moved)
 {
 	uint64_t now = face_now_us(f);
+	size_t total = 0;
 
-	for (;;) {
+	while (total < limit) {
 		struct iovec iov[2];
 		size_t done = 0;
 		int n = tcp_peek(from, iov), i;
@@ -378,19 +381,22 @@ static bool face_move(struct face *f, struct tcp_conn *from, struct tcp_conn *to
 		if (n <= 0)
 			return true;
 		/* tcp_send() takes what fits; when it takes less, WRITABLE follows */
-		for (i = 0; i < n; i++) {
-			ssize_t sent = tcp_send(to, iov[i].iov_base, iov[i].iov_len, now);
+		for (i = 0; i < n && total + done < limit; i++) {
+			size_t want = iov[i].iov_len < limit - total - done ? iov[i].iov_len : limit - total - done;
+			ssize_t sent = tcp_send(to, iov[i].iov_base, want, now);
 
 			if (sent > 0)
 				done += (size_t)sent;
-			if (sent < (ssize_t)iov[i].iov_len)
+			if (sent < (ssize_t)want)
 				break;
 		}
 		if (!done)
 			return false;
 		tcp_consume(from, done, now);
+		total += done;
 		*moved += done;
 	}
+	return false;
 }
 
 /*
@@ -441,41 +447,6 @@ static size_t face_peek_copy(struct tcp_conn *c, uint8_t *buf, size_t cap)
 		have += take;
 	}
 	return have;
-}
-
-/* face_move(), at most @limit bytes. Return: how many moved. */
-static size_t face_move_n(struct face *f, struct tcp_conn *from, struct tcp_conn *to, size_t limit,
-			  uint64_t *moved)
-{
-	uint64_t now = face_now_us(f);
-	size_t total = 0;
-
-	while (total < limit) {
-		struct iovec iov[2];
-		size_t done = 0, want;
-		int n = tcp_peek(from, iov), i;
-		bool short_send = false;
-
-		if (n <= 0)
-			break;
-		for (i = 0; i < n && total + done < limit && !short_send; i++) {
-			ssize_t sent;
-
-			want = iov[i].iov_len < limit - total - done ? iov[i].iov_len : limit - total - done;
-			sent = tcp_send(to, iov[i].iov_base, want, now);
-			if (sent > 0)
-				done += (size_t)sent;
-			short_send = sent < (ssize_t)want;
-		}
-		if (!done)
-			break;
-		tcp_consume(from, done, now);
-		total += done;
-		*moved += done;
-		if (short_send)
-			break;
-	}
-	return total;
 }
 
 /* Unfinished first bytes (or an unfinished query) wait, or stop waiting: the sweep's clock. */
@@ -545,7 +516,10 @@ static bool face_pair_dns_queries(struct face_pair *pr)
 
 	for (;;) {
 		if (pr->dns_q_pass) {
-			pr->dns_q_pass -= face_move_n(f, pr->inner, pr->outer, pr->dns_q_pass, &pr->to_outer);
+			uint64_t before = pr->to_outer;
+
+			face_move(f, pr->inner, pr->outer, pr->dns_q_pass, &pr->to_outer);
+			pr->dns_q_pass -= (size_t)(pr->to_outer - before);
 			if (pr->dns_q_pass)
 				return false;	/* the rest is not here yet, or the resolver's side is full */
 		}
@@ -583,7 +557,10 @@ static bool face_pair_dns_answers(struct face_pair *pr)
 
 	for (;;) {
 		if (pr->dns_a_pass) {
-			pr->dns_a_pass -= face_move_n(f, pr->outer, pr->inner, pr->dns_a_pass, &pr->to_inner);
+			uint64_t before = pr->to_inner;
+
+			face_move(f, pr->outer, pr->inner, pr->dns_a_pass, &pr->to_inner);
+			pr->dns_a_pass -= (size_t)(pr->to_inner - before);
 			if (pr->dns_a_pass)
 				return false;
 		}
@@ -616,7 +593,7 @@ static void face_pair_pump(struct face_pair *pr)
 		return;
 	if (pr->read_name && !face_pair_read_name(pr)) {
 		if (!pr->dead)	/* waiting: the other way moves meanwhile */
-			face_move(f, pr->outer, pr->inner, &pr->to_inner);
+			face_move(f, pr->outer, pr->inner, SIZE_MAX, &pr->to_inner);
 		if (!pr->dead && pr->push_inner)
 			tcp_push(pr->inner, face_now_us(f));
 		pr->push_inner = false;
@@ -628,8 +605,8 @@ static void face_pair_pump(struct face_pair *pr)
 		if (pr->dead)
 			return;
 	} else {
-		in_drained = face_move(f, pr->inner, pr->outer, &pr->to_outer);
-		out_drained = face_move(f, pr->outer, pr->inner, &pr->to_inner);
+		in_drained = face_move(f, pr->inner, pr->outer, SIZE_MAX, &pr->to_outer);
+		out_drained = face_move(f, pr->outer, pr->inner, SIZE_MAX, &pr->to_inner);
 	}
 	if (pr->push_outer)
 		tcp_push(pr->outer, face_now_us(f));
