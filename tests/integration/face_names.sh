@@ -14,7 +14,8 @@
 #    when the container knows them;
 #  - DNS over TCP (glibc's use-vc, and three queries pipelined in one
 #    write) is read message by message: allowed names answered, a refused
-#    one resets the connection and never reaches dnsmasq;
+#    one resets the connection and never reaches dnsmasq; bytes that are no
+#    query are dropped over UDP and reset the connection over TCP;
 #  - what a connection says it is for: a TLS ClientHello's server_name
 #    (openssl s_client) or an HTTP request's Host (curl) that no rule allows
 #    on that port resets the connection, and the server (a recorder of
@@ -210,6 +211,34 @@ got=$(in_ct python3 "$SN_TMP/dnstcp.py" 10.77.0.1 allowed.test pipelined-secret.
 case $got in reset|"1:rcode0:an1 reset") ;; *) sn_fail "an allowed and a refused query pipelined: $got";; esac
 echo "ok: an allowed and a refused query pipelined: $got"
 grep -q "other.test\|pipelined-secret" "$SN_TMP/dnsmasq.log" && sn_fail "dnsmasq saw a refused name over TCP"
+
+sn_log "DNS that is no query: dropped over UDP, the connection reset over TCP"
+cat >"$SN_TMP/dnsbad.py" <<'PY'
+import socket, struct, sys
+mode = sys.argv[2]
+if mode == "udp":	# an HTTP request to port 53
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(2)
+    s.sendto(b"GET / HTTP/1.0\r\n\r\n", (sys.argv[1], 53))
+    try:
+        s.recv(512)
+        print("answered")
+    except socket.timeout:
+        print("no answer")
+    sys.exit(0)
+s = socket.create_connection((sys.argv[1], 53), timeout=5)
+# a message of length 0, or a query longer than the 4 KiB a query may have
+s.sendall(struct.pack(">H", 0) if mode == "tcp-empty" else struct.pack(">H", 5000) + bytes(5000))
+try:
+    print("closed" if not s.recv(1) else "answered")
+except ConnectionResetError:
+    print("reset")
+PY
+for want in "udp:no answer" "tcp-empty:reset" "tcp-long:reset"; do
+	got=$(in_ct python3 "$SN_TMP/dnsbad.py" 10.77.0.1 "${want%%:*}")
+	[ "$got" = "${want#*:}" ] || sn_fail "DNS that is no query, ${want%%:*}: $got, not ${want#*:}"
+	echo "ok: ${want%%:*}: $got"
+done
 grep -q "query\[A\] alias.test from 10.77.0.2" "$SN_TMP/dnsmasq.log" || sn_fail "dnsmasq saw no pipelined query"
 
 sn_log "what the connection says it is: TLS server_name and HTTP Host"
@@ -314,7 +343,7 @@ b = p["name_bindings"]
 assert b["added"] >= 4 and b["held"] >= 4 and b["max"] == 4096, b
 assert c["dns_queries"] >= 16 and c["dns_refused"] >= 10, c
 assert c["dns_answers"] >= 6 and c["dns_bound"] >= 4, c
-assert d["face"]["drops"].get("bad_dns", 0) == 0, d["face"]["drops"]
+assert d["face"]["drops"]["bad_dns"] == 3, d["face"]["drops"]	# the three above
 assert c["tcp_names_read"] >= 8 and c["tcp_names_refused"] == 4, c
 print("ok: hits", hits, "dns_refused", p["dns_refused"], "bindings", b, "face", {k: v for k, v in c.items() if k.startswith("dns")})
 ' || sn_fail "stats: $(dp_stats --json)"
@@ -346,7 +375,7 @@ assert val("sandnet_policy_rule_hits_total", rule="*.wild.test") >= 3
 print("ok: metrics", {l.split("{")[0] for l in text.splitlines() if "dns" in l or "names" in l})
 PY
 kill "$METRICS_PID"
-face_check_clean policy
+face_check_clean policy bad_dns
 dp_env_down
 
 sn_log "a binding lives for its TTL, raised to the floor (--name-ttl 3-3; dnsmasq's TTL is 0)"
