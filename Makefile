@@ -205,7 +205,7 @@ check: deps rootfs
 # (test_datapath_names_bind), and containers served by two shards (face_shards,
 # and face_names, whose shards share the name bindings; their checks also fail
 # on a sanitizer report in the datapath's log). A data race fails them.
-TSAN_TESTS	:= test_datapath_tcp_sim test_datapath_control test_datapath_names_bind
+TSAN_TESTS	:= test_datapath_tcp_sim test_datapath_control test_datapath_names_bind test_datapath_flowlog
 TSAN_INTEGRATION := face_shards face_names
 tsan:
 	$(MAKE) O=build/tsan SANITIZE=thread all tools $(addprefix build/tsan/tests/unit/,$(TSAN_TESTS))

@@ -43,6 +43,7 @@
  * @user:		--user
  * @control:		--control (the supervisor binds it)
  * @name:		--name
+ * @flow_log:		--flow-log (the supervisor opens it)
  * @specs, @n_specs:	--publish and --forward
  * @limits:		the resource caps
  * @policy:		the container face's policy
@@ -54,10 +55,12 @@
  *			one per CPU it may run on
  * @worker:		started by a supervisor (--worker: internal)
  * @ledger_fd, @control_fd: a worker's inherited ledger and control socket
+ * @flow_log_fd:	a worker's inherited flow log file, or -1
  * @listen_fds, @n_listen_fds: a worker's inherited forward listeners, one per
  *			--forward, in order
  * @strip:		per argv index: an option the supervisor does not pass
- *			on to its datapaths (--fd, --listen, --control)
+ *			on to its datapaths (--fd, --listen, --control,
+ *			--flow-log)
  */
 struct dp_opts {
 	int fd;
@@ -65,6 +68,7 @@ struct dp_opts {
 	const char *user;
 	const char *control;
 	const char *name;
+	const char *flow_log;
 	unsigned int n_specs;
 	struct svc_spec specs[DP_MAX_SVCS];
 	struct stack_limits limits;
@@ -78,6 +82,7 @@ struct dp_opts {
 	bool worker;
 	int ledger_fd;
 	int control_fd;
+	int flow_log_fd;
 	unsigned int n_listen_fds;
 	int listen_fds[DP_MAX_SVCS];
 	bool *strip;

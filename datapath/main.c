@@ -57,6 +57,7 @@
 #include "datapath/policy.h"
 #include "datapath/proc/limits.h"
 #include "datapath/proc/proc.h"
+#include "datapath/flowlog.h"
 #include "datapath/proc/seccomp.h"
 #include "datapath/proc/shard.h"
 
@@ -68,6 +69,8 @@ static const char usage[] =
 	"       datapath ss --control SOCKET [--json] [--trace FILE [--seconds N]] [FILTER]\n"
 	"                    (TCP connections `ss -ti` style; with --trace, a sample per ACK\n"
 	"                    of those FILTER matches, ADDR[:PORT] or :PORT, as JSON lines)\n"
+	"       datapath flows --control SOCKET --follow [--json] [--seconds N]\n"
+	"                    (each conversation of the container as it ends, conntrack -E style)\n"
 	"       datapath --version | --help     (each command takes --help too)\n"
 	"\n"
 	"  --fd N            read the configuration from fd N (netsetup run passes it)\n"
@@ -75,6 +78,8 @@ static const char usage[] =
 	"  --user USER       run as USER after start-up (default: nobody)\n"
 	"  --control SOCKET  serve statistics on this unix socket\n"
 	"  --name NAME       who this datapath serves, for stats (netsetup gives cni:ID:IFNAME)\n"
+	"  --flow-log PATH   append a JSON line per conversation of the container, when\n"
+	"                    it ends, to PATH (opened before the privilege drop)\n"
 	"  --max-deaths N    datapaths that may die within --death-window before the\n"
 	"                    container stays dark (1..1000, default 5)\n"
 	"  --death-window S  seconds (1..86400, default 60)\n"
@@ -183,6 +188,62 @@ static int dp_stats_main(int argc, char **argv)
 	}
 	if (control_client(control, json, stdout, err, sizeof(err)) < 0) {
 		fprintf(stderr, "datapath stats: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
+static int dp_number(const char *val, unsigned int min, unsigned int max, unsigned int *out);
+
+static int dp_flows_main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "control", required_argument, NULL, 'c' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *control = NULL;
+	unsigned int seconds = 0;
+	bool json = false, follow = false;
+	char err[512];
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:fjh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			control = optarg;
+			break;
+		case 'f':
+			follow = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 's':
+			if (dp_number(optarg, 0, 86400, &seconds) < 0) {
+				fprintf(stderr, "datapath flows: --seconds %s: not a number of seconds 0..86400\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			dp_usage(stdout);
+			return 0;
+		default:
+			dp_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc || !control || !follow) {
+		fprintf(stderr, "datapath flows: give --control SOCKET and --follow (the conversations open now: "
+			"datapath ss and datapath stats)\n");
+		return 2;
+	}
+	if (control_flows_client(control, json, seconds, stdout, err, sizeof(err)) < 0) {
+		fprintf(stderr, "datapath flows: %s\n", err);
 		return 1;
 	}
 	return 0;
@@ -334,6 +395,7 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "user", required_argument, NULL, 'u' },
 		{ "control", required_argument, NULL, 'c' },
 		{ "name", required_argument, NULL, 'n' },
+		{ "flow-log", required_argument, NULL, 'O' },
 		{ "publish", required_argument, NULL, 'p' },
 		{ "forward", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
@@ -357,6 +419,7 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "worker", no_argument, NULL, 'w' },
 		{ "ledger-fd", required_argument, NULL, 'G' },
 		{ "control-fd", required_argument, NULL, 'C' },
+		{ "flow-log-fd", required_argument, NULL, 'Q' },
 		{ "listener-fd", required_argument, NULL, 'R' },
 	};
 	/* ours, then the resource caps' (limits.c), then the end */
@@ -368,6 +431,7 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 	o->fd = -1;
 	o->ledger_fd = -1;
 	o->control_fd = -1;
+	o->flow_log_fd = -1;
 	o->max_deaths = DP_MAX_DEATHS_DEFAULT;
 	o->death_window_s = DP_DEATH_WINDOW_S_DEFAULT;
 	o->busy_poll_us = DP_BUSY_POLL_US_DEFAULT;
@@ -382,7 +446,7 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 	opterr = 0;	/* said below, as "datapath: ...", not under the program's path */
 	for (prev = optind = 1; (c = getopt_long(argc, argv, ":h", lopts, &li)) != -1; prev = optind) {
 		/* what the supervisor keeps to itself: the argv entries this option took */
-		if (c == 'f' || c == 'l' || c == 'c')
+		if (c == 'f' || c == 'l' || c == 'c' || c == 'O')
 			for (i = (unsigned int)prev; i < (unsigned int)optind; i++)
 				o->strip[i] = true;
 		switch (c) {
@@ -453,6 +517,17 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 			if (dp_parse_fd("control-fd", optarg, &o->control_fd) < 0)
 				return 2;
 			break;
+		case 'Q':
+			if (dp_parse_fd("flow-log-fd", optarg, &o->flow_log_fd) < 0)
+				return 2;
+			break;
+		case 'O':
+			if (!optarg[0]) {
+				fprintf(stderr, "datapath: --flow-log '': give the path of a file\n");
+				return 2;
+			}
+			o->flow_log = optarg;
+			break;
 		case 'R':
 			if (o->n_listen_fds >= DP_MAX_SVCS) {
 				fprintf(stderr, "datapath: more than %d --listener-fd\n", DP_MAX_SVCS);
@@ -512,19 +587,20 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 	}
 	for (i = 0; i < o->n_specs; i++)
 		forwards += o->specs[i].kind == SVC_FORWARD;
-	if (!o->worker && (o->ledger_fd >= 0 || o->control_fd >= 0 || o->n_listen_fds)) {
-		fprintf(stderr, "datapath: --ledger-fd, --control-fd and --listener-fd are for a datapath "
+	if (!o->worker && (o->ledger_fd >= 0 || o->control_fd >= 0 || o->flow_log_fd >= 0 || o->n_listen_fds)) {
+		fprintf(stderr, "datapath: --ledger-fd, --control-fd, --flow-log-fd and --listener-fd are for a datapath "
 			"its supervisor starts (--worker)\n");
 		return 2;
 	}
-	if (o->worker && (o->listen || o->control || o->ledger_fd < 0 || o->n_listen_fds != forwards)) {
+	if (o->worker && (o->listen || o->control || o->flow_log || o->ledger_fd < 0 || o->n_listen_fds != forwards)) {
 		fprintf(stderr, "datapath: --worker: its supervisor gives --fd, --ledger-fd, --control-fd "
 			"instead of --control and one --listener-fd per --forward (%u for %u)\n",
 			o->n_listen_fds, forwards);
 		return 2;
 	}
 	/* before netsetup hands anything over: a folder that is not there fails now, not half-way */
-	if (dp_folder_missing("control", o->control) || dp_folder_missing("listen", o->listen))
+	if (dp_folder_missing("control", o->control) || dp_folder_missing("listen", o->listen) ||
+	    dp_folder_missing("flow-log", o->flow_log))
 		return 2;
 	return 0;
 }
@@ -563,6 +639,7 @@ static int dp_worker(struct dp_opts *o)
 	static struct dp dp;
 	static struct ledger lg;
 	static struct shards shards;
+	static struct flowlog flowlog;
 	struct shard_conf conf = { 0 };
 	struct loop_fd sig_lfd;
 	uint32_t done_seq = 0;
@@ -604,6 +681,17 @@ static int dp_worker(struct dp_opts *o)
 	conf.busy_poll_us = o->busy_poll_us;
 	conf.policy = &o->policy;
 	conf.ledger = &lg;
+	/* a file, or a live view over the control socket: someone may take records */
+	if (o->flow_log_fd >= 0 || o->control_fd >= 0) {
+		ret = flowlog_init(&flowlog, o->flow_log_fd, o->name, 0);
+		o->flow_log_fd = -1;	/* the flow log's now */
+		if (ret < 0) {
+			snprintf(err, sizeof(err), "the flow log: %s", strerror(-ret));
+			goto out_early;
+		}
+		conf.flowlog = &flowlog;
+		dp.flowlog = &flowlog;
+	}
 	conf.secret = lg.head->secret;
 	conf.limits = o->limits;
 	conf.tcp_settings = o->tcp_settings;
@@ -660,6 +748,14 @@ static int dp_worker(struct dp_opts *o)
 	ret = shards_spawn(&shards, err, sizeof(err));
 	if (ret < 0)
 		goto out;
+	/* its writer too: no thread can be made once the filter is on */
+	if (dp.flowlog) {
+		ret = flowlog_start(dp.flowlog);
+		if (ret < 0) {
+			snprintf(err, sizeof(err), "the flow log's writer: %s", strerror(-ret));
+			goto out;
+		}
+	}
 	/* the system call allow-list (seccomp.c), before the first packet; no
 	 * io_uring may be made after it (link/uring.c) */
 	link_uring_refuse("asked for after the system call filter");
@@ -722,7 +818,9 @@ out:
 	control_close(&dp);
 	if (sfd >= 0)
 		close(sfd);
-	shards_free(&shards);
+	shards_free(&shards);	/* the last records (flows that ended with the stop) go first */
+	flowlog_fini(&flowlog);
+	dp.flowlog = NULL;
 	dp.shards = NULL;
 	pkt_pool_drain();
 out_early:
@@ -732,6 +830,9 @@ out_early:
 		close(o->listen_fds[i]);
 	if (o->control_fd >= 0)
 		close(o->control_fd);
+	if (o->flow_log_fd >= 0)
+		close(o->flow_log_fd);
+	flowlog_fini(&flowlog);
 	if (dp.proto_fd >= 0)
 		close(dp.proto_fd);
 	ledger_unmap(&lg);
@@ -756,6 +857,8 @@ int main(int argc, char **argv)
 		return metrics_main(argc - 1, (argv[1] = "datapath metrics", argv + 1));
 	if (argc > 1 && !strcmp(argv[1], "ss"))
 		return dp_ss_main(argc - 1, (argv[1] = "datapath ss", argv + 1));
+	if (argc > 1 && !strcmp(argv[1], "flows"))
+		return dp_flows_main(argc - 1, (argv[1] = "datapath flows", argv + 1));
 	ret = dp_parse(argc, argv, &opts);
 	if (!ret)
 		ret = opts.worker ? dp_worker(&opts) : supervise_main(&opts, argc, argv);

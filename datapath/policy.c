@@ -410,6 +410,38 @@ static bool policy_name_fits(void *ctx, const struct dns_name *name)
 	return dns_name_match(ctx, name);
 }
 
+/* name_binds_match_fn: any name bound to the address */
+static bool policy_any_name(void *ctx, const struct dns_name *name)
+{
+	(void)ctx;
+	(void)name;
+	return true;
+}
+
+/**
+ * policy_bound_name() - the name a conversation's address was bound to
+ * @pol:	the policy, or NULL
+ * @by:		the rule that decided: a name rule's own name (one it takes) is
+ *		sought; NULL or an address rule: any name bound to @remote
+ * @remote:	the remote end
+ * @out:	receives the name
+ *
+ * For the flow log: the name a connection was let through for.
+ *
+ * Return: true when one was found.
+ */
+bool policy_bound_name(const struct policy *pol, const struct policy_rule *by, const struct net_addr *remote,
+		       struct dns_name *out)
+{
+	if (!pol || !pol->binds)
+		return false;
+	if (by && by->is_name)
+		return name_binds_find(pol->binds, remote->family, remote->a.bytes, policy_now_ms(), policy_name_fits,
+				       (void *)&by->name, out);
+	return name_binds_find(pol->binds, remote->family, remote->a.bytes, policy_now_ms(), policy_any_name, NULL,
+			       out);
+}
+
 static bool policy_rule_matches(const struct policy *pol, const struct policy_rule *r,
 				const struct net_addr *remote, uint8_t proto, uint16_t port)
 {
@@ -501,6 +533,8 @@ bool policy_refuses(struct policy *pol, enum policy_dir dir, const struct net_ad
  * @name:	the name
  * @proto:	IPPROTO_TCP
  * @port:	the destination port
+ * @by:		receives the rule that decided, or NULL (none: refused); may be
+ *		NULL
  *
  * The first egress name rule that takes @name, on @proto and @port,
  * decides; none refuses: the connection was let through for a name, and
@@ -509,9 +543,13 @@ bool policy_refuses(struct policy *pol, enum policy_dir dir, const struct net_ad
  *
  * Return: true when the connection must be cut.
  */
-bool policy_name_refuses(const struct policy *pol, const struct dns_name *name, uint8_t proto, uint16_t port)
+bool policy_name_refuses(const struct policy *pol, const struct dns_name *name, uint8_t proto, uint16_t port,
+			 const struct policy_rule **by)
 {
 	unsigned int i;
+
+	if (by)
+		*by = NULL;
 
 	for (i = 0; pol && i < pol->n[POLICY_EGRESS]; i++) {
 		const struct policy_rule *r = &pol->rules[POLICY_EGRESS][i];
@@ -520,6 +558,8 @@ bool policy_name_refuses(const struct policy *pol, const struct dns_name *name, 
 			continue;
 		if ((r->proto && r->proto != proto) || (r->has_ports && (port < r->port_lo || port > r->port_hi)))
 			continue;
+		if (by)
+			*by = r;
 		return r->action == POLICY_DENY;
 	}
 	return true;
@@ -537,6 +577,19 @@ static struct policy_rule *policy_name_rule(const struct policy *pol, const stru
 			return (struct policy_rule *)r;
 	}
 	return NULL;
+}
+
+/**
+ * policy_dns_rule() - the rule that decides a DNS query for @qname
+ * @pol:	the policy
+ * @qname:	the name asked
+ *
+ * Return: the first egress name rule that takes it, whatever its action, or
+ * NULL (none: the query is refused by default).
+ */
+const struct policy_rule *policy_dns_rule(const struct policy *pol, const struct dns_name *qname)
+{
+	return policy_name_rule(pol, qname);
 }
 
 /* The first egress address rule that takes @resolver's port 53 (name rules left out). */

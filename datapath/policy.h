@@ -107,6 +107,7 @@ enum policy_dns_verdict policy_dns_query(struct policy *pol, const struct net_ad
 int policy_name_bind(struct policy *pol, int family, const uint8_t *addr, const struct dns_name *name,
 		     uint32_t ttl_s);
 bool policy_resolver_refuses(struct policy *pol, const struct net_addr *resolver, uint8_t proto);
+const struct policy_rule *policy_dns_rule(const struct policy *pol, const struct dns_name *qname);
 const struct policy_rule *policy_name_allowed(const struct policy *pol, const struct dns_name *qname);
 void policy_clear_hits(struct policy *pol);
 void policy_add_hits(struct policy *sum, const struct policy *other);
@@ -114,7 +115,10 @@ const struct policy_rule *policy_match(struct policy *pol, enum policy_dir dir, 
 				       uint8_t proto, uint16_t port);
 bool policy_decide(struct policy *pol, enum policy_dir dir, const struct net_addr *remote, uint8_t proto,
 		   uint16_t port, const struct policy_rule **by);
-bool policy_name_refuses(const struct policy *pol, const struct dns_name *name, uint8_t proto, uint16_t port);
+bool policy_bound_name(const struct policy *pol, const struct policy_rule *by, const struct net_addr *remote,
+		       struct dns_name *out);
+bool policy_name_refuses(const struct policy *pol, const struct dns_name *name, uint8_t proto, uint16_t port,
+			 const struct policy_rule **by);
 bool policy_refuses(struct policy *pol, enum policy_dir dir, const struct net_addr *remote, uint8_t proto,
 		    uint16_t port);
 uint64_t policy_refusals(const struct policy *pol, enum policy_dir dir);

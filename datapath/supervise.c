@@ -108,6 +108,7 @@
  * @sig_fd:	SIGCHLD, SIGTERM, SIGINT, SIGHUP
  * @status_fd:	the status file (DONE's), -1 without
  * @control_fd:	the control socket, -1 without --control
+ * @flow_log_fd: the flow log file, -1 without --flow-log
  * @listen_fds:	the forward listeners, one per --forward
  * @lg:		the ledger
  * @links:	netsetup's LINKs, as relayed (they own their fds)
@@ -126,6 +127,7 @@ struct sup {
 	int sig_fd;
 	int status_fd;
 	int control_fd;
+	int flow_log_fd;
 	unsigned int n_listen;
 	int listen_fds[DP_MAX_SVCS];
 	struct ledger lg;
@@ -221,6 +223,11 @@ static char **sup_worker_argv(struct sup *s, int sock, char bufs[][16])
 		argv[n++] = "--control-fd";
 		argv[n++] = bufs[b++];
 	}
+	if (s->flow_log_fd >= 0) {
+		snprintf(bufs[b], 16, "%d", s->flow_log_fd);
+		argv[n++] = "--flow-log-fd";
+		argv[n++] = bufs[b++];
+	}
 	for (i = 0; i < s->n_listen; i++) {
 		snprintf(bufs[b], 16, "%d", s->listen_fds[i]);
 		argv[n++] = "--listener-fd";
@@ -239,6 +246,8 @@ static void sup_child_fds(struct sup *s, int sock)
 	fcntl(s->lg.fd, F_SETFD, 0);
 	if (s->control_fd >= 0)
 		fcntl(s->control_fd, F_SETFD, 0);
+	if (s->flow_log_fd >= 0)
+		fcntl(s->flow_log_fd, F_SETFD, 0);
 	for (i = 0; i < s->n_listen; i++)
 		fcntl(s->listen_fds[i], F_SETFD, 0);
 }
@@ -674,6 +683,8 @@ static void sup_free(struct sup *s)
 	}
 	if (s->status_fd >= 0)
 		close(s->status_fd);
+	if (s->flow_log_fd >= 0)
+		close(s->flow_log_fd);
 	if (s->worker_sock >= 0)
 		close(s->worker_sock);
 	if (s->ns_fd >= 0)
@@ -712,6 +723,7 @@ int supervise_main(const struct dp_opts *o, int argc, char **argv)
 	s.sig_fd = -1;
 	s.status_fd = -1;
 	s.control_fd = -1;
+	s.flow_log_fd = -1;
 	s.worker_sock = -1;
 	s.lg.fd = -1;
 	signal(SIGPIPE, SIG_IGN);
@@ -772,6 +784,14 @@ int supervise_main(const struct dp_opts *o, int argc, char **argv)
 		s.control_fd = control_bind(o->control, err, sizeof(err));
 		if (s.control_fd < 0)
 			goto out_tell;
+	}
+	if (o->flow_log) {
+		/* appended to, by every datapath started on it; readable by root and the group */
+		s.flow_log_fd = open(o->flow_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+		if (s.flow_log_fd < 0) {
+			snprintf(err, sizeof(err), "--flow-log %s: %s", o->flow_log, strerror(errno));
+			goto out_tell;
+		}
 	}
 	for (i = 0; i < o->n_specs; i++) {
 		if (o->specs[i].kind != SVC_FORWARD)

@@ -98,6 +98,8 @@ int face_dns_query(struct face *f, const struct net_addr *src, uint16_t sport, c
 		return -EACCES;
 	}
 	face_count(f, FACE_CTR_DNS_REFUSED);
+	face_log_refused(f, IPPROTO_UDP, false, src, sport, dst, 53, ret ? NULL : policy_dns_rule(f->st->policy, &q.qname),
+			 ret ? "" : q.qname.text, len);
 	face_udp_to_inner(f, dst, 53, src, sport, refusal, (size_t)n);
 	return -EACCES;
 }
@@ -110,13 +112,17 @@ int face_dns_query(struct face *f, const struct net_addr *src, uint16_t sport, c
  * @data:	the query
  * @len:	its length
  *
+ * @log:	the connection's flow log record, or NULL: a refused query's
+ *		name and the rule that refused it go there
+ *
  * Over TCP the face cannot answer in the resolver's stream: a query it
  * refuses ends the connection instead (the caller resets it).
  *
- * Return: 0 when it may go on; -EACCES when refused (counted: dns_refused)
- * or malformed (bad_dns).
+ * Return: 0 when it may go on; -EACCES when refused (counted: dns_refused);
+ * -EBADMSG when malformed (bad_dns).
  */
-int face_dns_tcp_query(struct face *f, const struct net_addr *dst, const uint8_t *data, size_t len)
+int face_dns_tcp_query(struct face *f, const struct net_addr *dst, const uint8_t *data, size_t len,
+		       struct flowlog_record *log)
 {
 	struct dns_query q;
 	int ret;
@@ -124,12 +130,16 @@ int face_dns_tcp_query(struct face *f, const struct net_addr *dst, const uint8_t
 	ret = dns_query_parse(data, len, &q, NULL);
 	if (ret && ret != -EILSEQ) {
 		face_drop(f, FACE_DROP_BAD_DNS);
-		return -EACCES;
+		return -EBADMSG;
 	}
 	face_count(f, FACE_CTR_DNS_QUERIES);
 	if (!ret && policy_dns_query(f->st->policy, dst, IPPROTO_TCP, &q.qname) == POLICY_DNS_ASK)
 		return 0;
 	face_count(f, FACE_CTR_DNS_REFUSED);
+	if (log && !ret) {
+		face_log_name(log, q.qname.text);
+		face_log_rule(log, policy_dns_rule(f->st->policy, &q.qname));
+	}
 	return -EACCES;
 }
 

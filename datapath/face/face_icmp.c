@@ -49,11 +49,17 @@
 #define FACE_ECHO_MAX		1024
 #define FACE_ECHO_IDLE_MS	30000
 
-/* One ping of the container: (family, container, remote, identifier). */
+/*
+ * One ping of the container: (family, container, remote, identifier); the
+ * requests and replies it carried and their bytes (ICMP header on), its flow
+ * log record or NULL.
+ */
 struct face_echo {
 	struct flow flow;	/* in the stack's flow table, FLOW_FACE_ECHO */
 	struct net_addr c, r;
 	uint16_t id;
+	uint64_t requests, replies, bytes_out, bytes_in;
+	struct flowlog_record *log;
 };
 
 static uint64_t face_echo_hash(const struct face *f, const struct net_addr *c, const struct net_addr *r,
@@ -92,14 +98,21 @@ static struct face_echo *face_echo_find(const struct face *f, const struct net_a
 	return NULL;
 }
 
-static void face_echo_free(struct face *f, struct face_echo *x)
+static void face_echo_free(struct face *f, struct face_echo *x, enum flowlog_end how)
 {
+	if (x->log) {
+		x->log->packets_out = x->requests;
+		x->log->bytes_out = x->bytes_out;
+		x->log->packets_in = x->replies;
+		x->log->bytes_in = x->bytes_in;
+		face_log_end(f, x->log, how);
+	}
 	flow_del(f->st->flows, &x->flow);
 	free(x);
 }
 
 static struct face_echo *face_echo_get(struct face *f, const struct net_addr *c, const struct net_addr *r,
-				       uint16_t id)
+				       uint16_t id, const struct policy_rule *by)
 {
 	struct face_echo *x = face_echo_find(f, c, r, id);
 
@@ -108,7 +121,7 @@ static struct face_echo *face_echo_get(struct face *f, const struct net_addr *c,
 		return x;
 	}
 	if (flow_count(f->st->flows, FLOW_FACE_ECHO) >= FACE_ECHO_MAX)
-		face_echo_free(f, face_echo_of(flow_oldest(f->st->flows, FLOW_FACE_ECHO)));
+		face_echo_free(f, face_echo_of(flow_oldest(f->st->flows, FLOW_FACE_ECHO)), FLOWLOG_END_EVICTED);
 	x = calloc(1, sizeof(*x));
 	if (!x) {
 		face_drop(f, FACE_DROP_NO_MEMORY);
@@ -117,6 +130,7 @@ static struct face_echo *face_echo_get(struct face *f, const struct net_addr *c,
 	x->c = *c;
 	x->r = *r;
 	x->id = id;
+	x->log = face_log_begin(f, c->family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6, false, c, id, r, 0, by);
 	flow_add(f->st->flows, &x->flow, FLOW_FACE_ECHO, face_echo_hash(f, c, r, id), loop_now_ms(f->st->loop));
 	return x;
 }
@@ -226,6 +240,8 @@ void face_icmp_from_inner(struct face *f, struct pkt *p, uint8_t family, const s
 			  const struct net_addr *dst)
 {
 	const struct icmp_hdr *ic = pkt_peek(p, 0, sizeof(*ic));
+	const struct policy_rule *by = NULL;
+	struct face_echo *x;
 	struct face_quote q;
 	uint32_t sum;
 
@@ -245,16 +261,23 @@ void face_icmp_from_inner(struct face *f, struct pkt *p, uint8_t family, const s
 		if (!id)
 			return;
 		/* a new echo flow is a new conversation: the policy decides */
-		if (!face_echo_find(f, src, dst, (uint16_t)(id[0] << 8 | id[1])) &&
-		    policy_refuses(f->st->policy, POLICY_EGRESS, dst, family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6,
-				   0)) {
+		x = face_echo_find(f, src, dst, (uint16_t)(id[0] << 8 | id[1]));
+		if (!x && policy_decide(f->st->policy, POLICY_EGRESS, dst, family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6,
+					0, &by)) {
 			face_drop(f, FACE_DROP_POLICY);
+			face_log_refused(f, family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6, false, src,
+					 (uint16_t)(id[0] << 8 | id[1]), dst, 0, by, NULL, p->len);
 			face_icmp_prohibit(f, family, src, dst, pkt_data(p) - (p->off - p->l3_off),
 					   p->len + (p->off - p->l3_off), true);
 			return;
 		}
-		if (face_echo_get(f, src, dst, (uint16_t)(id[0] << 8 | id[1])))
+		x = x ? x : face_echo_get(f, src, dst, (uint16_t)(id[0] << 8 | id[1]), by);
+		if (x) {
+			flow_touch(f->st->flows, &x->flow, loop_now_ms(f->st->loop));
+			x->requests++;
+			x->bytes_out += p->len;
 			face_echo_send(f, p, family, ic->type, src, dst, false);
+		}
 		return;
 	}
 	if (!face_icmp_is_error(family, ic->type) || face_quote_parse(p, family, &q) < 0 ||
@@ -299,6 +322,8 @@ void face_icmp_from_outer(struct face *f, uint8_t family, const struct pkt *p, c
 			face_drop(f, FACE_DROP_NO_FLOW);
 			return;
 		}
+		x->replies++;
+		x->bytes_in += p->len;
 		face_echo_send(f, p, family, ic->type, src, dst, true);
 		return;
 	}
@@ -488,7 +513,7 @@ void face_icmp_sweep(struct face *f, uint64_t now_ms)
 
 	while ((x = face_echo_of(flow_oldest(f->st->flows, FLOW_FACE_ECHO))) &&
 	       now_ms - x->flow.last_ms >= FACE_ECHO_IDLE_MS)
-		face_echo_free(f, x);
+		face_echo_free(f, x, FLOWLOG_END_IDLE);
 }
 
 /**
@@ -499,7 +524,7 @@ void face_icmp_fini(struct face *f)
 	struct face_echo *x;
 
 	while ((x = face_echo_of(flow_oldest(f->st->flows, FLOW_FACE_ECHO))))
-		face_echo_free(f, x);
+		face_echo_free(f, x, FLOWLOG_END_STOP);
 }
 
 /**

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "datapath/face/face.h"
+#include "datapath/flowlog.h"
 #include "datapath/loop.h"
 #include "datapath/net/net.h"
 #include "datapath/net/tcp_glue.h"
@@ -155,6 +156,18 @@ void face_send_icmp(struct face *f, uint8_t family, const struct net_addr *src, 
 		    uint8_t type, uint8_t code, uint32_t info, const void *quote, size_t quote_len, bool to_inner);
 const char *face_drop_name(unsigned int d);
 
+/* face_log.c */
+struct policy_rule;
+struct flowlog_record *face_log_begin(struct face *f, uint8_t proto, bool inbound, const struct net_addr *src,
+				      uint16_t sport, const struct net_addr *dst, uint16_t dport,
+				      const struct policy_rule *by);
+void face_log_rule(struct flowlog_record *r, const struct policy_rule *by);
+void face_log_name(struct flowlog_record *r, const char *name);
+void face_log_end(struct face *f, struct flowlog_record *r, enum flowlog_end how);
+void face_log_refused(struct face *f, uint8_t proto, bool inbound, const struct net_addr *src, uint16_t sport,
+		      const struct net_addr *dst, uint16_t dport, const struct policy_rule *by, const char *name,
+		      size_t bytes);
+
 /* face_tcp.c */
 int face_tcp_init(struct face *f);
 void face_tcp_fini(struct face *f);
@@ -261,7 +274,8 @@ void face_udp_to_inner(struct face *f, const struct net_addr *src, uint16_t spor
 #define FACE_DNS_TCP_QUERY_MAX	4096	/* a longer query over TCP resets the connection */
 int face_dns_query(struct face *f, const struct net_addr *src, uint16_t sport, const struct net_addr *dst,
 		   const uint8_t *data, size_t len);
-int face_dns_tcp_query(struct face *f, const struct net_addr *dst, const uint8_t *data, size_t len);
+int face_dns_tcp_query(struct face *f, const struct net_addr *dst, const uint8_t *data, size_t len,
+		       struct flowlog_record *log);
 bool face_dns_answer(struct face *f, const uint8_t *data, size_t len, size_t max);
 /* what the outer stack hands up: its struct stack_upper_ops (face.c) */
 bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sport,

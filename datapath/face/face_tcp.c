@@ -114,6 +114,10 @@
  * @dns:	a connection to port 53 with name rules: every message is read
  *		(face_pair_dns_queries(), face_pair_dns_answers())
  * @dns_q_pass, @dns_a_pass: bytes of the query (answer) being passed on
+ * @log:	its flow log record (face_log.c), or NULL
+ * @how:	how it ends, when it does not end gracefully (a reset unless said)
+ * @segs_out, @segs_in: segments the container sent and was sent, kept
+ *		when @inner goes
  */
 struct face_pair {
 	struct face_pair *next, *prev, *pend_next;
@@ -130,6 +134,9 @@ struct face_pair {
 	bool read_name, reading, dns;
 	uint64_t reading_since_ms;
 	size_t dns_q_pass, dns_a_pass;
+	struct flowlog_record *log;
+	enum flowlog_end how;
+	uint64_t segs_out, segs_in;
 	struct loop_defer defer;
 };
 
@@ -160,12 +167,25 @@ static struct face_pair *face_pair_new(struct face *f, bool outbound)
 	pr->f = f;
 	pr->outbound = outbound;
 	pr->ledger_slot = -1;
+	pr->how = FLOWLOG_END_RESET;
 	pr->next = f->pairs;
 	if (f->pairs)
 		f->pairs->prev = pr;
 	f->pairs = pr;
 	f->n_pairs++;
 	return pr;
+}
+
+/* The container's segments, from @inner's counters, before it goes. */
+static void face_pair_keep_segs(struct face_pair *pr)
+{
+	struct tcp_conn_info info;
+
+	if (!pr->log)
+		return;
+	tcp_conn_info(pr->inner, &info);
+	pr->segs_in = info.stats.segs_in;
+	pr->segs_out = info.stats.segs_out;
 }
 
 /*
@@ -184,6 +204,8 @@ static void face_pair_kill(struct face_pair *pr, bool graceful)
 	pr->dead = true;
 	if (pr->reading)
 		f->n_reading--;
+	if (pr->inner)
+		face_pair_keep_segs(pr);
 	pr->inner = pr->outer = NULL;
 	if (f->st->ledger)
 		ledger_pair_del(f->st->ledger, pr->ledger_slot);
@@ -208,6 +230,14 @@ static void face_pair_kill(struct face_pair *pr, bool graceful)
 	if (pr->next)
 		pr->next->prev = pr->prev;
 	f->n_pairs--;
+	if (pr->log) {
+		pr->log->bytes_out = pr->to_outer;
+		pr->log->bytes_in = pr->to_inner;
+		pr->log->packets_out = pr->segs_in;
+		pr->log->packets_in = pr->segs_out;
+		face_log_end(f, pr->log, graceful ? FLOWLOG_END_CLOSED : pr->how);
+		pr->log = NULL;
+	}
 	loop_defer(f->st->loop, &pr->defer, face_pair_free);
 }
 
@@ -266,7 +296,10 @@ static void face_pair_refuse(struct face_pair *pr, int err)
 	const struct tcp_endpoint *ep = pr->outbound ? pr->in_ep : pr->out_ep;
 	uint64_t now = face_now_us(f);
 
+	if (pr->inner)
+		face_pair_keep_segs(pr);
 	pr->inner = pr->outer = NULL;
+	pr->how = FLOWLOG_END_REFUSED;
 	if (!held) {
 		face_pair_kill(pr, false);
 		return;
@@ -334,6 +367,8 @@ static void face_pair_event(struct face_pair *pr, bool inner, struct tcp_conn *c
 		break;
 	case TCP_EV_RESET:
 		/* the engine dropped @c: let go of it, and of nothing twice */
+		if (inner)
+			face_pair_keep_segs(pr);
 		tcp_conn_set_user(c, face_orphan_event, NULL);
 		tcp_abort(c, face_now_us(pr->f));
 		if (inner)
@@ -475,6 +510,7 @@ static bool face_pair_read_name(struct face_pair *pr)
 	struct face *f = pr->f;
 	uint8_t buf[HELLO_READ_MAX];
 	size_t have = face_peek_copy(pr->inner, buf, sizeof(buf));
+	const struct policy_rule *by = NULL;
 	struct hello h;
 	int ret;
 
@@ -493,11 +529,16 @@ static bool face_pair_read_name(struct face_pair *pr)
 	}
 	face_pair_reading(pr, false);
 	face_count(f, FACE_CTR_TCP_NAMES_READ);
-	if (!ret && (!h.has_name || !policy_name_refuses(f->st->policy, &h.name, IPPROTO_TCP, pr->in_ep[0].port))) {
+	if (!ret && h.has_name && pr->log)
+		face_log_name(pr->log, h.name.text);
+	if (!ret && (!h.has_name || !policy_name_refuses(f->st->policy, &h.name, IPPROTO_TCP, pr->in_ep[0].port, &by))) {
 		pr->read_name = false;
 		return true;
 	}
 	face_count(f, FACE_CTR_TCP_NAMES_REFUSED);
+	if (pr->log)
+		face_log_rule(pr->log, by);
+	pr->how = FLOWLOG_END_NAME;
 	face_pair_kill(pr, false);
 	return false;
 }
@@ -513,6 +554,7 @@ static bool face_pair_dns_queries(struct face_pair *pr)
 	struct face *f = pr->f;
 	uint8_t buf[2 + FACE_DNS_TCP_QUERY_MAX];
 	size_t have, len;
+	int ret;
 
 	for (;;) {
 		if (pr->dns_q_pass) {
@@ -536,8 +578,11 @@ static bool face_pair_dns_queries(struct face_pair *pr)
 			return !have;
 		}
 		face_pair_reading(pr, false);
-		if (face_dns_tcp_query(f, &pr->in_ep[0].addr, buf + 2, len) < 0)
+		ret = face_dns_tcp_query(f, &pr->in_ep[0].addr, buf + 2, len, pr->log);
+		if (ret < 0) {
+			pr->how = ret == -EACCES ? FLOWLOG_END_POLICY : FLOWLOG_END_RESET;
 			break;
+		}
 		pr->dns_q_pass = 2 + len;
 	}
 	face_pair_kill(pr, false);
@@ -644,6 +689,7 @@ void face_tcp_sweep(struct face *f, uint64_t now_ms)
 			} else {
 				face_count(f, FACE_CTR_TCP_NAMES_READ);
 				face_count(f, FACE_CTR_TCP_NAMES_REFUSED);
+				pr->how = FLOWLOG_END_NAME;
 			}
 			face_pair_kill(pr, false);
 		}
@@ -690,6 +736,8 @@ static int face_tcp_inner_syn(struct tcp_listener *l, void *user, struct tcp_con
 	if (dns ? policy_resolver_refuses(f->st->policy, &dst, IPPROTO_TCP) :
 		  policy_decide(f->st->policy, POLICY_EGRESS, &dst, IPPROTO_TCP, in_local.port, &by)) {
 		face_drop(f, FACE_DROP_POLICY);
+		face_log_refused(f, IPPROTO_TCP, false, &in_remote.addr, in_remote.port, &dst, in_local.port, by, NULL,
+				 0);
 		face_icmp_unreach_for(f, -EACCES, dst.family, &in_remote, &in_local, syn->seq, true);
 		return -EACCES;
 	}
@@ -705,6 +753,7 @@ static int face_tcp_inner_syn(struct tcp_listener *l, void *user, struct tcp_con
 		return -ENOMEM;
 	}
 	face_count(f, FACE_CTR_TCP_OUTBOUND);
+	pr->log = face_log_begin(f, IPPROTO_TCP, false, &in_remote.addr, in_remote.port, &dst, in_local.port, by);
 	pr->read_name = by && by->is_name;
 	pr->dns = dns;
 	pr->inner = c;
@@ -733,6 +782,7 @@ static int face_tcp_inner_syn(struct tcp_listener *l, void *user, struct tcp_con
 		/* out of connections: drop the SYN, the container retries */
 		tcp_conn_set_user(c, face_orphan_event, NULL);
 		pr->inner = NULL;
+		pr->how = FLOWLOG_END_LIMIT;
 		face_pair_kill(pr, false);
 		face_drop(f, FACE_DROP_FLOW_LIMIT);
 		return ret;
@@ -748,6 +798,7 @@ static int face_tcp_outer_syn(struct tcp_listener *l, void *user, struct tcp_con
 	struct face *f = user;
 	struct tcp_endpoint out_local, out_remote, local, remote;
 	struct tcp_conn_opts io, oo;
+	const struct policy_rule *by;
 	struct net_addr ca, ra;
 	struct face_pair *pr;
 	struct link *tun;
@@ -763,8 +814,9 @@ static int face_tcp_outer_syn(struct tcp_listener *l, void *user, struct tcp_con
 		tcp_conn_refuse(c, true, face_now_us(f));
 		return 0;
 	}
-	if (policy_refuses(f->st->policy, POLICY_INGRESS, &ra, IPPROTO_TCP, out_local.port)) {
+	if (policy_decide(f->st->policy, POLICY_INGRESS, &ra, IPPROTO_TCP, out_local.port, &by)) {
 		face_drop(f, FACE_DROP_POLICY);
+		face_log_refused(f, IPPROTO_TCP, true, &ra, out_remote.port, &ca, out_local.port, by, NULL, 0);
 		face_icmp_unreach_for(f, -EACCES, ra.family, &out_remote, &out_local, syn->seq, false);
 		return -EACCES;
 	}
@@ -774,6 +826,7 @@ static int face_tcp_outer_syn(struct tcp_listener *l, void *user, struct tcp_con
 		return -ENOMEM;
 	}
 	face_count(f, FACE_CTR_TCP_INBOUND);
+	pr->log = face_log_begin(f, IPPROTO_TCP, true, &ra, out_remote.port, &ca, out_local.port, by);
 	pr->outer = c;
 	pr->out_ep[0] = out_local;
 	pr->out_ep[1] = out_remote;
@@ -793,6 +846,7 @@ static int face_tcp_outer_syn(struct tcp_listener *l, void *user, struct tcp_con
 	if (ret < 0) {
 		tcp_conn_set_user(c, face_orphan_event, NULL);
 		pr->outer = NULL;
+		pr->how = FLOWLOG_END_LIMIT;
 		face_pair_kill(pr, false);
 		face_drop(f, FACE_DROP_FLOW_LIMIT);
 		return ret;
@@ -877,6 +931,7 @@ void face_tcp_stop(struct face *f)
 		return;
 	while (f->pairs) {
 		f->pairs->ledger_slot = -1;
+		f->pairs->how = FLOWLOG_END_STOP;
 		face_pair_kill(f->pairs, false);
 	}
 }
@@ -887,8 +942,10 @@ void face_tcp_stop(struct face *f)
  */
 void face_tcp_fini(struct face *f)
 {
-	while (f->pairs)
+	while (f->pairs) {
+		f->pairs->how = FLOWLOG_END_STOP;
 		face_pair_kill(f->pairs, false);
+	}
 	f->pending = NULL;
 	if (f->ls_inner)
 		tcp_listener_close(f->ls_inner);

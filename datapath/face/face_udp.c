@@ -96,6 +96,9 @@ struct face_src;
  * @r, @rport:	the remote end
  * @inbound:	the network opened it (it counts against its source's cap)
  * @src:	inbound: its source's entry
+ * @to_outer, @to_inner: datagrams the container sent, and was given
+ * @bytes_out, @bytes_in: their payload bytes
+ * @log:	its flow log record (face_log.c), or NULL
  */
 struct face_flow {
 	struct flow flow;	/* in the stack's flow table, FLOW_FACE_UDP */
@@ -105,6 +108,8 @@ struct face_flow {
 	uint16_t cport, rport;
 	bool inbound;
 	uint64_t to_outer, to_inner;
+	uint64_t bytes_out, bytes_in;
+	struct flowlog_record *log;
 };
 
 /* A remote address with inbound flows, and those flows by age. */
@@ -214,10 +219,18 @@ static struct face_src **face_src_slot(const struct face *f, const struct net_ad
 	return pp;
 }
 
-/* Out of the table and its source's list; free it. */
-static void face_flow_free(struct face *f, struct face_flow *fw)
+/* Out of the table and its source's list, its record to the flow log (@how); free it. */
+static void face_flow_free(struct face *f, struct face_flow *fw, enum flowlog_end how)
 {
 	struct face_flows *fl = f->flows;
+
+	if (fw->log) {
+		fw->log->bytes_out = fw->bytes_out;
+		fw->log->packets_out = fw->to_outer;
+		fw->log->bytes_in = fw->bytes_in;
+		fw->log->packets_in = fw->to_inner;
+		face_log_end(f, fw->log, how);
+	}
 
 	if (fl->last == fw)
 		fl->last = NULL;
@@ -268,12 +281,14 @@ static void face_flow_touch(struct face *f, struct face_flow *fw)
  * @inbound: the network sends the first datagram (its source's cap applies,
  * and the ingress rules). @decided: the policy was asked already (a DNS
  * query, face_dns.c). Return: the flow, or NULL: out of memory, or refused
- * by the policy (*@refused set; the caller answers).
+ * by the policy (*@refused set; the caller answers). @len: the first
+ * datagram's payload, for the flow log's record of a refusal.
  */
 static struct face_flow *face_flow_get(struct face *f, const struct net_addr *c, uint16_t cport,
 				       const struct net_addr *r, uint16_t rport, bool inbound, bool decided,
-				       bool *refused)
+				       size_t len, bool *refused)
 {
+	const struct policy_rule *by = NULL;
 	struct face_flows *fl = f->flows;
 	struct face_flow *fw = face_flow_find(f, c, cport, r, rport);
 	struct face_src *s = NULL, **sp;
@@ -285,9 +300,13 @@ static struct face_flow *face_flow_get(struct face *f, const struct net_addr *c,
 		return fw;
 	}
 	/* a new conversation: the policy decides (the destination port is the remote's, or ours) */
-	if (!decided && policy_refuses(f->st->policy, inbound ? POLICY_INGRESS : POLICY_EGRESS, r, IPPROTO_UDP,
-					       inbound ? cport : rport)) {
+	if (!decided && policy_decide(f->st->policy, inbound ? POLICY_INGRESS : POLICY_EGRESS, r, IPPROTO_UDP,
+				      inbound ? cport : rport, &by)) {
 		face_drop(f, FACE_DROP_POLICY);
+		if (inbound)
+			face_log_refused(f, IPPROTO_UDP, true, r, rport, c, cport, by, NULL, 0);
+		else
+			face_log_refused(f, IPPROTO_UDP, false, c, cport, r, rport, by, NULL, len);
 		*refused = true;
 		return NULL;
 	}
@@ -297,14 +316,14 @@ static struct face_flow *face_flow_get(struct face *f, const struct net_addr *c,
 		if (s && s->n >= fl->per_source_max) {
 			fl->per_source_hits++;
 			face_count(f, FACE_CTR_UDP_FLOWS_EVICTED);
-			face_flow_free(f, s->oldest);	/* the source's own oldest goes */
+			face_flow_free(f, s->oldest, FLOWLOG_END_EVICTED);	/* the source's own oldest goes */
 		}
 	}
 	oldest = face_flow_of(flow_oldest(f->st->flows, FLOW_FACE_UDP));
 	if (flow_count(f->st->flows, FLOW_FACE_UDP) >= fl->max && oldest) {
 		fl->cap_hits++;
 		face_count(f, FACE_CTR_UDP_FLOWS_EVICTED);
-		face_flow_free(f, oldest);
+		face_flow_free(f, oldest, FLOWLOG_END_EVICTED);
 	}
 	fw = calloc(1, sizeof(*fw));
 	if (!fw) {
@@ -330,6 +349,8 @@ static struct face_flow *face_flow_get(struct face *f, const struct net_addr *c,
 	fw->cport = cport;
 	fw->rport = rport;
 	fw->inbound = inbound;
+	fw->log = inbound ? face_log_begin(f, IPPROTO_UDP, true, r, rport, c, cport, by) :
+			    face_log_begin(f, IPPROTO_UDP, false, c, cport, r, rport, by);
 	flow_add(f->st->flows, &fw->flow, FLOW_FACE_UDP, face_flow_hash(f, c, cport, r, rport),
 		 loop_now_ms(f->st->loop));
 	if (s) {
@@ -599,7 +620,10 @@ void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *s
 		decided = !ret;
 	}
 	refused = ret == -EPERM;
-	fw = refused ? NULL : face_flow_get(f, src, ntohs(uh->sport), dst, ntohs(uh->dport), false, decided, &refused);
+	if (refused)	/* a rule denies the resolver */
+		face_log_refused(f, IPPROTO_UDP, false, src, ntohs(uh->sport), dst, 53, NULL, NULL, ulen - sizeof(*uh));
+	fw = refused ? NULL : face_flow_get(f, src, ntohs(uh->sport), dst, ntohs(uh->dport), false, decided,
+					    ulen - sizeof(*uh), &refused);
 	if (!fw) {
 		if (refused)	/* quote the datagram back */
 			face_icmp_prohibit(f, src->family, src, dst, pkt_data(p) - (p->off - p->l3_off),
@@ -617,9 +641,10 @@ void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *s
 	sport = ntohs(uh->sport);
 	dport = ntohs(uh->dport);
 	if (!gso && fl->to_outer && face_udp_train_fits(fl->to_outer, src, sport, dst, dport, iov.iov_len, at)) {
-		if (face_udp_train_add(fl->to_outer, iov.iov_base, iov.iov_len))
+		if (face_udp_train_add(fl->to_outer, iov.iov_base, iov.iov_len)) {
 			fw->to_outer++;
-		else
+			fw->bytes_out += iov.iov_len;
+		} else
 			face_drop(f, FACE_DROP_NO_MEMORY);
 		return;
 	}
@@ -643,11 +668,13 @@ void face_udp_from_inner(struct face *f, struct pkt *p, const struct net_addr *s
 			fl->to_outer = t;
 		}
 		fw->to_outer += t->n;
+		fw->bytes_out += iov.iov_len;
 		return;
 	}
 	ret = udp_output_burst(f->st, src, sport, dst, dport, &iov, 1, gso, &sent);
 	f->ctr[FACE_CTR_UDP_TO_OUTER] += sent.datagrams;
 	fw->to_outer += sent.datagrams;
+	fw->bytes_out += sent.bytes;
 	if (ret < 0) {
 		face_drop(f, FACE_DROP_OUTER_ERROR);
 		if (ret == -ENETUNREACH)	/* as a router without a route answers */
@@ -678,7 +705,7 @@ bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sp
 
 	if (!f || !face_is_container(f, dst) || len > 65535 - UDP_HLEN - IPV6_HLEN)
 		return false;
-	fw = face_flow_get(f, dst, dport, src, sport, true, false, &refused);
+	fw = face_flow_get(f, dst, dport, src, sport, true, false, len, &refused);
 	if (!fw) {
 		if (refused)
 			face_icmp_prohibit_udp(f, src, sport, dst, dport, len);
@@ -689,8 +716,10 @@ bool face_udp_from_outer(struct face *f, const struct net_addr *src, uint16_t sp
 	    !face_dns_answer(f, data, len, FACE_DNS_ANSWER_MAX))
 		return true;	/* counted */
 	if (face_udp_train_join(f, &f->flows->pace_inner, &f->flows->to_inner, src, sport, dst, dport, data, len,
-				loop_arrived_us(f->st->loop)))
+				loop_arrived_us(f->st->loop))) {
 		fw->to_inner++;
+		fw->bytes_in += len;
+	}
 	return true;
 }
 
@@ -725,7 +754,7 @@ void face_udp_sweep(struct face *f, uint64_t now_ms)
 	while ((fw = face_flow_of(flow_oldest(f->st->flows, FLOW_FACE_UDP))) &&
 	       now_ms - fw->flow.last_ms >= FACE_UDP_IDLE_MS) {
 		face_count(f, FACE_CTR_UDP_FLOWS_EXPIRED);
-		face_flow_free(f, fw);
+		face_flow_free(f, fw, FLOWLOG_END_IDLE);
 	}
 }
 
@@ -763,7 +792,7 @@ void face_udp_fini(struct face *f)
 	if (!f->flows)
 		return;
 	while ((fw = face_flow_of(flow_oldest(f->st->flows, FLOW_FACE_UDP))))
-		face_flow_free(f, fw);
+		face_flow_free(f, fw, FLOWLOG_END_STOP);
 	if (f->flows->to_inner)
 		face_udp_train_free(f->flows->to_inner);
 	if (f->flows->to_outer)

@@ -73,6 +73,7 @@ struct ip_reasm;
 struct tcp_glue;
 struct policy;
 struct ledger;
+struct flowlog;
 struct tcp_stack;
 
 /**
@@ -221,6 +222,7 @@ struct stack {
 	bool has_secret;		/* @secret keys the TCP engines (stack_set_secret()) */
 	uint8_t secret[32];
 	struct ledger *ledger;		/* the supervisor's ledger (datapath/ledger.c), or NULL */
+	struct flowlog *flowlog;	/* where the face's conversations end up (datapath/flowlog.c), or NULL */
 	/* What neigh_update() learned, for the other stacks on the same links
 	 * (shards: an answer reaches one of them); stack_on_neigh_learned() */
 	stack_neigh_fn neigh_learned;

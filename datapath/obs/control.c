@@ -29,6 +29,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "datapath/flowlog.h"
 #include "datapath/obs/control_proto.h"
 #include "datapath/obs/obs.h"
 #include "datapath/obs/obs_int.h"
@@ -81,12 +82,18 @@ void control_answer(int listen_fd, control_print_fn print, control_request_fn mo
 		ret = print(ctx, f, !strcmp(req, CONTROL_REQ_SUMMARY_JSON), true);
 	else {
 		req[strcspn(req, "\n")] = '\0';
-		ret = more ? more(ctx, req, f) : -ENOENT;
+		ret = more ? more(ctx, req, f, fd) : -ENOENT;
+	}
+	if (ret == CONTROL_FD_TAKEN) {	/* a follower: the flow log has it, and sends to it from now */
+		fclose(f);
+		free(text);
+		return;
 	}
 	if (ret == -ENOENT) {
 		ret = 0;
 		fprintf(f, CONTROL_ERROR " unknown request (expected \"stats\", \"stats json\", \"summary\", \"summary json\"%s)\n",
-			more ? ", \"conns\", \"conns json\", \"trace start [FILTER]\", \"trace read\" or \"trace stop\""
+			more ? ", \"conns\", \"conns json\", \"trace start [FILTER]\", \"trace read\", \"trace stop\" or "
+			       "\"flows follow\""
 			     : "; the rest only a running datapath answers");
 	}
 	if (ret == -ETIMEDOUT)
@@ -110,9 +117,21 @@ static int control_dp_print(void *ctx, FILE *f, bool json, bool summary)
 	return summary ? stats_print_summary(ctx, f, json) : stats_print(ctx, f, json);
 }
 
-static int control_dp_request(void *ctx, const char *req, FILE *f)
+static int control_dp_request(void *ctx, const char *req, FILE *f, int fd)
 {
-	return control_tcp_request(ctx, req, f);
+	struct dp *dp = ctx;
+	int ret;
+
+	if (strcmp(req, CONTROL_REQ_FLOWS_FOLLOW))
+		return control_tcp_request(dp, req, f);
+	if (!dp->flowlog)
+		return -ENOTSUP;
+	ret = flowlog_follow(dp->flowlog, fd);
+	if (ret == -EBUSY)
+		fprintf(f, CONTROL_ERROR " %d followers already (the most a datapath takes)\n", FLOWLOG_FOLLOWERS_MAX);
+	else if (ret < 0)
+		return ret;
+	return ret < 0 ? 0 : CONTROL_FD_TAKEN;
 }
 
 static void control_event(struct loop_fd *h, uint32_t events)

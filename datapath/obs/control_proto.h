@@ -20,6 +20,8 @@
 #define CONTROL_REQ_TRACE_START		"trace start"	/* then " FILTER" */
 #define CONTROL_REQ_TRACE_READ		"trace read"
 #define CONTROL_REQ_TRACE_STOP		"trace stop"
+/* `datapath flows --follow`: the connection stays, and gets a record a line as each conversation ends */
+#define CONTROL_REQ_FLOWS_FOLLOW	"flows follow"
 
 /* The longest request line, its newline included. */
 #define CONTROL_REQ_LINE_MAX		128

@@ -8,7 +8,8 @@
  *   control.c         the control socket, the datapath's side (this header)
  *   control_tcp.c     the answers of `datapath ss` (obs_int.h)
  *   control_client.c  the asking end: `datapath stats`, `stats --all`, `ss`
- *                     (this header)
+ *   control_flows.c   the asking end of `datapath flows --follow`: the
+ *                     flow log (datapath/flowlog.c), live
  *   control_ask.c     every control socket of a folder, asked at once
  *                     (control_ask.h)
  *   control_proto.h   the control socket's words, for both its ends
@@ -37,7 +38,9 @@ struct dp;
 /* Prints the answer, or returns negative errno having written nothing. */
 typedef int (*control_print_fn)(void *ctx, FILE *f, bool json, bool summary);
 /* Any other request (its line without the newline): -ENOENT for an unknown one. */
-typedef int (*control_request_fn)(void *ctx, const char *req, FILE *f);
+/* A request more than the stats: its answer into @f; or CONTROL_FD_TAKEN: it keeps @fd, answered. */
+typedef int (*control_request_fn)(void *ctx, const char *req, FILE *f, int fd);
+#define CONTROL_FD_TAKEN	1
 int control_bind(const char *path, char *err, size_t err_len);
 void control_answer(int listen_fd, control_print_fn print, control_request_fn more, void *ctx);
 int control_adopt(struct dp *dp, int fd);
@@ -48,6 +51,8 @@ void control_close(struct dp *dp);
 int control_request(const char *path, const char *req, char **out, size_t *out_len, char *err, size_t err_len);
 int control_client(const char *path, bool json, FILE *out, char *err, size_t err_len);
 int control_client_all(const char *dir, bool json, FILE *out, char *err, size_t err_len);
+/* control_flows.c */
+int control_flows_client(const char *path, bool json, unsigned int seconds, FILE *out, char *err, size_t err_len);
 int control_ss_client(const char *path, bool json, const char *filter, const char *trace, unsigned int seconds,
 		      char *err, size_t err_len);
 

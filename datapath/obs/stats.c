@@ -41,6 +41,7 @@
 #include "datapath/face/face.h"
 #include "datapath/ledger.h"
 #include "datapath/net/tcp_glue.h"
+#include "datapath/flowlog.h"
 #include "datapath/policy.h"
 #include "datapath/proc/shard.h"
 #include "datapath/obs/stats.h"
@@ -637,6 +638,20 @@ static const struct stat_desc stats_head_rows[] = {
 
 static const struct stat_table stats_head_table = STAT_TABLE(stats_head_rows);
 
+/* "flow_log": what the flow log wrote and lost (datapath/flowlog.c); absent without one. */
+static void stats_flowlog(struct out *o, struct dp *dp)
+{
+	struct flowlog_stats s;
+
+	if (!dp->flowlog)
+		return;
+	flowlog_stats(dp->flowlog, &s);
+	out_obj_begin(o, "flow_log");
+	out_bool(o, "file", dp->flowlog->fd >= 0);
+	stat_print(&flowlog_stats_table, &s, o);
+	out_obj_end(o);
+}
+
 /* The summary's top level, after the head. */
 struct stats_summary_head {
 	uint64_t links, faces, busy_poll_us;
@@ -666,6 +681,7 @@ const struct stats_section stats_summary_sections[] = {
 	{ "totals", NULL, &face_netstat_table },
 	{ "link_totals", "link", &stats_link_row_table },
 	{ "shard_rows", "shard", &stats_shard_row_table },
+	{ "flow_log", NULL, &flowlog_stats_table },
 };
 
 const unsigned int stats_summary_n_sections = sizeof(stats_summary_sections) / sizeof(stats_summary_sections[0]);
@@ -733,6 +749,7 @@ int stats_print_summary(struct dp *dp, FILE *f, bool json)
 	stats_summary_rows(&o, dp);
 	stats_shard_rows_print(&o, dp);
 	stats_policy(&o, dp);
+	stats_flowlog(&o, dp);
 	out_finish(&o);
 	shards_resume(sh);
 	return 0;
@@ -873,6 +890,7 @@ int stats_print(struct dp *dp, FILE *f, bool json)
 	out_arr_end(&o);
 	stats_totals(&o, dp);
 	stats_policy(&o, dp);
+	stats_flowlog(&o, dp);
 	out_finish(&o);
 	shards_resume(sh);
 	return 0;

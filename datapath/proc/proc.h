@@ -43,6 +43,8 @@ struct stack_tcp_settings;
  * @start_ms:	loop time at start (uptime in stats)
  * @name:	--name: who the datapath serves ("cni:ID:IFNAME"), for stats
  */
+struct flowlog;
+
 struct dp {
 	struct loop *loop;
 	struct shards *shards;
@@ -52,6 +54,7 @@ struct dp {
 	struct loop_fd control_lfd;
 	uint64_t start_ms;
 	const char *name;
+	struct flowlog *flowlog;	/* datapath/flowlog.c: `datapath flows --follow` */
 	bool tracing;		/* `datapath ss --trace` (obs/control_tcp.c) */
 	uint64_t trace_read_ms;
 	struct loop_timer trace_timer;

@@ -249,6 +249,7 @@ static struct shard *shard_new(struct shards *s, unsigned int index, unsigned in
 		policy_clear_hits(&sh->policy);
 		sh->st.policy = &sh->policy;
 	}
+	sh->st.flowlog = c->flowlog;
 	/* the supervisor's secret: ISNs and timestamps continue the dead one's */
 	ret = c->secret ? stack_set_secret(&sh->st, c->secret) : 0;
 	if (ret < 0) {

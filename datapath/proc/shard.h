@@ -32,6 +32,7 @@ struct shards;
  *			a copy whose per-rule hits are its own
  * @ledger:		the supervisor's ledger, or NULL: each shard writes its
  *			slice (ledger_share())
+ * @flowlog:		the flow log every shard's face writes to, or NULL
  * @secret:		the TCP engines' secret (32 bytes), or NULL
  * @limits:		the resource caps of the whole process: each shard
  *			gets its share (shard_share_out())
@@ -42,6 +43,7 @@ struct shard_conf {
 	unsigned int busy_poll_us;
 	const struct policy *policy;
 	struct ledger *ledger;
+	struct flowlog *flowlog;
 	const uint8_t *secret;
 	struct stack_limits limits;
 	struct stack_tcp_settings tcp_settings;

@@ -415,7 +415,7 @@ static bool seen_refused(const char *name, uint16_t port)
 	struct dns_name n;
 
 	ck_assert_int_eq(dns_name_from_text(name, false, &n, NULL), 0);
-	return policy_name_refuses(&pol, &n, IPPROTO_TCP, port);
+	return policy_name_refuses(&pol, &n, IPPROTO_TCP, port, NULL);
 }
 
 /* The name a connection's first bytes gave, judged as its destination. */
