@@ -202,11 +202,13 @@ check: deps rootfs
 # What runs stacks in threads at once (shards, issue 20), under ThreadSanitizer:
 # the unit test of two TCP simulations in two threads, the pause of shards for
 # their counters (test_datapath_control), the name bindings four threads share
-# (test_datapath_names_bind), and containers served by two shards (face_shards,
-# and face_names, whose shards share the name bindings; their checks also fail
-# on a sanitizer report in the datapath's log). A data race fails them.
+# (test_datapath_names_bind), the flow log's writer and its ring
+# (test_datapath_flowlog), and containers served by two shards (face_shards,
+# face_names, whose shards share the name bindings, and face_flowlog, whose
+# shards fill one flow log; their checks also fail on a sanitizer report in
+# the datapath's log). A data race fails them.
 TSAN_TESTS	:= test_datapath_tcp_sim test_datapath_control test_datapath_names_bind test_datapath_flowlog
-TSAN_INTEGRATION := face_shards face_names
+TSAN_INTEGRATION := face_shards face_names face_flowlog
 tsan:
 	$(MAKE) O=build/tsan SANITIZE=thread all tools $(addprefix build/tsan/tests/unit/,$(TSAN_TESTS))
 	set -e; for t in $(TSAN_TESTS); do \
