@@ -89,6 +89,7 @@ struct flowlog_stats {
 /**
  * struct flowlog - the ring the shards fill and the thread that empties it
  * @lock:	guards everything below but @on
+ * @running:	the writer runs (it made its first system calls)
  * @on:		a file or a follower takes records (read without @lock: a
  *		conversation with no taker costs one load)
  */
@@ -96,7 +97,7 @@ struct flowlog {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	pthread_t thread;
-	bool started, stopping;
+	bool started, running, stopping;
 	bool on;
 	int fd;
 	char *container;
