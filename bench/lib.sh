@@ -136,10 +136,14 @@ GP
 # hw with a name rule for the peer's web server (web.bench.test, which the
 # benchmark's resolver must answer) and ICMP allowed (the ping that checks the
 # path): egress is then refused by default, the container's DNS read, and
-# each connection's first bytes read before they leave
+# each connection's first bytes read before they leave; "hw-flowlog" is
+# hw-names with --flow-log (a record per connection, to BENCH_FLOWLOG,
+# default /tmp/sandnet-bench-PID.flows: the caller removes it)
 bench_mode_args() {
 	case "${1#*-}" in
 	names) echo --egress-allow tcp:web.bench.test:8080 --egress-allow icmp:any ;;
+	flowlog) echo --egress-allow tcp:web.bench.test:8080 --egress-allow icmp:any \
+		--flow-log "${BENCH_FLOWLOG:-/tmp/sandnet-bench-$$.flows}" ;;
 	cubic|bbr|reno) echo --tcp-cc "${1#*-}" ;;
 	percall) echo --no-io-uring ;;
 	nopoll) echo --busy-poll 0 ;;

@@ -15,7 +15,8 @@
 # peer: the container looks it up before each of its runs, and ab sends
 # "Host: web.bench.test:8080", so that every connection out is matched by
 # the name rule and has its first bytes read: the names policy's cost per
-# connection against the hw row), SHAPES (default
+# connection against the hw row; hw-flowlog: hw-names with --flow-log, a
+# record per connection: the flow log's cost against hw-names), SHAPES (default
 # all, below), PERF (sandnet modes to profile with perf record during
 # "PERF_DIR PERF_SHAPE", default in 1m-c5, e.g. PERF=hw), PERF_MACHINE (rows,
 # kernel included, whose whole machine is profiled, perf record -a, during
@@ -371,7 +372,9 @@ PY
 	rm -f "$TMP/idle.go" "$TMP/idle.ready"
 }
 : >"$OUT/nginx-idle.txt"
-if want hw-names; then
+BENCH_FLOWLOG=$TMP/flows.jsonl
+export BENCH_FLOWLOG
+if want hw-names || want hw-flowlog; then
 	# the resolver the hw-names row's container asks (its answers live an hour)
 	bench_bg "$PEER" dnsmasq --no-daemon --no-resolv --no-hosts --bind-interfaces --listen-address=10.66.0.1 \
 		--port=53 --pid-file= --local-ttl=3600 --host-record=web.bench.test,10.66.0.1
@@ -380,9 +383,9 @@ fi
 # the sandnet rows in the order ROWS gives them (the next row starts over the
 # last one's TIME-WAIT leftovers: swap two rows to see what their order costs)
 for m in $ROWS; do
-	case $m in hw|hw-nopoll|hw-noring|hw-nice0|hw-iw0|hw-names|sw) ;; *) continue ;; esac
+	case $m in hw|hw-nopoll|hw-noring|hw-nice0|hw-iw0|hw-names|hw-flowlog|sw) ;; *) continue ;; esac
 	AB_HOST=''
-	[ "$m" = hw-names ] && AB_HOST=web.bench.test:8080
+	case $m in hw-names|hw-flowlog) AB_HOST=web.bench.test:8080 ;; esac
 	# the kernel leaves TIME-WAIT behind in the container and at the peer; sandnet starts over it
 	if [[ " $SHAPES " == *" 1m-c1 "* ]]; then
 		ab_once "$PEER" http://10.66.0.2:8080 1m-c1 "" >/dev/null
@@ -391,6 +394,13 @@ for m in $ROWS; do
 	if [ -n "$DP_PID" ]; then
 		[[ " $SHAPES " == *" 1m-c1 "* ]] && row "$m" in 1m-c1-tw "$PEER" http://10.66.0.2:8080 "$DP_PID"
 		rows_for "$m" "$PEER" http://10.66.0.2:8080 "$CT" http://10.66.0.1:8080 "$DP_PID"
+		if [ "$m" = hw-flowlog ]; then	# what the flow log wrote and lost in those runs
+			ip netns exec "$DPNS" "$DATAPATH" stats --control "$CTL" --json | python3 -c '
+import json, sys
+fl = json.load(sys.stdin)["flow_log"]
+print("hw-flowlog: flow log records", fl["records"], "dropped", fl["dropped"], "file lines", sys.argv[2])
+' "$BENCH_FLOWLOG" "$(wc -l <"$BENCH_FLOWLOG")"
+		fi
 		if [[ " ${PERF:-} " == *" $m "* ]] && command -v perf >/dev/null; then
 			perf record -q -g -p "$DP_PID" -o "$TMP/perf.data" -- sleep "$SECS" >/dev/null 2>&1 &
 			ppid=$!
