@@ -26,7 +26,10 @@
 #  (d) other.test's address, used directly, is refused and the server sees
 #      nothing;
 #  (e) `datapath stats --all` shows the rule as given, deny by default, the
-#      DNS refusals, the refusals by default and an address bound by an answer.
+#      DNS refusals, the refusals by default and an address bound by an answer;
+#  (f) podman: the conflist's "datapathArgs": ["--flow-log", FILE] gives a
+#      record per conversation, the container's owner in each: the wget with
+#      the file's bytes and allowed.test, the refusals, other.test's query.
 # Everything runs in namespaces of the test: podman in a private mount
 # namespace as in runtime_podman, dockerd as in runtime_docker
 # (tests/lib/runtime.sh); both are stopped and nothing is left on exit.
@@ -179,9 +182,9 @@ runroot = "$SN_TMP/pod/runroot"
 EOF
 	# The example conflist with the test's names and subnet, and the rule.
 	python3 - "$DIST/cni/sandnet-bridge.conflist" "$SN_TMP/cni/net/$NET.conflist" "$NET" "sn$$br" \
-		"$PFX.0/24" "$GW" "$SN_TMP/ipam" "egress-allow=$RULE" <<'EOF' || sn_fail "dist/cni/sandnet-bridge.conflist"
+		"$PFX.0/24" "$GW" "$SN_TMP/ipam" "egress-allow=$RULE" "$SN_TMP/pod-flows.jsonl" <<'EOF' ||
 import json, sys
-src, dst, name, bridge, subnet, gw, ipam_dir, item = sys.argv[1:]
+src, dst, name, bridge, subnet, gw, ipam_dir, item, flows = sys.argv[1:]
 c = json.load(open(src))
 assert [p["type"] for p in c["plugins"]] == ["bridge", "sandnet"], c
 br = c["plugins"][0]
@@ -189,8 +192,10 @@ c["name"] = name
 br.update(bridge=bridge, ipMasq=False)
 br["ipam"].update(dataDir=ipam_dir, ranges=[[{"subnet": subnet, "gateway": gw}]])
 c["plugins"][1]["policy"] = [item]
+c["plugins"][1]["datapathArgs"] = ["--flow-log", flows]
 json.dump(c, open(dst, "w"), indent=1)
 EOF
+		sn_fail "dist/cni/sandnet-bridge.conflist"
 	# podman's mount namespace (runtime_podman.sh: "Running podman in a test").
 	ip netns exec "$HOSTNS" sh -c '
 		mount -t tmpfs sn-nocgroup /sys/fs/cgroup &&
@@ -227,6 +232,27 @@ EOF
 	pod rm -f -t 0 "$C1" >/dev/null || sn_fail "podman rm -f $C1"
 	sn_wait_for 10 sh -c "[ -z \"\$(ls '$SANDNET_STATE_DIR')\" ]" || sn_fail "podman rm left: $(ls "$SANDNET_STATE_DIR")"
 	[ -z "$(sn_datapaths "$HOSTNS")" ] || sn_fail "podman rm left a datapath: $(sn_datapaths "$HOSTNS")"
+	sn_log "podman (f): the flow log datapathArgs named"
+	python3 - "$SN_TMP/pod-flows.jsonl" "cni:$ID1:eth0" "$ALLOWED" "$OTHER" "$RULE" \
+		"$(stat -c %s "$SN_TMP/www/from-host")" <<'EOF' || sn_fail "podman: the flow log: $(cat "$SN_TMP/pod-flows.jsonl")"
+import json, sys
+path, owner, allowed, other, rule, size = sys.argv[1:]
+recs = [json.loads(l) for l in open(path)]
+assert recs and all(r["container"] == owner for r in recs), recs
+def one(**want):
+    got = [r for r in recs if all(r[k] == v for k, v in want.items())]
+    assert len(got) == 1, (want, got)
+    return got[0]
+w = one(proto="tcp", dst=allowed, dport=8000, verdict="allow")
+assert (w["name"], w["rule"], w["end"]) == ("allowed.test", rule, "closed"), w
+assert int(size) < w["bytes_in"] < int(size) + 1000 and 50 < w["bytes_out"] < 1000, w	# the file and HTTP's heads (busybox asks in 89 bytes)
+one(proto="tcp", dst=allowed, dport=8001, verdict="deny", end="policy")
+assert len([r for r in recs if r["dst"] == allowed and r["dport"] == 8000 and r["verdict"] == "deny"]) == 1, recs
+one(proto="tcp", dst=other, dport=8000, verdict="deny", end="policy")
+q = [r for r in recs if r["proto"] == "udp" and r["dport"] == 53 and r["name"] == "other.test"]
+assert q and all(r["verdict"] == "deny" for r in q), q
+print("ok: podman: flow log", len(recs), "records; the wget:", w["bytes_out"], "out", w["bytes_in"], "in")
+EOF
 	echo "podman + CNI: the conflist's name rule held"
 fi
 
