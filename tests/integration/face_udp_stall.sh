@@ -74,10 +74,20 @@ done
 	sn_skip "this host's net.core.rmem_default is above 256 KiB: the receivers would not have the usual buffer"
 
 sn_log "the kernel's own path at $RATE Mbit/s, receivers with the default buffer"
-run_pair kernel-out "$PEER" 10.77.0.1 "$CT" ||
-	sn_fail "the container's kernel itself lost datagrams at $RATE Mbit/s: the machine is too busy to judge"
-run_pair kernel-in "$CT" 10.77.0.2 "$PEER" ||
-	sn_fail "the container's kernel itself lost datagrams at $RATE Mbit/s: the machine is too busy to judge"
+# The yardstick, not the thing tested: a receiver the machine kept from its
+# CPU for 18 ms lost 159 datagrams of the kernel's own path once in a full
+# suite (7 Dec), so each direction gets three tries to show that this
+# machine, now, can carry the rate at all.
+kernel_path() {
+	local try
+	for try in 1 2 3; do
+		run_pair "kernel-$1" "$2" "$3" "$4" && return 0
+		echo "the kernel's own path lost datagrams (try $try of 3)"
+	done
+	sn_fail "the container's kernel itself lost datagrams at $RATE Mbit/s three times: the machine is too busy to judge"
+}
+kernel_path out "$PEER" 10.77.0.1 "$CT"
+kernel_path in "$CT" 10.77.0.2 "$PEER"
 
 sn_log "a default netsetup run, stopped five times for ${STALL}s during each flow"
 DP_RUN_DEFAULTS=1 dp_start
