@@ -44,6 +44,7 @@
  * @control:		--control (the supervisor binds it)
  * @name:		--name
  * @flow_log:		--flow-log (the supervisor opens it)
+ * @flow_log_starts:	--flow-log-starts
  * @specs, @n_specs:	--publish and --forward
  * @limits:		the resource caps
  * @policy:		the container face's policy
@@ -69,6 +70,7 @@ struct dp_opts {
 	const char *control;
 	const char *name;
 	const char *flow_log;
+	bool flow_log_starts;
 	unsigned int n_specs;
 	struct svc_spec specs[DP_MAX_SVCS];
 	struct stack_limits limits;

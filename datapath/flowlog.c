@@ -8,6 +8,8 @@
  * and every conversation the policy refused, ends in a record (struct
  * flowlog_record): who, to whom, for which name, the verdict and the rule
  * that gave it, the bytes and packets each way, how long, how it ended.
+ * With --flow-log-starts a conversation the policy let through has a
+ * record when it begins too (event "start", no counts, end null).
  * The face fills it on the shard that carried the conversation and hands it
  * to flowlog_add(), which copies it into a ring under a mutex and wakes the
  * writer. The writer is a thread of its own: it takes what the ring holds,
@@ -118,7 +120,8 @@ void flowlog_print(FILE *f, const struct flowlog_record *r, const char *containe
 		strcpy(src, "?");
 	if (!inet_ntop(r->family, r->dst, dst, sizeof(dst)))
 		strcpy(dst, "?");
-	fprintf(f, "{\"time\":\"%s.%06uZ\",\"container\":", when, (unsigned int)(r->end_unix_us % 1000000));
+	fprintf(f, "{\"time\":\"%s.%06uZ\",\"event\":\"%s\",\"container\":", when,
+		(unsigned int)(r->end_unix_us % 1000000), r->start ? "start" : "end");
 	out_json_str(f, container);
 	fprintf(f, ",\"proto\":\"%s\",\"direction\":\"%s\",\"src\":\"%s\",\"sport\":%u,\"dst\":\"%s\",\"dport\":%u,"
 		   "\"name\":",
@@ -133,11 +136,12 @@ void flowlog_print(FILE *f, const struct flowlog_record *r, const char *containe
 	else
 		fputs("null", f);
 	fprintf(f, ",\"bytes_out\":%llu,\"packets_out\":%llu,\"bytes_in\":%llu,\"packets_in\":%llu,"
-		   "\"duration_s\":%llu.%06u,\"end\":\"%s\"}\n",
+		   "\"duration_s\":%llu.%06u,\"end\":%s%s%s}\n",
 		(unsigned long long)r->bytes_out, (unsigned long long)r->packets_out,
 		(unsigned long long)r->bytes_in, (unsigned long long)r->packets_in,
 		(unsigned long long)(r->duration_us / 1000000), (unsigned int)(r->duration_us % 1000000),
-		r->end < FLOWLOG_END_MAX ? flowlog_end_names[r->end] : "?");
+		r->start ? "" : "\"", r->start ? "null" : r->end < FLOWLOG_END_MAX ? flowlog_end_names[r->end] : "?",
+		r->start ? "" : "\"");
 }
 
 /* Under the lock: records go somewhere. */

@@ -47,6 +47,7 @@ enum flowlog_end {
  * @proto:		IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP or IPPROTO_ICMPV6
  * @family:		AF_INET or AF_INET6
  * @inbound:		the network began it (else the container)
+ * @start:		a record of its start (--flow-log-starts): no counts, no end yet
  * @verdict, @end:	what the policy said, how it ended
  * @src, @sport:	who began it
  * @dst, @dport:	whom it was for (ICMP: the echo identifier is @sport)
@@ -62,6 +63,7 @@ struct flowlog_record {
 	uint64_t duration_us;
 	uint8_t proto, family;
 	bool inbound;
+	bool start;
 	uint8_t verdict, end;
 	uint8_t src[16], dst[16];
 	uint16_t sport, dport;
@@ -90,6 +92,8 @@ struct flowlog_stats {
  * struct flowlog - the ring the shards fill and the thread that empties it
  * @lock:	guards everything below but @on
  * @running:	the writer runs (it made its first system calls)
+ * @starts:	a conversation that begins gets a record then too
+ *		(--flow-log-starts)
  * @on:		a file or a follower takes records (read without @lock: a
  *		conversation with no taker costs one load)
  */
@@ -98,6 +102,7 @@ struct flowlog {
 	pthread_cond_t wake;
 	pthread_t thread;
 	bool started, running, stopping;
+	bool starts;
 	bool on;
 	int fd;
 	char *container;

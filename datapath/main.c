@@ -80,6 +80,7 @@ static const char usage[] =
 	"  --name NAME       who this datapath serves, for stats (netsetup gives cni:ID:IFNAME)\n"
 	"  --flow-log PATH   append a JSON line per conversation of the container, when\n"
 	"                    it ends, to PATH (opened before the privilege drop)\n"
+	"  --flow-log-starts a record when a conversation begins too\n"
 	"  --max-deaths N    datapaths that may die within --death-window before the\n"
 	"                    container stays dark (1..1000, default 5)\n"
 	"  --death-window S  seconds (1..86400, default 60)\n"
@@ -396,6 +397,7 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		{ "control", required_argument, NULL, 'c' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "flow-log", required_argument, NULL, 'O' },
+		{ "flow-log-starts", no_argument, NULL, 'A' },
 		{ "publish", required_argument, NULL, 'p' },
 		{ "forward", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
@@ -520,6 +522,9 @@ static int dp_parse(int argc, char **argv, struct dp_opts *o)
 		case 'Q':
 			if (dp_parse_fd("flow-log-fd", optarg, &o->flow_log_fd) < 0)
 				return 2;
+			break;
+		case 'A':
+			o->flow_log_starts = true;
 			break;
 		case 'O':
 			if (!optarg[0]) {
@@ -689,6 +694,7 @@ static int dp_worker(struct dp_opts *o)
 			snprintf(err, sizeof(err), "the flow log: %s", strerror(-ret));
 			goto out_early;
 		}
+		flowlog.starts = o->flow_log_starts;
 		conf.flowlog = &flowlog;
 		dp.flowlog = &flowlog;
 	}

@@ -8,7 +8,8 @@
  * through and the name its address was bound to. When it ends, its owner
  * adds what it carried and how it ended, and face_log_end() hands it to
  * the flow log and frees it. A conversation the policy refuses is a record
- * at once (face_log_refused()). Without a taker, none of this costs more
+ * at once (face_log_refused()). With --flow-log-starts, one let through
+ * has a record when it begins too (face_log_begin()). Without a taker, none of this costs more
  * than a load and a branch per conversation.
  *
  * Which end is which: src and sport are who began it (the container for
@@ -24,22 +25,10 @@
 #include "datapath/flowlog.h"
 #include "datapath/policy.h"
 
-/**
- * face_log_begin() - a record for a conversation that begins, when the flow
- * log has a taker
- * @f:		the face
- * @proto:	IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP or IPPROTO_ICMPV6
- * @inbound:	the network began it
- * @src, @sport: who began it
- * @dst, @dport: whom it is for
- * @by:		the rule that let it through, or NULL (the default)
- *
- * Return: the record (the caller keeps it until face_log_end()), or NULL:
- * no taker, or no memory (the conversation is simply not recorded).
- */
-struct flowlog_record *face_log_begin(struct face *f, uint8_t proto, bool inbound, const struct net_addr *src,
-				      uint16_t sport, const struct net_addr *dst, uint16_t dport,
-				      const struct policy_rule *by)
+/* A record with the conversation's endpoints, rule and name, or NULL (no taker, no memory). */
+static struct flowlog_record *face_log_new(struct face *f, uint8_t proto, bool inbound, const struct net_addr *src,
+					   uint16_t sport, const struct net_addr *dst, uint16_t dport,
+					   const struct policy_rule *by)
 {
 	struct flowlog_record *r;
 	struct dns_name name;
@@ -61,6 +50,47 @@ struct flowlog_record *face_log_begin(struct face *f, uint8_t proto, bool inboun
 	face_log_rule(r, by);
 	if (!inbound && policy_bound_name(f->st->policy, by, dst, &name))
 		face_log_name(r, name.text);
+	return r;
+}
+
+/* Now, on the wall clock. */
+static uint64_t face_log_unix_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/**
+ * face_log_begin() - a record for a conversation that begins, when the flow
+ * log has a taker
+ * @f:		the face
+ * @proto:	IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP or IPPROTO_ICMPV6
+ * @inbound:	the network began it
+ * @src, @sport: who began it
+ * @dst, @dport: whom it is for
+ * @by:		the rule that let it through, or NULL (the default)
+ *
+ * With --flow-log-starts, the start is a record of its own at once.
+ *
+ * Return: the record (the caller keeps it until face_log_end()), or NULL:
+ * no taker, or no memory (the conversation is simply not recorded).
+ */
+struct flowlog_record *face_log_begin(struct face *f, uint8_t proto, bool inbound, const struct net_addr *src,
+				      uint16_t sport, const struct net_addr *dst, uint16_t dport,
+				      const struct policy_rule *by)
+{
+	struct flowlog_record *r = face_log_new(f, proto, inbound, src, sport, dst, dport, by);
+	struct flowlog_record start;
+
+	if (r && f->st->flowlog->starts) {
+		start = *r;
+		start.start = true;
+		start.end_unix_us = face_log_unix_us();
+		start.duration_us = 0;
+		flowlog_add(f->st->flowlog, &start);
+	}
 	return r;
 }
 
@@ -95,13 +125,11 @@ void face_log_name(struct flowlog_record *r, const char *name)
  */
 void face_log_end(struct face *f, struct flowlog_record *r, enum flowlog_end how)
 {
-	struct timespec ts;
 	uint64_t now = face_now_us(f);
 
 	if (!r)
 		return;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	r->end_unix_us = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	r->end_unix_us = face_log_unix_us();
 	r->duration_us = now > r->duration_us ? now - r->duration_us : 0;
 	r->end = (uint8_t)how;
 	if (how == FLOWLOG_END_POLICY || how == FLOWLOG_END_NAME)
@@ -124,7 +152,7 @@ void face_log_refused(struct face *f, uint8_t proto, bool inbound, const struct 
 		      const struct net_addr *dst, uint16_t dport, const struct policy_rule *by, const char *name,
 		      size_t bytes)
 {
-	struct flowlog_record *r = face_log_begin(f, proto, inbound, src, sport, dst, dport, by);
+	struct flowlog_record *r = face_log_new(f, proto, inbound, src, sport, dst, dport, by);
 
 	if (!r)
 		return;

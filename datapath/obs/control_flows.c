@@ -76,7 +76,7 @@ static void control_flows_text(const char *line, FILE *out)
 		control_flows_u64(o, "bytes_in"), control_flows_u64(o, "packets_in"),
 		json_real_value(json_object_get(o, "duration_s")) +
 			(double)json_integer_value(json_object_get(o, "duration_s")),
-		control_flows_str(o, "end", "?"));
+		control_flows_str(o, "end", "open"));	/* a start record's end is null */
 	json_decref(o);
 }
 

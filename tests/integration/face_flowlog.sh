@@ -12,6 +12,8 @@
 #    "policy"; a refused DNS query: udp to 53, the name asked, ended "policy";
 #  - UDP and ICMP flows: datagrams and bytes each way as sent, ended "stop"
 #    when the datapath stops; the resolver's flow is there too;
+#  - with --flow-log-starts, each conversation let through has one start
+#    record before its end record, a refused one none;
 #  - the live view got the same lines as the file while following;
 #  - stats and metrics count the records, with nothing dropped;
 #  - a flow log nobody reads (a FIFO whose reader never reads): the writer
@@ -41,7 +43,7 @@ echo "ok: datapath flows: $out"
 
 FLOWS="$SN_TMP/flows.jsonl"
 DP_GSO=hw
-dp_env_up --name flowtest --flow-log "$FLOWS" \
+dp_env_up --name flowtest --flow-log "$FLOWS" --flow-log-starts \
 	--egress-allow tcp:allowed.test:8002 \
 	--egress-allow udp:allowed.test:9000 \
 	--egress-allow icmp:allowed.test
@@ -160,8 +162,9 @@ sn_wait_for 10 sh -c "[ \$(wc -l <'$SN_TMP/servers.log') -ge 2 ]" || sn_fail "th
 [ "$(sed -n 2p "$SN_TMP/servers.log")" = "tcp 0 0" ] || sn_fail "the refused Host reached the server: $(cat "$SN_TMP/servers.log")"
 
 sn_log "counted, and exported"
-# the TCP connections (2), the refused address, the refused query's A and AAAA: 5 at least, so far
-sn_wait_for 10 sh -c "[ \$(wc -l <'$FLOWS') -ge 5 ]" || sn_fail "the flow log has $(wc -l <"$FLOWS") records"
+# the TCP connections (2, and their starts), the refused address, the refused query's A and AAAA,
+# the starts of the UDP, ICMP and resolver flows: 10 at least, so far
+sn_wait_for 10 sh -c "[ \$(wc -l <'$FLOWS') -ge 10 ]" || sn_fail "the flow log has $(wc -l <"$FLOWS") records"
 lines=$(wc -l <"$FLOWS")
 dp_stats --json | python3 -c '
 import json, sys
@@ -187,9 +190,21 @@ dp_env_down
 sn_wait_for 10 sh -c "! kill -0 $FOLLOW_PID 2>/dev/null" || sn_fail "the follower did not end with the datapath"
 python3 - "$FLOWS" "$SN_TMP/follow.jsonl" <<'PY' || sn_fail "the flow log: $(cat "$FLOWS")"
 import json, sys
-recs = [json.loads(l) for l in open(sys.argv[1])]
+every = [json.loads(l) for l in open(sys.argv[1])]
+recs = [r for r in every if r["event"] == "end"]
+starts = [r for r in every if r["event"] == "start"]
+assert len(recs) + len(starts) == len(every), every
+key = lambda r: (r["proto"], r["src"], r["sport"], r["dst"], r["dport"])
 for r in recs:
-    for k in ("time", "container", "proto", "direction", "src", "sport", "dst", "dport", "name", "verdict", "rule",
+    s = [x for x in starts if key(x) == key(r)]
+    if r["verdict"] == "allow":
+        assert len(s) == 1 and s[0]["time"] <= r["time"] and s[0]["end"] is None, (r, s)
+        assert (s[0]["bytes_out"], s[0]["bytes_in"], s[0]["rule"]) == (0, 0, r["rule"]), s
+    elif r["end"] == "policy":
+        assert not s, (r, s)	# refused: it never began
+assert len(starts) == len([r for r in recs if r["verdict"] == "allow" or r["end"] == "name"]), (starts, recs)
+for r in recs:
+    for k in ("time", "event", "container", "proto", "direction", "src", "sport", "dst", "dport", "name", "verdict", "rule",
               "bytes_out", "packets_out", "bytes_in", "packets_in", "duration_s", "end"):
         assert k in r, (k, r)
     assert r["container"] == "flowtest", r
@@ -216,8 +231,9 @@ i = one(proto="icmp", dst="10.77.0.11")
 assert (i["packets_out"], i["packets_in"], i["bytes_out"], i["rule"]) == (2, 2, 128, "icmp:allowed.test"), i
 # the live view: every record the file has, in the same words, the ones that ended while it followed
 follow = [json.loads(l) for l in open(sys.argv[2])]
+assert len([r for r in follow if r["event"] == "start"]) >= 4, follow
 assert t in follow and h in follow and p in follow and u in follow, follow
-print("ok:", len(recs), "records;", "tcp", t["bytes_out"], t["bytes_in"], "udp", u["bytes_out"], "icmp", i["packets_out"])
+print("ok:", len(recs), "records and", len(starts), "starts;", "tcp", t["bytes_out"], t["bytes_in"], "udp", u["bytes_out"], "icmp", i["packets_out"])
 PY
 grep -q "tcp    egress  10.77.0.2:[0-9]* -> 10.77.0.11:8002 name=allowed.test allow rule=tcp:allowed.test:8002 out=123456/" \
 	"$SN_TMP/follow.txt" || sn_fail "the text view: $(cat "$SN_TMP/follow.txt")"

@@ -2,7 +2,7 @@
 /*
  * test_datapath_flowlog.c - the flow log (datapath/flowlog.c): a record is
  * one JSON line with every key, strings escaped, null for no name and no
- * rule, IPv4 and IPv6; records reach the file in order; a writer stuck in a
+ * rule, IPv4 and IPv6, a start's end null; records reach the file in order; a writer stuck in a
  * write holds nothing up, and a full ring drops exactly what did not fit,
  * counted; a follower gets the same lines and is let go when it hangs up; a
  * ninth follower is refused. Threads: ThreadSanitizer runs this test.
@@ -109,6 +109,17 @@ START_TEST(test_print)
 	ck_assert_str_eq(json_string_value(json_object_get(o, "verdict")), "deny");
 	ck_assert_str_eq(json_string_value(json_object_get(o, "end")), "policy");
 	ck_assert_double_eq_tol(json_real_value(json_object_get(o, "duration_s")), 0.0, 1e-9);
+	json_decref(o);
+
+	/* a start: no end yet */
+	r.start = true;
+	o = printed(&r, "c");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "event")), "start");
+	ck_assert(json_is_null(json_object_get(o, "end")));
+	json_decref(o);
+	r.start = false;
+	o = printed(&r, "c");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "event")), "end");
 	json_decref(o);
 
 	/* every way to end has its word */
