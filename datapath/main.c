@@ -652,6 +652,7 @@ static int dp_worker(struct dp_opts *o)
 	char err[1024] = "";
 	sigset_t mask;
 	int sfd = -1, ret, rc = 1;
+	uint64_t mem_limit;
 	unsigned int fwd = 0;
 	unsigned int i, orphans;
 
@@ -683,6 +684,11 @@ static int dp_worker(struct dp_opts *o)
 	ret = ledger_map(o->ledger_fd, &lg, err, sizeof(err));
 	if (ret < 0)
 		goto out_early;
+	/* held to a cgroup's memory limit: the caps left to their defaults fit it (limits.c) */
+	if (limits_memory_limit(&mem_limit) == 0 && limits_fit_memory(&o->limits, mem_limit))
+		fprintf(stderr, "datapath: a memory limit of %llu MiB: --max-conns %u, --max-timewait %u and "
+			"--tcp-mem %lluM unless given\n", (unsigned long long)(mem_limit >> 20), o->limits.max_conns,
+			o->limits.max_timewait, (unsigned long long)(o->limits.tcp_mem >> 20));
 	conf.busy_poll_us = o->busy_poll_us;
 	conf.policy = &o->policy;
 	conf.ledger = &lg;

@@ -248,3 +248,103 @@ int limits_apply(struct stack *st, const struct stack_limits *lim)
 	return tcp_stack_set_limits(tcp_glue_stack(st), e.max_conns, e.max_half_open, e.max_timewait,
 				    e.tcp_mem);
 }
+
+/*
+ * What the cgroup is charged for a datapath before its first connection,
+ * and for each connection pair held idle (both engines' state and the
+ * face's pair), with room: held to 64 MiB, 2730 idle pairs were charged
+ * 12 MiB at the peak and 10 000 35 MiB (tests/integration/chaos_memlimit.sh,
+ * 7 Dec 2026): about 3.5 MiB and 3.2 KiB. Its receive rings are mapped
+ * kernel memory, not charged.
+ */
+#define LIMITS_MEM_BASE		(16ull << 20)
+#define LIMITS_MEM_PAIR		4096u
+#define LIMITS_MEM_BUDGET_MIN	(8ull << 20)
+
+/**
+ * limits_memory_limit() - the memory limit of the cgroup this process is in
+ * @bytes:	receives it
+ *
+ * cgroup v1 (memory.limit_in_bytes of the memory controller's cgroup) or v2
+ * (memory.max of the unified one), as /proc/self/cgroup names them.
+ *
+ * Return: 0, or -ENOENT when there is none (no memory controller, "max", or
+ * a limit larger than the machine could ever mean).
+ */
+int limits_memory_limit(uint64_t *bytes)
+{
+	char line[4096], path[4200];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -ENOENT;
+	while (ret && fgets(line, sizeof(line), f)) {
+		char *ctl = strchr(line, ':'), *cg = ctl ? strchr(ctl + 1, ':') : NULL;
+		unsigned long long v;
+		FILE *m;
+
+		if (!cg)
+			continue;
+		*cg++ = '\0';
+		cg[strcspn(cg, "\n")] = '\0';
+		if (!strcmp(ctl + 1, "memory"))
+			snprintf(path, sizeof(path), "/sys/fs/cgroup/memory%s/memory.limit_in_bytes", cg);
+		else if (!ctl[1] && !strcmp(line, "0"))
+			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", cg);
+		else
+			continue;
+		m = fopen(path, "re");
+		if (!m)
+			continue;
+		/* "max" (v2) does not scan; v1's "no limit" is a page-rounded LONG_MAX */
+		if (fscanf(m, "%llu", &v) == 1 && v < (1ull << 50)) {
+			*bytes = v;
+			ret = 0;
+		}
+		fclose(m);
+	}
+	fclose(f);
+	return ret;
+}
+
+/**
+ * limits_fit_memory() - the caps the command line left to their defaults,
+ * made to fit a memory limit
+ * @lim:	the caps as given (zero: not given)
+ * @mem:	the limit, in bytes (limits_memory_limit())
+ *
+ * The defaults (65536 connections, 256 MiB of TCP buffers per engine) are
+ * for a machine, not for a container's datapath held to 64 MiB by its
+ * cgroup: there, connections carrying data could take their buffers past
+ * the limit, and the kernel's OOM killer would end the datapath (and the
+ * container's network, fenced, with it) before a cap was reached. So, as the
+ * kernel sizes tcp_mem from the memory it has, what is left after
+ * LIMITS_MEM_BASE is shared out: half to the two TCP engines' buffers
+ * (--tcp-mem, a quarter each), half to connections at LIMITS_MEM_PAIR each
+ * (--max-conns, and --max-timewait at most half of it). A cap given on the
+ * command line is kept as given. Only ever lowers a default.
+ *
+ * Return: true when a cap was lowered.
+ */
+bool limits_fit_memory(struct stack_limits *lim, uint64_t mem)
+{
+	uint64_t budget = mem > LIMITS_MEM_BASE + LIMITS_MEM_BUDGET_MIN ? mem - LIMITS_MEM_BASE :
+									  LIMITS_MEM_BUDGET_MIN;
+	uint64_t tcp_mem = budget / 4, conns = budget / 2 / LIMITS_MEM_PAIR;
+	bool lowered = false;
+
+	if (!lim->tcp_mem && tcp_mem < TCP_MAX_BUF_MEM_DEFAULT) {
+		lim->tcp_mem = tcp_mem;
+		lowered = true;
+	}
+	if (!lim->max_conns && conns < TCP_MAX_CONNS_DEFAULT) {
+		lim->max_conns = (uint32_t)conns;
+		lowered = true;
+	}
+	if (!lim->max_timewait && lim->max_conns && lim->max_conns / 2 < TCP_MAX_TIMEWAIT_DEFAULT) {
+		lim->max_timewait = lim->max_conns / 2;
+		lowered = true;
+	}
+	return lowered;
+}

@@ -6,7 +6,9 @@
 #ifndef SANDNET_DATAPATH_LIMITS_H
 #define SANDNET_DATAPATH_LIMITS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "datapath/net/net.h"
@@ -18,5 +20,7 @@ struct option;
 unsigned int limits_options(struct option *o, unsigned int room);
 void limits_usage(FILE *f);
 void limits_share(const struct stack_limits *total, unsigned int n, struct stack_limits *share);
+int limits_memory_limit(uint64_t *bytes);
+bool limits_fit_memory(struct stack_limits *lim, uint64_t mem);
 
 #endif /* SANDNET_DATAPATH_LIMITS_H */

@@ -878,6 +878,40 @@ START_TEST(test_limit_parse)
 }
 END_TEST
 
+/* A memory limit lowers the caps left to their defaults, and only those. */
+START_TEST(test_limits_fit_memory)
+{
+	char err[128];
+	struct stack_limits lim;
+
+	/* 64 MiB: 48 MiB after the base, a quarter to each engine's buffers, half to connections at 4 KiB */
+	memset(&lim, 0, sizeof(lim));
+	ck_assert(limits_fit_memory(&lim, 64ull << 20));
+	ck_assert_uint_eq(lim.tcp_mem, 12ull << 20);
+	ck_assert_uint_eq(lim.max_conns, (24u << 20) / 4096);
+	ck_assert_uint_eq(lim.max_timewait, lim.max_conns / 2);
+	ck_assert_uint_eq(lim.max_half_open, 0);	/* not a memory cap: the default stays */
+	/* given on the command line: kept, even above what fits */
+	memset(&lim, 0, sizeof(lim));
+	ck_assert_int_eq(limits_parse(&lim, "max-conns", "50000", err, sizeof(err)), 0);
+	ck_assert(limits_fit_memory(&lim, 64ull << 20));
+	ck_assert_uint_eq(lim.max_conns, 50000);
+	ck_assert_uint_eq(lim.tcp_mem, 12ull << 20);
+	ck_assert_uint_eq(lim.max_timewait, 0);	/* half of 50000 is above the default */
+	/* less than the base: the smallest budget, never zero */
+	memset(&lim, 0, sizeof(lim));
+	ck_assert(limits_fit_memory(&lim, 16ull << 20));
+	ck_assert_uint_eq(lim.tcp_mem, 2ull << 20);
+	ck_assert_uint_gt(lim.max_conns, 16);
+	/* a limit the defaults fit in: nothing changes */
+	memset(&lim, 0, sizeof(lim));
+	ck_assert(!limits_fit_memory(&lim, 64ull << 30));
+	ck_assert_uint_eq(lim.tcp_mem, 0);
+	ck_assert_uint_eq(lim.max_conns, 0);
+	ck_assert_uint_eq(lim.max_timewait, 0);
+}
+END_TEST
+
 static Suite *caps_suite(void)
 {
 	Suite *s = suite_create("datapath_caps");
@@ -899,6 +933,7 @@ static Suite *caps_suite(void)
 	ADD("limits_apply_and_stats", test_limits_apply_and_stats, s_setup, s_teardown);
 	tc = tcase_create("limit_parse");
 	tcase_add_test(tc, test_limit_parse);
+	tcase_add_test(tc, test_limits_fit_memory);
 	suite_add_tcase(s, tc);
 	return s;
 }
