@@ -109,7 +109,7 @@ UNIT_BINS	:= $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
 TOOL_BINS	:= $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(TOOL_SRC))
 FUZZ_BINS	:= $(patsubst tests/fuzz/%.c,$(O)/tests/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all deps rootfs check check-long test tsan unit-bins tools fuzz fuzz-bins demo bench install uninstall deb clean
+.PHONY: all deps rootfs check check-long test tsan unit-bins tools fuzz fuzz-bins demo bench soak install uninstall deb clean
 .DELETE_ON_ERROR:
 
 all: $(PROGRAMS)
@@ -198,6 +198,13 @@ check: deps rootfs
 	SANDNET_TEST_SHARDS=2 $(MAKE) -j$(JOBS) O=build/asan SANITIZE=1 WERROR=1 test
 	$(MAKE) -j$(JOBS) WERROR=1 tsan
 	$(MAKE) -j$(JOBS) WERROR=1 fuzz FUZZ_SECONDS=5
+	SECS=180 CHAOS_EVERY=30 OUT=$(abspath build/soak) PLOT=$(abspath build/soak/soak.png) bench/soak.sh $(abspath build)
+
+# The soak with chaos (issue 41): SECS seconds (default an hour) of everything
+# at once, the datapath killed, stopped, restarted and its peer's link
+# flapped every CHAOS_EVERY (60) seconds; make check runs 3 minutes of it.
+soak: deps all tools
+	SECS=$(or $(SECS),3600) CHAOS_EVERY=$(or $(CHAOS_EVERY),60) bench/soak.sh $(abspath $(O))
 
 # What runs stacks in threads at once (shards, issue 20), under ThreadSanitizer:
 # the unit test of two TCP simulations in two threads, the pause of shards for
