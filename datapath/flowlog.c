@@ -222,7 +222,7 @@ static int flowlog_write(int fd, const char *text, size_t len)
 static void *flowlog_run(void *arg)
 {
 	struct flowlog *fl = arg;
-	struct flowlog_record *batch = malloc(FLOWLOG_BATCH * sizeof(*batch));
+	struct flowlog_record *batch = fl->batch;
 	int fds[FLOWLOG_FOLLOWERS_MAX];
 	bool gone[FLOWLOG_FOLLOWERS_MAX];
 	bool warned = false;
@@ -256,7 +256,7 @@ static void *flowlog_run(void *arg)
 				pthread_mutex_lock(&fl->lock);
 			}
 		}
-		while (batch && n < FLOWLOG_BATCH && fl->n) {
+		while (n < FLOWLOG_BATCH && fl->n) {
 			batch[n++] = fl->ring[fl->head];
 			fl->head = (fl->head + 1) % fl->cap;
 			fl->n--;
@@ -310,7 +310,6 @@ static void *flowlog_run(void *arg)
 				flowlog_unfollow(fl, i);
 	}
 	pthread_mutex_unlock(&fl->lock);
-	free(batch);
 	return NULL;
 }
 
@@ -330,10 +329,11 @@ int flowlog_init(struct flowlog *fl, int fd, const char *container, unsigned int
 	fl->fd = fd;
 	fl->cap = cap ? cap : FLOWLOG_RING_DEFAULT;
 	fl->ring = calloc(fl->cap, sizeof(*fl->ring));
+	fl->batch = malloc(FLOWLOG_BATCH * sizeof(*fl->batch));	/* the writer's, made here: it cannot fail there */
 	fl->container = strdup(container ? container : "");
 	pthread_mutex_init(&fl->lock, NULL);
 	pthread_cond_init(&fl->wake, NULL);
-	if (!fl->ring || !fl->container) {
+	if (!fl->ring || !fl->batch || !fl->container) {
 		flowlog_fini(fl);
 		return -ENOMEM;
 	}
@@ -415,8 +415,10 @@ void flowlog_fini(struct flowlog *fl)
 		close(fl->fd);
 	fl->fd = -1;
 	free(fl->ring);
+	free(fl->batch);
 	free(fl->container);
 	fl->ring = NULL;
+	fl->batch = NULL;
 	fl->container = NULL;
 	pthread_mutex_destroy(&fl->lock);
 	pthread_cond_destroy(&fl->wake);

@@ -106,7 +106,7 @@ struct flowlog {
 	bool on;
 	int fd;
 	char *container;
-	struct flowlog_record *ring;
+	struct flowlog_record *ring, *batch;
 	unsigned int cap, head, n;
 	int followers[FLOWLOG_FOLLOWERS_MAX];
 	unsigned int n_followers;
