@@ -274,7 +274,8 @@ PY
 dp_stats --json | python3 -c '
 import json, sys
 fl = json.load(sys.stdin)["flow_log"]
-assert fl["dropped"] >= 6000 - 4096 - 1000, fl
+# what was not written was dropped: never more records than refusals (the TUN may drop some under a slow build)
+assert fl["dropped"] > 0 and fl["dropped"] + fl["records"] <= 6000 + 16, fl
 print("ok: stuck flow log", fl)
 ' || sn_fail "stuck flow log stats"
 kill "$STUCK_PID"	# its reader gone: the writer's write fails (EPIPE) and it ends
