@@ -105,6 +105,7 @@ void tcp_glue_print(struct tcp_glue *g, struct out *o, const char *counters, con
 	out_u64(o, "drop_out_of_window", s.drop_out_of_window);
 	out_u64(o, "drop_ooo_full", s.drop_ooo_full);
 	out_u64(o, "drop_rcv_full", s.drop_rcv_full);
+	out_u64(o, "drop_rcv_mem", s.drop_rcv_mem);
 	out_u64(o, "drop_bad_ack", s.drop_bad_ack);
 	out_u64(o, "challenge_acks", s.challenge_acks);
 	out_u64(o, "challenge_acks_limited", s.challenge_acks_limited);

@@ -224,6 +224,17 @@ static void stats_limit(struct out *o, const char *name, uint64_t max, uint64_t 
 	out_obj_end(o);
 }
 
+/* An engine's ring memory: the limit's figures, and the most it held at once */
+static void stats_limit_tcp_mem(struct out *o, const char *name, uint64_t max, const struct tcp_stack_stats *t)
+{
+	out_obj_begin(o, name);
+	out_u64(o, "max", max);
+	out_u64(o, "used", t->buf_mem);
+	out_u64(o, "hits", t->buf_pressure);
+	out_u64(o, "peak", t->buf_mem_peak);
+	out_obj_end(o);
+}
+
 static void stats_limits(struct out *o, struct dp *dp, unsigned int k)
 {
 	struct stack *st = stats_shard_stack(dp, k);
@@ -238,7 +249,7 @@ static void stats_limits(struct out *o, struct dp *dp, unsigned int k)
 	stats_limit(o, "tcp_conns", lim->max_conns, t.conns, t.conns_limited);
 	stats_limit(o, "tcp_half_open", lim->max_half_open, t.half_open, t.synq_overflow);
 	stats_limit(o, "tcp_timewait", lim->max_timewait, t.timewait, t.timewait_evicted);
-	stats_limit(o, "tcp_mem", lim->tcp_mem, t.buf_mem, t.buf_pressure);
+	stats_limit_tcp_mem(o, "tcp_mem", lim->tcp_mem, &t);
 	if (face_of(st)) {
 		/* the container side's engine: caps of the same size, its own use */
 		memset(&t, 0, sizeof(t));
@@ -246,7 +257,7 @@ static void stats_limits(struct out *o, struct dp *dp, unsigned int k)
 		stats_limit(o, "face_tcp_conns", lim->max_conns, t.conns, t.conns_limited);
 		stats_limit(o, "face_tcp_half_open", lim->max_half_open, t.half_open, t.synq_overflow);
 		stats_limit(o, "face_tcp_timewait", lim->max_timewait, t.timewait, t.timewait_evicted);
-		stats_limit(o, "face_tcp_mem", lim->tcp_mem, t.buf_mem, t.buf_pressure);
+		stats_limit_tcp_mem(o, "face_tcp_mem", lim->tcp_mem, &t);
 	}
 	stats_limit(o, "reasm_mem", ip_reasm_limit(st), ip_reasm_bytes(st), st->drop[DROP_FRAG_NO_MEMORY]);
 	stats_limit(o, "neigh", neigh_limit(st), neigh_count(st), st->ctr[CTR_NEIGH_TABLE_FULL]);

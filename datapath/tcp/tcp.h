@@ -516,6 +516,7 @@ struct tcp_stack_stats {
 	uint64_t drop_out_of_window;
 	uint64_t drop_ooo_full;
 	uint64_t drop_rcv_full;	/* segments cut for want of room in the receive ring (never: the window is its room) */
+	uint64_t drop_rcv_mem;	/* segments cut in the window: the memory cap kept the ring smaller (tcp_buf.c) */
 	uint64_t drop_bad_ack;
 	uint64_t challenge_acks;
 	uint64_t challenge_acks_limited;
@@ -535,6 +536,7 @@ struct tcp_stack_stats {
 	/* Resource caps (docs/security.md): what is in use, and each cap's hits. */
 	uint32_t half_open;		/* SYN-RECEIVED, all listeners */
 	uint64_t buf_mem;		/* ring bytes of all connections */
+	uint64_t buf_mem_peak;		/* the most buf_mem has been */
 	uint64_t conns_limited;		/* a connection refused at max_conns */
 	uint64_t buf_pressure;		/* a ring kept small at max_buf_mem */
 	/* RACK and undo totals over every connection */

@@ -48,11 +48,10 @@
  *   a new ring is made as large as fits (tcp_buf_new_fit(), also for the
  *   receive ring a new connection announces);
  * - a parked ring (its memory back in the pool, its capacity kept) comes
- *   back only as large as the cap leaves room for. A send ring holds
- *   nothing then and may come back at 16 KiB. A receive ring never comes
- *   back smaller than the window it announced (a window is not taken
- *   back), and while parked it offers only what fits (tcp_buf_rcv_fit()),
- *   so under pressure its window shrinks as the peer fills it.
+ *   back only as large as the cap leaves room for, and a receive ring not
+ *   made yet is made only as large (tcp_buf_rcv_fit()): a send ring holds
+ *   nothing then, and a receive ring offers only what fits while it holds
+ *   no memory.
  * While the total is at or above the cap, the stack is under pressure:
  * - a ring that exists does not grow: its connection goes on at the speed
  *   its buffers allow, the sender sees backpressure earlier, the receiver
@@ -61,12 +60,20 @@
  *   of TCP_BUF_PRESSURE_MIN (16 KiB) instead of rcvbuf_init, and a send ring
  *   allocated under pressure is 16 KiB: every connection can still move
  *   data, so the cap is soft by at most 32 KiB per connection, and
- *   max_conns bounds that, plus the windows that parked receive rings
- *   announced while the cap still had room: a window is a promise the
- *   room does not keep for it, so if other rings take that room first,
- *   the parked ring takes its window back when its peer fills it (the
- *   kernel drops such data instead);
- * - nothing is dropped and no connection is refused for memory.
+ *   max_conns bounds that;
+ * - a receive ring that comes back, or is made, under pressure is 16 KiB
+ *   even when the window it announced while the cap had room was larger:
+ *   a window is a promise the room does not keep for it, so the cap is
+ *   hard on the receive side, as the kernel's tcp_mem[2]: the in-window
+ *   bytes that do not fit are dropped and counted (drop_rcv_mem, the
+ *   kernel's TCPRcvQDrop), and the peer sends them again when the reader
+ *   has made room. The announced right edge is not moved back (the kernel
+ *   does not shrink a window either): what the peer sends up to it is
+ *   accepted as the ring drains. (Given the window it had announced, one
+ *   parked ring took 2 MiB of a 1 MiB share.) The 16 KiB is the kernel's
+ *   rule that a socket with nothing queued takes one packet at any
+ *   pressure: every connection still moves data;
+ * - no connection is refused for memory.
  * Each ring kept smaller than asked counts one buf_pressure. Freed and
  * parked rings bring the total back down and growth resumes (st.buf_mem
  * counts the memory rings hold, not the capacity parked rings would take
@@ -92,6 +99,13 @@ static uint64_t tcp_buf_room(const struct tcp_stack *s)
 	return s->st.buf_mem < s->cfg.max_buf_mem ? s->cfg.max_buf_mem - s->st.buf_mem : 0;
 }
 
+/* The most ring memory held at once, for `limits` (the cap's promise) */
+static void tcp_buf_mem_peak(struct tcp_stack *s)
+{
+	if (s->st.buf_mem > s->st.buf_mem_peak)
+		s->st.buf_mem_peak = s->st.buf_mem;
+}
+
 /*
  * The capacity a ring may take: @ncap, or the largest power of two below
  * it that fits in @room, never below @floor (a power of two too).
@@ -104,22 +118,19 @@ static uint32_t tcp_ring_fit(uint32_t ncap, uint64_t room, uint32_t floor)
 }
 
 /*
- * The capacity a parked receive ring @cap may come back with: what the cap
- * leaves room for, but never less than the window already announced (a
- * window is not taken back, RFC 9293 3.8.6.2.2), nor than the minimum.
- * Offered while parked too (tcp_buf_rcv_cap()), so that under pressure
- * the announced window shrinks as the peer fills it.
+ * The capacity a receive ring that holds no memory (parked, or not made
+ * yet) may take, and so offers: @cap where the memory cap has room for it,
+ * else the largest power of two that fits, at least TCP_BUF_PRESSURE_MIN.
+ * Not the window it announced: under pressure the in-window bytes that do
+ * not fit are dropped (the top comment), so that the cap holds.
  */
 static uint32_t tcp_buf_rcv_fit(const struct tcp_conn *c, uint32_t cap)
 {
 	uint64_t room = tcp_buf_room(c->stack);
-	uint32_t promised, floor;
 
-	if (room >= cap)
+	if (room >= cap || cap <= TCP_BUF_PRESSURE_MIN)
 		return cap;	/* the usual case: no pressure */
-	promised = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
-	floor = tcp_pow2_ceil(promised > TCP_BUF_PRESSURE_MIN ? promised : TCP_BUF_PRESSURE_MIN);
-	return floor >= cap ? cap : tcp_ring_fit(cap, room, floor);
+	return tcp_ring_fit(cap, room, TCP_BUF_PRESSURE_MIN);
 }
 
 /**
@@ -172,6 +183,7 @@ int tcp_ring_reserve(struct tcp_ring *r, uint32_t cap, bool retire)
 		r->acct->st.buf_mem -= r->cap;
 	}
 	r->acct->st.buf_mem += ncap;
+	tcp_buf_mem_peak(r->acct);
 	r->buf = nb;
 	r->cap = ncap;
 	r->head = 0;
@@ -193,6 +205,7 @@ int tcp_ring_unpark(struct tcp_ring *r)
 	if (!r->buf)
 		return -ENOMEM;
 	r->acct->st.buf_mem += r->cap;
+	tcp_buf_mem_peak(r->acct);
 	r->head = 0;
 	return 0;
 }
@@ -282,17 +295,17 @@ void tcp_buf_release(struct tcp_conn *c)
  */
 int tcp_buf_rcv_ready(struct tcp_conn *c)
 {
-	uint32_t fit;
+	uint32_t want, fit;
 
+	if (c->rcv.buf)
+		return 0;
+	want = c->rcv.cap ? c->rcv.cap : tcp_pow2_ceil(c->opts.rcvbuf_init);
+	fit = tcp_buf_rcv_fit(c, want);
+	if (fit < want)
+		c->stack->st.buf_pressure++;
 	if (!c->rcv.cap)
-		return tcp_ring_reserve(&c->rcv, c->opts.rcvbuf_init, false);
-	if (!c->rcv.buf) {
-		fit = tcp_buf_rcv_fit(c, c->rcv.cap);
-		if (fit < c->rcv.cap) {
-			c->stack->st.buf_pressure++;
-			c->rcv.cap = fit;
-		}
-	}
+		return tcp_ring_reserve(&c->rcv, fit, false);
+	c->rcv.cap = fit;
 	return tcp_ring_unpark(&c->rcv);
 }
 
@@ -402,7 +415,7 @@ static uint32_t tcp_buf_rcv_cap(const struct tcp_conn *c)
 {
 	uint32_t cap = c->rcv.cap ? c->rcv.cap : tcp_pow2_ceil(c->opts.rcvbuf_init);
 
-	if (c->rcv.cap && !c->rcv.buf)
+	if (!c->rcv.buf)
 		cap = tcp_buf_rcv_fit(c, cap);
 	return cap < c->rcvbuf_max ? cap : c->rcvbuf_max;
 }

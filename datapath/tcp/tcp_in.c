@@ -264,6 +264,20 @@ static void tcp_in_ooo_ack(struct tcp_conn *c, uint64_t now_us)
 }
 
 /*
+ * Bytes of a segment that the receive ring has no room for are cut: for want
+ * of memory (@mem: in the announced window, on a ring the memory cap kept
+ * smaller than it, tcp_buf.c) or, never expected, of room in the window.
+ */
+static void tcp_in_rcv_cut(struct tcp_conn *c, bool mem)
+{
+	if (mem)
+		c->stack->st.drop_rcv_mem++;
+	else
+		c->stack->st.drop_rcv_full++;
+	c->ack_now = true;
+}
+
+/*
  * Step 7: the text. Returns true when new in-order bytes are readable in
  * the receive ring (not when the sink took them all).
  */
@@ -272,8 +286,8 @@ static bool tcp_in_text(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32
 {
 	struct tcp_stack *s = c->stack;
 	const uint8_t *data = seg->data;
-	uint32_t seq = *seq_io, len = *len_io, room, segs, taken = 0, stored;
-	bool had_ooo = c->ooo.n > 0;
+	uint32_t seq = *seq_io, len = *len_io, room, promised, limit, segs, taken = 0, stored;
+	bool had_ooo = c->ooo.n > 0, sink;
 
 	if (seq_lt(seq, c->rcv_nxt)) {
 		uint32_t skip = c->rcv_nxt - seq;
@@ -295,22 +309,30 @@ static bool tcp_in_text(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32
 		len -= skip;
 		seq = c->rcv_nxt;
 	}
-	/* the space a ring of its capacity has, whether it holds memory yet
-	 * or not (tcp_buf_rcv_ready() below gives it the same capacity) */
+	/*
+	 * The room: what a ring of its capacity has, whether it holds memory
+	 * yet or not (tcp_buf_rcv_ready() below gives it that capacity). Under
+	 * memory pressure a ring with no memory may have less than the window
+	 * it announced (tcp_buf.c): the bytes past it are dropped, counted
+	 * apart. A sink takes in-order bytes without ring memory: for it the
+	 * window is the room, and only what it leaves must fit the ring.
+	 */
 	room = tcp_buf_rcv_space(c);
-	if (seq - c->rcv_nxt >= room) {
-		s->st.drop_rcv_full++;
+	promised = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	sink = seq == c->rcv_nxt && !c->rcv.len && !had_ooo && c->sink;
+	limit = sink && promised > room ? promised : room;
+	if (seq - c->rcv_nxt >= limit) {
+		tcp_in_rcv_cut(c, seq - c->rcv_nxt < promised);
 		*len_io = 0;
 		*fin_io = false;
-		c->ack_now = true;
 		return false;
 	}
-	if (len > room - (seq - c->rcv_nxt)) {
-		s->st.drop_rcv_full++;
-		len = room - (seq - c->rcv_nxt);
+	if (len > limit - (seq - c->rcv_nxt)) {
+		tcp_in_rcv_cut(c, limit < promised);
+		len = limit - (seq - c->rcv_nxt);
 		*fin_io = false;	/* RFC 9293: trimmed, the FIN is gone too */
 	}
-	if (seq == c->rcv_nxt && !c->rcv.len && !had_ooo && c->sink)
+	if (sink)
 		taken = tcp_in_sink(c, data, len, now_us);
 	if (taken < len && tcp_buf_rcv_ready(c) < 0) {
 		*fin_io = false;
@@ -319,6 +341,19 @@ static bool tcp_in_text(struct tcp_conn *c, const struct tcp_seg_in *seg, uint32
 			return false;
 		}
 		len = taken;	/* the sink's part is had; the rest comes again */
+	}
+	if (taken < len && seq == c->rcv_nxt) {
+		/* what the sink left goes to the ring, which holds its memory now */
+		room = tcp_buf_rcv_space(c);
+		if (len - taken > room) {
+			tcp_in_rcv_cut(c, true);
+			len = taken + room;
+			*fin_io = false;
+			if (!len) {
+				*len_io = 0;
+				return false;
+			}
+		}
 	}
 	*seq_io = seq;
 	*len_io = len;
