@@ -52,35 +52,7 @@ max=$(dp_stat "sum(s['limits']['face_tcp_conns']['max'] for s in [raw] + raw.get
 echo "ok: face_tcp_conns max $max in all (default 65536)"
 
 # the peer takes and holds every connection, echoing what comes
-cat >"$SN_TMP/holder.py" <<'PY'
-import resource, selectors, socket
-resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
-sel = selectors.DefaultSelector()
-ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind(("0.0.0.0", 8002)); ls.listen(4096); ls.setblocking(False)
-sel.register(ls, selectors.EVENT_READ)
-while True:
-    for key, _ in sel.select():
-        if key.fileobj is ls:
-            try:
-                while True:
-                    c, _ = ls.accept()
-                    c.setblocking(False)
-                    sel.register(c, selectors.EVENT_READ)
-            except BlockingIOError:
-                pass
-        else:
-            try:
-                d = key.fileobj.recv(4096)
-            except OSError:
-                d = b""
-            if d:
-                key.fileobj.send(d)
-            else:
-                sel.unregister(key.fileobj)
-                key.fileobj.close()
-PY
-ip netns exec "$PEER" python3 "$SN_TMP/holder.py" &
+ip netns exec "$PEER" python3 "$SANDNET_TESTS/lib/conns.py" take 0.0.0.0 8002 echo &
 sn_on_exit "kill $!"
 tcp_wait_listen "$PEER" 8002
 deaths0=$(dp_stat "raw['supervisor']['deaths']")

@@ -10,9 +10,15 @@
   conns.py sink ADDR PORT BYTES
       send BYTES random bytes after "sink BYTES\\n" and check the digest that
       comes back (a transfer whose data must cross a smaller MTU)
+  conns.py take ADDR PORT [echo]
+      take every connection and hold it until its client closes it (one
+      thread for thousands: a selector), sending back what comes with "echo"
+      and dropping it without; the fd limit raised to its hard limit
 """
 import hashlib
 import os
+import resource
+import selectors
 import socket
 import socketserver
 import sys
@@ -95,6 +101,41 @@ def sink(addr, port, nbytes):
     print("sent", len(data), "intact")
 
 
+def take(addr, port, mode=""):
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    sel = selectors.DefaultSelector()
+    ls = socket.socket(family(addr))
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((addr, int(port)))
+    ls.listen(4096)
+    ls.setblocking(False)
+    sel.register(ls, selectors.EVENT_READ)
+    while True:
+        for key, _ in sel.select():
+            if key.fileobj is ls:
+                try:
+                    while True:
+                        c, _ = ls.accept()
+                        c.setblocking(False)
+                        sel.register(c, selectors.EVENT_READ)
+                except BlockingIOError:
+                    pass
+                continue
+            try:
+                d = key.fileobj.recv(4096)
+            except OSError:
+                d = b""
+            if not d:
+                sel.unregister(key.fileobj)
+                key.fileobj.close()
+            elif mode == "echo":
+                try:
+                    key.fileobj.send(d)
+                except OSError:
+                    pass
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"serve": serve, "hold": hold, "sink": sink}[cmd](*args)
+    {"serve": serve, "hold": hold, "sink": sink, "take": take}[cmd](*args)
