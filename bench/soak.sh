@@ -101,8 +101,10 @@ bench_bg "$PEER" dnsmasq --no-daemon --no-resolv --no-hosts --bind-interfaces --
 	--port=53 --pid-file= --host-record=web.soak.test,10.67.0.1 --host-record=other.soak.test,10.67.0.9
 # --rcv-timeout: a test whose client went away with the datapath it crossed
 # (SIGKILL, restart: its connections are gone, and no RST reaches the
-# server) ends after 3 s without data, not the default 120 s, in which every
-# new client would be told the server is busy
+# server, whose control connection is silent during a test) ends after 3 s
+# with nothing on the server's sockets, not the default 120 s, in which
+# every new client is told the server is busy (udp_loop waits that long
+# after a failure)
 bench_bg "$PEER" iperf3 -s -p 5201 --rcv-timeout 3000
 bench_bg "$PEER" iperf3 -s -p 5202 --rcv-timeout 3000
 printf 'nameserver 10.67.0.1\noptions attempts:2 timeout:1\n' >"$TMP/resolv.conf"
@@ -238,7 +240,12 @@ try:
 except Exception as x:
     print("%.1f fail %s start %.1f" % (time.time(), (str(x) or type(x).__name__).replace(" ", "_")[:120], t0))' \
 			"$(date +%s.%N)" >>"$TMP/logs/udp-$1"
-		sleep 1
+		# After a failure, wait past the servers' --rcv-timeout: an iperf3
+		# server times a test out only after that long with nothing at all
+		# on its sockets, and a client asking every second (to be told the
+		# server is busy) kept a test whose client was gone alive for as
+		# long as the retries went on
+		if tail -n 1 "$TMP/logs/udp-$1" | grep -q ' fail '; then sleep 5; else sleep 1; fi
 	done
 }
 udp_loop out &
