@@ -17,7 +17,13 @@
  * holds a name that parses back to itself, matches nothing before an
  * address is bound to a name it takes, and after (the conversation's
  * address bound to the name, or to "x." and a pattern's suffix) matches
- * when its protocol and ports do; it turns egress to deny by default. With
+ * when its protocol and ports do, and gives the name back for the address
+ * (policy_bound_name()); it turns egress to deny by default. Bytes after
+ * the conversation's 20 are a name, as a DNS query, a TLS server_name or an
+ * HTTP Host brings it: the query's verdict (policy_dns_query(),
+ * policy_dns_rule(), policy_name_allowed()) and a connection's
+ * (policy_name_refuses()) must follow the rule's name or pattern, action,
+ * protocol and ports as a reading of the rule's text alone has them. With
  * bit 2 of the first byte, the text is instead --name-ttl's value (bit 3:
  * --name-bindings'), refused with -EINVAL and the option's name or kept in
  * its range.
@@ -51,6 +57,52 @@ static bool fz_masked(const struct policy_rule *r)
 			return false;
 	}
 	return true;
+}
+
+/* Does pattern @p ("name" or "*.suffix") take @n? Read from the rule's text alone. */
+static bool fz_takes(const struct dns_name *p, const struct dns_name *n)
+{
+	size_t ls, ln = strlen(n->text);
+
+	if (p->text[0] != '*')
+		return !strcmp(p->text, n->text);
+	ls = strlen(p->text + 1);	/* ".suffix" */
+	return ln > ls && !strcmp(n->text + ln - ls, p->text + 1);
+}
+
+/*
+ * A name from the input (as a query, a server_name or a Host would bring
+ * it) judged by the name decisions of a policy whose one name rule is @r:
+ * each must agree with the rule as fz_takes() reads it.
+ */
+static void fz_names(struct policy *pol, const struct policy_rule *r, const char *bytes, size_t len,
+		     const struct net_addr *resolver, uint8_t proto, uint16_t port)
+{
+	const struct policy_rule *by;
+	struct dns_name n;
+	bool takes, fits, refused;
+	char *text = strndup(bytes, len);
+
+	if (!text)
+		fz_fail("strndup");
+	if (dns_name_from_text(text, false, &n, NULL)) {
+		free(text);
+		return;
+	}
+	free(text);
+	takes = fz_takes(&r->name, &n);
+	fits = !(r->proto && r->proto != proto) && !(r->has_ports && (port < r->port_lo || port > r->port_hi));
+	if (policy_dns_rule(pol, &n) != (takes ? r : NULL))
+		fz_fail("the rule that decides a query is not the one that takes its name");
+	if ((policy_name_allowed(pol, &n) == r) != (takes && r->action == POLICY_ALLOW) ||
+	    (policy_name_allowed(pol, &n) && policy_name_allowed(pol, &n) != r))
+		fz_fail("a name allowed other than by the allow rule that takes it");
+	refused = policy_name_refuses(pol, &n, proto, port, &by);
+	if (refused != !(takes && fits && r->action == POLICY_ALLOW) || by != (takes && fits ? r : NULL))
+		fz_fail("a connection's name judged other than by the rule's name, protocol and ports");
+	if ((policy_dns_query(pol, resolver, IPPROTO_UDP, &n) == POLICY_DNS_REFUSE_NAME) !=
+	    !(takes && r->action == POLICY_ALLOW))
+		fz_fail("a query refused for its name, or asked, against the rule");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -152,6 +204,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fits = false;
 		if ((policy_match(&pol, dir, &a, proto, port) == r) != fits)
 			fz_fail("a name rule's match disagrees with its protocol and ports, its address bound");
+		if (!policy_bound_name(&pol, r, &a, &again) || strcmp(again.text, bound.text))
+			fz_fail("the bound address does not give back the name it was bound to");
+		if (rest > 20)
+			fz_names(&pol, r, (const char *)q + 20, rest - 20, &a, proto, port);
 	}
 	policy_release(&pol);
 	free(text);
