@@ -319,23 +319,26 @@ static int conf_count(struct cni *c, const char *key, enum ns_opt opt, struct ns
 	return 0;
 }
 
-static int cni_add(struct cni *c)
+/*
+ * An ADD's network configuration, read into the options of the attach and
+ * the datapath's command line (@argv, its strings the configuration's own),
+ * before anything is done: no environment needed, so a configuration's
+ * error is reported whatever the environment, and nothing is half done.
+ */
+static int cni_add_config(struct cni *c, struct ns_opts *o, char **argv)
 {
-	char *argv[CNI_MAX_ARGS + 1] = { NULL };
 	const char *datapath = "datapath", *gso = NULL, *user = NULL;
-	json_t *prev = json_object_get(c->conf, "prevResult"), *res, *face;
+	json_t *prev = json_object_get(c->conf, "prevResult"), *face;
 	struct ns_err e = { .text = "" };
-	struct ns_opts o;
 	unsigned int n = 0;
-	pid_t pid = 0;
 	int err;
 
 	if (!prev || !json_is_object(prev))
 		return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration",
 				 prev ? "\"prevResult\": expected an object"
 				      : "\"prevResult\" missing: sandnet is a chained plugin, list it after the plugin that makes the interface (ptp, bridge, ...)");
-	ns_opts_init(&o);
-	o.cmd = NS_CMD_RUN;
+	ns_opts_init(o);
+	o->cmd = NS_CMD_RUN;
 	if ((err = conf_string(c, "datapath", &datapath)) || (err = conf_string(c, "gso", &gso)) ||
 	    (err = conf_string(c, "user", &user)))
 		return err;
@@ -344,30 +347,41 @@ static int cni_add(struct cni *c)
 	    (err = conf_strings(c, "publish", "--publish", argv, &n)) ||
 	    (err = conf_strings(c, "forward", "--forward", argv, &n)) || (err = conf_policy(c, argv, &n)))
 		return err;
-	if (gso && ns_opt_set(&o, NS_OPT_GSO, "\"gso\"", gso, &e))
+	if (gso && ns_opt_set(o, NS_OPT_GSO, "\"gso\"", gso, &e))
 		return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration", e.text);
 	face = json_object_get(c->conf, "face");
 	if (face) {
 		if (!json_is_boolean(face))
 			return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration",
 					 "\"face\": expected true or false");
-		o.no_face = !json_is_true(face);
+		o->no_face = !json_is_true(face);
 	}
-	if ((err = conf_count(c, "channels", NS_OPT_CHANNELS, &o)) ||
-	    (err = conf_count(c, "shards", NS_OPT_SHARDS, &o)))
+	if ((err = conf_count(c, "channels", NS_OPT_CHANNELS, o)) ||
+	    (err = conf_count(c, "shards", NS_OPT_SHARDS, o)))
 		return err;
-	if (ns_shards_check(&o, "\"channels\"", "\"shards\"", &e))
+	if (ns_shards_check(o, "\"channels\"", "\"shards\"", &e))
 		return cni_error(c, CNI_ERR_CONFIG, "invalid network configuration", e.text);
-	o.user = user;
-	o.datapath_hint = "set \"datapath\" in the network configuration";
-	o.netns_path = c->netns;
-	o.ifaces[0] = c->ifname;
-	o.n_ifaces = 1;
-	o.child_argv = argv;
-	o.detach_child = true;
-	o.owner = c->owner;
-	o.child_pidp = &pid;
-	err = ns_attach(&o, &e);
+	o->user = user;
+	o->datapath_hint = "set \"datapath\" in the network configuration";
+	o->child_argv = argv;
+	return 0;
+}
+
+/* ADD, its configuration read (cni_add_config()) and its environment too */
+static int cni_add(struct cni *c, struct ns_opts *o)
+{
+	json_t *prev = json_object_get(c->conf, "prevResult"), *res;
+	struct ns_err e = { .text = "" };
+	pid_t pid = 0;
+	int err;
+
+	o->netns_path = c->netns;
+	o->ifaces[0] = c->ifname;
+	o->n_ifaces = 1;
+	o->detach_child = true;
+	o->owner = c->owner;
+	o->child_pidp = &pid;
+	err = ns_attach(o, &e);
 	if (err < 0)
 		return cni_error(c, CNI_ERR_ATTACH, "sandnet: attach failed", e.text);
 
@@ -551,7 +565,10 @@ int ns_cni_main(FILE *in, FILE *out)
 		setenv("SANDNET_STATE_DIR", json_string_value(v), 1);
 	}
 	if (!strcmp(c.command, "ADD")) {
-		rc = cni_env(&c, true) ?: cni_add(&c);
+		char *argv[CNI_MAX_ARGS + 1] = { NULL };
+		struct ns_opts o;
+
+		rc = cni_add_config(&c, &o, argv) ?: cni_env(&c, true) ?: cni_add(&c, &o);
 	} else if (!strcmp(c.command, "DEL")) {
 		rc = cni_env(&c, false) ?: cni_del(&c);
 	} else if (!strcmp(c.command, "CHECK")) {

@@ -13,9 +13,12 @@
  *      rest as a file
  *   2  the CNI network configuration: ns_cni_main() (cni.c) with the rest on
  *      stdin and CNI_COMMAND chosen by the second byte among VERSION, DEL,
- *      ADD, CHECK and an unknown command; CNI_CONTAINERID is unset, so ADD and DEL
- *      stop at the environment check after the JSON was decoded and checked:
- *      nothing is attached, no state file read
+ *      ADD, CHECK and an unknown command; CNI_CONTAINERID is unset, so ADD
+ *      reads and checks its whole configuration (datapath, its arguments,
+ *      the TCP settings, publish, forward, policy, gso, face, channels,
+ *      shards) and then stops at the environment check, and DEL stops there
+ *      after the JSON was decoded and checked: nothing is attached, no
+ *      state file read
  *   3  the OCI hook: ns_oci_check() (oci.c; the parsing half of
  *      ns_oci_main(), attaching nothing) with the rest split at the first
  *      0xff byte into arguments (NUL-separated) and the state JSON on stdin
@@ -159,6 +162,9 @@ static void fz_cni(uint8_t which, const char *buf, size_t len)
 	code = json_object_get(doc, "code");
 	if (rc == 1 && (!json_is_integer(code) || !json_is_string(json_object_get(doc, "msg"))))
 		fz_fail("CNI failure without an error object");
+	/* ADD without CNI_CONTAINERID: it never attaches */
+	if (!strcmp(cmds[which % 5], "ADD") && rc != 1)
+		fz_fail("CNI ADD succeeded without a container id");
 	json_decref(doc);
 	free(out);
 }
