@@ -33,7 +33,11 @@
  *              struct virtio_net_hdr, so the fuzzer can claim DATA_VALID
  *              checksums or GSO); bit 1: the face's TUN is read and
  *              written one packet per system call, as with --no-io-uring,
- *              not through an io_uring; bits 2-7 unused
+ *              not through an io_uring; bit 2: the policy has name rules
+ *              (a deny of bad.example.com, then *.example.com and
+ *              tcp:pypi.org:443 allowed), so the face reads the container's
+ *              DNS queries, over UDP and TCP, and the answers coming back
+ *              bind addresses; bits 3-7 unused
  *   then       records: 2 bytes little-endian frame length (modulo 9216,
  *              or with bit 15 set twice the low 15 bits: up to 64 KiB), 1 byte flags,
  *              the frame. Flag bit 0: the harness fixes the IPv4 header
@@ -119,7 +123,7 @@ static void fz_echo_recv(struct udp_sock *s, const struct net_addr *src, uint16_
 	udp_sendto(s, dst, src, sport, data, len);
 }
 
-static void fz_setup(bool hw)
+static void fz_setup(bool hw, bool names)
 {
 	struct proto_link *cfg = calloc(1, sizeof(*cfg));
 	struct proto_route r = { .family = AF_INET, .has_gateway = true };
@@ -154,8 +158,15 @@ static void fz_setup(bool hw)
 	    policy_add(&fz_policy, POLICY_EGRESS, POLICY_DENY, "udp:[fd00::/64]:53", err, sizeof(err)) ||
 	    policy_add(&fz_policy, POLICY_INGRESS, POLICY_DENY, "udp:any:5000-5999", err, sizeof(err)) ||
 	    policy_add(&fz_policy, POLICY_INGRESS, POLICY_DENY, "tcp:10.0.0.1:1-1023", err, sizeof(err)) ||
-	    policy_add(&fz_policy, POLICY_INGRESS, POLICY_DENY, "icmp:fd00::1", err, sizeof(err)) ||
-	    policy_finish(&fz_policy, err, sizeof(err)))
+	    policy_add(&fz_policy, POLICY_INGRESS, POLICY_DENY, "icmp:fd00::1", err, sizeof(err)))
+		fz_fail(err);
+	/* name rules: the face reads the container's DNS, and egress is refused
+	 * but to what an answer bound (a deny before the wildcard, as users write) */
+	if (names && (policy_add(&fz_policy, POLICY_EGRESS, POLICY_DENY, "bad.example.com", err, sizeof(err)) ||
+		      policy_add(&fz_policy, POLICY_EGRESS, POLICY_ALLOW, "*.example.com", err, sizeof(err)) ||
+		      policy_add(&fz_policy, POLICY_EGRESS, POLICY_ALLOW, "tcp:pypi.org:443", err, sizeof(err))))
+		fz_fail(err);
+	if (policy_finish(&fz_policy, err, sizeof(err)))
 		fz_fail(err);
 	F.st.policy = &fz_policy;
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv))
@@ -343,7 +354,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * an input's cost), one readv()/writev() per packet as with
 	 * --no-io-uring; both paths meet the inputs */
 	link_uring_refuse(data[0] & 2 ? "fuzz_frame: an input without the ring" : NULL);
-	fz_setup(data[0] & 1);
+	fz_setup(data[0] & 1, data[0] & 4);
 	fz_drain();
 	while (i + 3 <= size) {
 		size_t len = (size_t)(data[i] | data[i + 1] << 8);
@@ -387,6 +398,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	udp_close(F.echo);
 	stack_fini(&F.st);
+	policy_release(&fz_policy);
 	loop_free(F.lp);
 	close(F.peer_fd);
 	close(F.ct_fd);
