@@ -8,12 +8,16 @@
  * from any client that reaches its port (datapath/obs/metrics.c), and the
  * summaries datapaths answer on their control sockets (metrics_scrape.c
  * parses them with jansson; metrics_expo.c turns them into series). The
- * first byte picks which: even, the rest is a request head; odd, the rest is
- * a summary document.
+ * first byte picks which: odd, the rest is a summary document; 2 or 6 modulo
+ * 8 (bit 1), the rest is the --listen value metrics_listen_parse() reads
+ * from its command line; else the rest is a request head.
  *
  *   - a head: metrics_http_head_end() never points past the input, and
  *     metrics_http_request() answers 200, 400, 404, 405 or 505, with a reason
  *     for every refusal; 200 only for GET or HEAD;
+ *   - a --listen value: refused with -EINVAL and a reason naming
+ *     --listen, or an IPv4 or IPv6 socket address of its family's size whose
+ *     port is the number after the value's last ':', 1..65535;
  *   - a summary: whatever JSON object it is, the exposition of it (twice,
  *     under one name, and a target that did not answer) is lines that are
  *     "# HELP", "# TYPE" or a sample whose label values hold no raw newline,
@@ -21,6 +25,9 @@
  *
  * Seeds: tests/fuzz/corpus/metrics/.
  */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +62,37 @@ static void fz_head(const char *buf, size_t len)
 		fz_fail("200 for another method");
 	if (code == 200 && r.head_only != !strcmp(r.method, "HEAD"))
 		fz_fail("HEAD not seen");
+}
+
+static void fz_listen(const char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t ss_len = 0;
+	char err[512], *spec = strndup(buf, len);
+	const char *colon;
+	unsigned int port;
+	int ret;
+
+	if (!spec)
+		fz_fail("strndup");
+	err[0] = 0;
+	ret = metrics_listen_parse(spec, &ss, &ss_len, err, sizeof(err));
+	if (ret) {
+		if (ret != -EINVAL || strncmp(err, "--listen", 8))
+			fz_fail("a --listen refused without -EINVAL and a reason naming it");
+		free(spec);
+		return;
+	}
+	colon = strrchr(spec, ':');
+	if (!colon)
+		fz_fail("a --listen accepted without a port");
+	port = ss.ss_family == AF_INET ? ntohs(((struct sockaddr_in *)&ss)->sin_port) :
+	       ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port) : 0;
+	if ((ss.ss_family == AF_INET && ss_len != sizeof(struct sockaddr_in)) ||
+	    (ss.ss_family == AF_INET6 && ss_len != sizeof(struct sockaddr_in6)) || !port ||
+	    port != (unsigned int)strtoul(colon + 1, NULL, 10))
+		fz_fail("a --listen accepted as another family, size or port");
+	free(spec);
 }
 
 static void fz_summary(const char *buf, size_t len)
@@ -115,6 +153,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (data[0] & 1)
 		fz_summary((const char *)data + 1, size - 1);
+	else if (data[0] & 2)
+		fz_listen((const char *)data + 1, size - 1);
 	else
 		fz_head((const char *)data + 1, size - 1);
 	return 0;
