@@ -71,9 +71,11 @@ SAN_FLAGS	:= -fsanitize=thread -fno-omit-frame-pointer
 CFLAGS		+= $(SAN_FLAGS)
 LDFLAGS		+= $(SAN_FLAGS)
 endif
+# -fno-sanitize-recover: an UBSan report ends the run as a crash does (with
+# its input saved); recovering, it was printed and the fuzzer went on
 ifeq ($(SANITIZE),fuzz)
-CFLAGS		+= -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
-LDFLAGS		+= -fsanitize=fuzzer,address,undefined
+CFLAGS		+= -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS		+= -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 endif
 
 # One short line per step; V=1 shows the whole command lines (a package

@@ -10,7 +10,9 @@
  *   0  the command line: ns_opts_parse() (opts.c) on the rest split at NUL
  *      bytes into argv (at most 64 arguments, "netsetup" first)
  *   1  the serve configuration: ns_serve_conf_parse() (serve_conf.c) on the
- *      rest as a file
+ *      rest as a file, up to a 0xff byte; what follows it is an ATTACH and
+ *      its peer (uid, gid, gso, channels, shards, interface name) that
+ *      ns_serve_authorize() judges by the configuration
  *   2  the CNI network configuration: ns_cni_main() (cni.c) with the rest on
  *      stdin and CNI_COMMAND chosen by the second byte among VERSION, DEL,
  *      ADD, CHECK and an unknown command; CNI_CONTAINERID is unset, so ADD
@@ -38,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <jansson.h>
 
 #include "netsetup/front/front.h"
@@ -109,13 +112,63 @@ static void fz_opts(char *buf, size_t len)
 		fz_fail("run without a datapath to execute");
 }
 
+/*
+ * The daemon's check of an ATTACH against the configuration @c: the peer
+ * (uid, gid) and the request (its gso mode in range, as proto_decode()
+ * leaves it) from @req's bytes, zeros where it is short. An answer of 0 must
+ * be what every rule allows; a refusal is -EPERM (who) or -EINVAL (what)
+ * with words.
+ */
+static void fz_authorize(const struct ns_serve_conf *c, const uint8_t *req, size_t len)
+{
+	uint8_t b[12 + IFNAMSIZ] = { 0 };
+	struct ns_err e = { .text = "" };
+	struct proto_attach a = { .netns_fd = -1 };
+	struct ucred cred = { .pid = 1 };
+	bool who = false, iface = !c->n_ifaces;
+	unsigned int i, channels;
+	int err;
+
+	if (len)
+		memcpy(b, req, len < sizeof(b) ? len : sizeof(b));
+	memcpy(&cred.uid, b, 4);
+	memcpy(&cred.gid, b + 4, 4);
+	a.has_gso_mode = b[8] & 1;
+	a.gso_mode = (enum proto_gso_mode)(b[9] % PROTO_GSO_MODE_MAX);
+	a.channels = b[10];
+	a.shards = b[11];
+	memcpy(a.ifname, b + 12, IFNAMSIZ - 1);
+	channels = a.channels ? a.channels : 1;
+	err = ns_serve_authorize(c, &cred, &a, &e);
+	if (err && ((err != -EPERM && err != -EINVAL) || !e.text[0]))
+		fz_fail("an ATTACH refused without -EPERM or -EINVAL and words");
+	if (err)
+		return;
+	for (i = 0; i < c->n_uids; i++)
+		who |= c->uids[i] == cred.uid;
+	for (i = 0; i < c->n_gids; i++)
+		who |= c->gids[i] == cred.gid;
+	for (i = 0; i < c->n_ifaces; i++)
+		iface |= !strcmp(c->ifaces[i], a.ifname);
+	if (!who || !iface || (a.has_gso_mode ? !c->gso_allowed[a.gso_mode] : !c->gso_auto_allowed) ||
+	    channels > c->max_channels || a.shards > c->max_channels)
+		fz_fail("an ATTACH allowed that a rule of the configuration refuses");
+}
+
 static void fz_serve_conf(char *buf, size_t len)
 {
 	struct ns_serve_conf c;
 	struct ns_err e = { .text = "" };
+	char *req = memchr(buf, 0xff, len);
+	size_t req_len = 0;
 	FILE *f;
 	int err;
 
+	if (req) {	/* the configuration, 0xff, a request to judge by it */
+		req_len = len - (size_t)(req - buf) - 1;
+		len = (size_t)(req - buf);
+		req++;
+	}
 	f = fmemopen(buf, len ? len : 1, "r");
 	if (!f)
 		fz_fail("fmemopen");
@@ -133,6 +186,7 @@ static void fz_serve_conf(char *buf, size_t len)
 	if (c.max_channels < 1 || c.max_channels > PROTO_MAX_CHANNELS || c.max_clients < 1 ||
 	    c.request_timeout_s < 1)
 		fz_fail("serve configuration number out of range");
+	fz_authorize(&c, (const uint8_t *)req, req ? req_len : 0);
 }
 
 static void fz_cni(uint8_t which, const char *buf, size_t len)
