@@ -10,7 +10,10 @@
  *    survivable. A LINK then always stops at its fd count, so
  *  - once more with one AF_PACKET socket (a dup() of one opened at start),
  *    which lets a LINK declaring CHANNELS 1 reach the address, route and
- *    neighbour lists. Without CAP_NET_RAW that pass is skipped.
+ *    neighbour lists. Without CAP_NET_RAW that pass is skipped;
+ *  - and when its header says ATTACH, with one network namespace fd (a
+ *    dup() of /proc/self/ns/net), which lets it past its fd check to its
+ *    interface, GSO mode, channels, face and shards.
  * Properties checked beyond "no crash, no sanitizer report": a refusal has a
  * positive errno and a non-empty reason; the fd is closed after a refusal or
  * after proto_msg_free() (an fd leak aborts); and a decoded message encodes
@@ -29,7 +32,7 @@
 
 #include "proto/proto.h"
 
-static int fuzz_packet_fd = -1;
+static int fuzz_packet_fd = -1, fuzz_netns_fd = -1;
 static uint8_t fuzz_buf[PROTO_MSG_MAX_BYTES];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -43,6 +46,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (fuzz_packet_fd < 0)
 		fprintf(stderr, "fuzz_proto: no AF_PACKET socket (%s): LINK lists stay unexplored\n",
 			strerror(errno));
+	fuzz_netns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (fuzz_netns_fd < 0)
+		fprintf(stderr, "fuzz_proto: no netns fd (%s): ATTACH stays at its fd check\n", strerror(errno));
 	return 0;
 }
 
@@ -66,6 +72,13 @@ static void fuzz_compare(const struct proto_msg *a, const struct proto_msg *b)
 	case PROTO_MSG_ERROR:
 		if (a->error.err != b->error.err || strcmp(a->error.message, b->error.message))
 			fuzz_fail("re-decoded ERROR differs");
+		break;
+	case PROTO_MSG_ATTACH:
+		if (strcmp(a->attach.ifname, b->attach.ifname) || a->attach.has_gso_mode != b->attach.has_gso_mode ||
+		    (a->attach.has_gso_mode && a->attach.gso_mode != b->attach.gso_mode) ||
+		    a->attach.gso_mode >= PROTO_GSO_MODE_MAX || a->attach.channels != b->attach.channels ||
+		    a->attach.no_face != b->attach.no_face || a->attach.shards != b->attach.shards)
+			fuzz_fail("re-decoded ATTACH differs, or a GSO mode out of range");
 		break;
 	case PROTO_MSG_LINK: {
 		const struct proto_link *x = &a->link, *y = &b->link;
@@ -123,8 +136,8 @@ static void fuzz_one(const uint8_t *data, size_t size, const int *fds, unsigned 
 	len = proto_encode(msg, fuzz_buf, sizeof(fuzz_buf));
 	if (len < 0)
 		fuzz_fail("a decoded message does not encode");
-	if (msg->type == PROTO_MSG_LINK) {
-		fd2 = dup(msg->link.channel_fds[0]);
+	if (msg->type == PROTO_MSG_LINK || msg->type == PROTO_MSG_ATTACH) {
+		fd2 = dup(msg->type == PROTO_MSG_LINK ? msg->link.channel_fds[0] : msg->attach.netns_fd);
 		if (fd2 < 0)
 			fuzz_fail("dup");
 	}
@@ -144,6 +157,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_one(data, size, NULL, 0);
 	if (fuzz_packet_fd >= 0) {
 		fd = dup(fuzz_packet_fd);
+		if (fd < 0)
+			fuzz_fail("dup");
+		fuzz_one(data, size, &fd, 1);
+	}
+	/* the header's type, native byte order (proto.h): magic 4, version, minor, type 2 */
+	if (fuzz_netns_fd >= 0 && size >= 8 && (uint16_t)(data[6] | data[7] << 8) == PROTO_MSG_ATTACH) {
+		fd = dup(fuzz_netns_fd);
 		if (fd < 0)
 			fuzz_fail("dup");
 		fuzz_one(data, size, &fd, 1);

@@ -182,6 +182,22 @@ int main(int argc, char **argv)
 		 "LINK eth0: attribute MTU: 40 is out of range 68..65535");
 	gen_write("error", gen_buf, gen_encode(msg));
 
+	/* ATTACH (fuzz_proto decodes it once more with a netns fd), full and bare. */
+	memset(msg, 0, sizeof(*msg));
+	msg->type = PROTO_MSG_ATTACH;
+	msg->seq = 3;
+	msg->attach.netns_fd = -1;
+	snprintf(msg->attach.ifname, sizeof(msg->attach.ifname), "eth0");
+	msg->attach.has_gso_mode = true;
+	msg->attach.gso_mode = PROTO_GSO_SW;
+	msg->attach.channels = 2;
+	msg->attach.shards = 2;
+	gen_write("attach", gen_buf, gen_encode(msg));
+	memset(&msg->attach, 0, sizeof(msg->attach));
+	msg->attach.netns_fd = -1;
+	msg->attach.no_face = true;
+	gen_write("attach_min", gen_buf, gen_encode(msg));
+
 	/* LINK with only the mandatory attributes, and with a newer minor's extras. */
 	nl = gen_start();
 	gen_link_mandatory(nl);
