@@ -17,7 +17,10 @@
 # runs poststop, which stops the datapath and gives back what ptp made.
 # Before crun, the hook is fed state JSON directly: malformed input refused,
 # poststop with nothing attached is a no-op; create by pid (no bundle, so no
-# namespace path is recorded) and poststop, which must still give back.
+# namespace path is recorded) and poststop, which must still give back. The
+# last create's sandnet.policy annotation has name rules (tcp:pypi.org:443,
+# *.github.com) among address rules: the datapath has them in order, refuses
+# egress by default and keeps name bindings.
 . "$SANDNET_TESTS/lib/common.sh"
 . "$SANDNET_TESTS/lib/netsetup.sh"
 
@@ -194,7 +197,7 @@ ip netns exec "$HOSTNS" ping -c 1 -W 2 "$CT_IP" || sn_fail "the kernel does not 
 sn_log "the runtime removed the link before poststop (podman does): poststop still gives back the rest"
 ct_process
 ip netns exec "$HOSTNS" env SANDNET_STATE_DIR="$SANDNET_STATE_DIR" "$NETSETUP" oci-hook create \
-	<<<"{\"id\": \"gone-$$\", \"status\": \"creating\", \"pid\": $CPID, \"annotations\": {\"sandnet.policy\": \"egress-deny=10.0.0.0/8,ingress-deny=tcp:any:22\"}}" ||
+	<<<"{\"id\": \"gone-$$\", \"status\": \"creating\", \"pid\": $CPID, \"annotations\": {\"sandnet.policy\": \"egress-deny=10.0.0.0/8,egress-allow=tcp:pypi.org:443,egress-allow=*.github.com,ingress-deny=tcp:any:22\"}}" ||
 	sn_fail "hook create (policy annotation)"
 STATE=$(ls "$SANDNET_STATE_DIR"/*.state) || sn_fail "no state after hook create"
 [ -S "$STATE.ctl" ] || sn_fail "no control socket $STATE.ctl"
@@ -202,10 +205,14 @@ STATE=$(ls "$SANDNET_STATE_DIR"/*.state) || sn_fail "no state after hook create"
 import json, sys
 a = json.load(sys.stdin)
 assert len(a) == 1 and a[0]["name"] == sys.argv[1], a
-rules = [(r["action"], r["rule"]) for r in a[0]["policy"]["egress"]["rules"]]
-assert rules[0] == ("deny", "10.0.0.0/8") and rules[-1] == ("deny", "fd00:ec2::254"), rules
+eg = a[0]["policy"]["egress"]
+rules = [(r["action"], r["rule"]) for r in eg["rules"]]
+assert rules[:3] == [("deny", "10.0.0.0/8"), ("allow", "tcp:pypi.org:443"), ("allow", "*.github.com")], rules
+assert rules[-1] == ("deny", "fd00:ec2::254"), rules
+# the name rules: egress refused to what no rule allows, the DNS read (bindings kept)
+assert eg["no_match"] == "deny" and "name_bindings" in eg, eg
 assert [(r["action"], r["rule"]) for r in a[0]["policy"]["ingress"]["rules"]] == [("deny", "tcp:any:22")]
-print("ok: stats --all:", a[0]["name"], rules)
+print("ok: stats --all:", a[0]["name"], rules, "no_match", eg["no_match"])
 ' "oci:gone-$$" || sn_fail "the annotation's policy is not the datapath's"
 ns_expect_fail "stats with --all and --control" "give either --control SOCKET or --all" -- \
 	"$DATAPATH" stats --all --control "$STATE.ctl"
