@@ -161,6 +161,11 @@ START_TEST(refusals)
 	expect_error("DEL", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\"}", 4, "CNI_CONTAINERID '-bad'");
 	unsetenv("CNI_CONTAINERID");
 	expect_error("DEL", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\"}", 4, "CNI_CONTAINERID '': not set");
+	/* ADD reads its whole configuration before its environment: its error first */
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}, \"policy\": [\"egress-block=1.2.3.4\"]}",
+		     7, "\\\"policy\\\" item 0 'egress-block=1.2.3.4'");
+	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}}", 4,
+		     "CNI_CONTAINERID '': not set");
 	setenv("CNI_CONTAINERID", "ctr-1", 1);
 	unsetenv("CNI_NETNS");
 	expect_error("ADD", "{\"cniVersion\": \"1.0.0\", \"name\": \"n\", \"prevResult\": {}}", 4, "CNI_NETNS: not set");
