@@ -31,8 +31,8 @@
 #     2 s, link down 3 s + 4 s, serve restart 1 s);
 #   - no request reaches the server at the address the policy denies;
 #   - after the warm-up (the first third), split in two halves: RSS peaks of
-#     netsetup, the supervisor and the datapath (which starts over after each
-#     kill and restart) and fd floors (the connections in flight come and
+#     netsetup, the supervisor, the serve daemon and the datapath (which
+#     starts over after each kill and restart) and fd floors (the connections in flight come and
 #     go; a leak raises the floor) grow by at most 10 % (no leak).
 # Writes OUT/soak.csv (the samples), OUT/soak-events.csv (chaos and heals),
 # OUT/soak.txt (the summary), PLOT (RSS, fds and fetches over time, the
